@@ -1,0 +1,534 @@
+//! Filesystem backend: one immutable file per paste under a sharded directory.
+//!
+//! Layout: `<root>/<namespace>/<shard>/<hex id>` (see `PasteKey::fs_location`).
+//! A file is a 64-byte header followed by the payload (see [`record`]); its
+//! modification time is set to the expiry so the sweep can find expired
+//! pastes from directory metadata alone.
+//!
+//! Write path (`put_if_absent`), in this order:
+//! 1. create `.tmp-<file>-<created ms>-<random>` in the shard with `O_EXCL`;
+//! 2. write the record, set mtime, `fsync` the file;
+//! 3. `link(2)` it to the final name — fails with `EEXIST` instead of
+//!    replacing, so a put never clobbers;
+//! 4. unlink the temporary name and `fsync` the shard directory.
+//!
+//! A crash before 3 leaves only an invisible temporary file (removed by the
+//! sweep once stale); after 3 the complete record is in place. Readers open
+//! the final name only, so they never see a partial record.
+//!
+//! Expired files are removed only by the background sweep (and by a put that
+//! finds an expired file in its way), each under a per-key lock with a
+//! re-check, so removing an expired file can never remove a fresh one put in
+//! its place. Start-up only checks the root; it never walks the tree.
+
+use std::fs::{self, File, OpenOptions};
+use std::hash::{Hash, Hasher};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::{FsConfig, OpenError, PasteKey, PasteStore, StoreError, StoredPaste, now_ms};
+
+const LOCK_STRIPES: usize = 256;
+const TMP_PREFIX: &str = ".tmp-";
+
+/// Pastes as files under a root directory.
+#[derive(Debug, Clone)]
+pub struct FsStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    root: PathBuf,
+    config: FsConfig,
+    /// Serialises the removal of a file with the re-check that it is expired.
+    locks: Box<[Mutex<()>]>,
+}
+
+impl FsStore {
+    /// Opens (creating if needed) the store at `config.path` and starts the
+    /// background sweep on the current Tokio runtime.
+    pub async fn open(config: &FsConfig) -> Result<Self, OpenError> {
+        if config.path.as_os_str().is_empty() {
+            return Err(OpenError::Config("store.fs.path is empty".into()));
+        }
+        let root = config.path.clone();
+        fs::create_dir_all(&root).map_err(|source| OpenError::Io {
+            what: format!("the paste directory {}", root.display()),
+            source,
+        })?;
+        let inner = Arc::new(Inner {
+            root,
+            config: config.clone(),
+            locks: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+        });
+        spawn_sweeper(Arc::downgrade(&inner));
+        Ok(FsStore { inner })
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+
+    /// Runs one sweep now: deletes expired pastes and stale temporary files.
+    /// Returns the number of files removed.
+    pub async fn sweep_now(&self) -> Result<u64, StoreError> {
+        let inner = self.inner.clone();
+        blocking(move || inner.sweep()).await
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StoreError::Internal {
+            reason: "fs worker task failed".into(),
+            source: Some(Box::new(e)),
+        })?
+}
+
+#[async_trait::async_trait]
+impl PasteStore for FsStore {
+    fn backend(&self) -> &'static str {
+        "fs"
+    }
+
+    async fn put_if_absent(&self, key: &PasteKey, paste: StoredPaste) -> Result<(), StoreError> {
+        let inner = self.inner.clone();
+        let key = key.clone();
+        blocking(move || inner.put(&key, &paste)).await
+    }
+
+    async fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
+        let inner = self.inner.clone();
+        let key = key.clone();
+        blocking(move || inner.get(&key)).await
+    }
+
+    async fn delete(&self, key: &PasteKey) -> Result<(), StoreError> {
+        let inner = self.inner.clone();
+        let key = key.clone();
+        blocking(move || inner.delete(&key)).await
+    }
+
+    async fn health(&self) -> Result<(), StoreError> {
+        let inner = self.inner.clone();
+        blocking(move || inner.health()).await
+    }
+}
+
+/// Returns early with an injected failure when the named fail point is active
+/// (feature `failpoints`). The early return skips every later step, including
+/// clean-up, exactly as a crash at that point would.
+macro_rules! crash_point {
+    ($name:literal) => {
+        fail::fail_point!($name, |_| Err(StoreError::internal(concat!(
+            "injected crash at ",
+            $name
+        ))));
+    };
+}
+
+impl Inner {
+    fn paths(&self, key: &PasteKey) -> (PathBuf, String) {
+        let (dir, file) = key.fs_location();
+        (self.root.join(dir), file)
+    }
+
+    fn lock_for(&self, dir: &Path, file: &str) -> std::sync::MutexGuard<'_, ()> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        dir.hash(&mut h);
+        file.hash(&mut h);
+        let stripe = usize::try_from(h.finish() % LOCK_STRIPES as u64).unwrap_or(0);
+        self.locks[stripe]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn put(&self, key: &PasteKey, paste: &StoredPaste) -> Result<(), StoreError> {
+        let (dir, file) = self.paths(key);
+        let target = dir.join(&file);
+        let tmp = dir.join(format!(
+            "{TMP_PREFIX}{file}-{}-{:016x}",
+            now_ms(),
+            random_u64()?
+        ));
+        let record = record::encode(paste);
+
+        let mut f = match create_new(&tmp) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.create_shard_dirs(&dir)?;
+                create_new(&tmp)
+            }
+            other => other,
+        }
+        .map_err(|e| io_unavailable("cannot create a file in the paste directory", e))?;
+        crash_point!("fs::after_tmp_create");
+
+        let written = f
+            .write_all(&record)
+            .and_then(|()| f.set_modified(system_time(paste.expires_at)));
+        if let Err(e) = written {
+            drop(f);
+            let _ = fs::remove_file(&tmp);
+            return Err(io_unavailable("cannot write the paste file", e));
+        }
+        crash_point!("fs::after_tmp_write");
+        if let Err(e) = f.sync_all() {
+            // After a failed fsync the page cache state is unknown: never retry
+            // the fsync and report success; drop the file and fail the put.
+            drop(f);
+            let _ = fs::remove_file(&tmp);
+            return Err(io_unavailable("cannot flush the paste file to disk", e));
+        }
+        drop(f);
+        crash_point!("fs::after_tmp_fsync");
+
+        let linked = match fs::hard_link(&tmp, &target) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                self.replace_if_expired(&dir, &file, &tmp, &target)
+            }
+            Err(e) => Err(io_unavailable("cannot link the paste file into place", e)),
+            Ok(()) => Ok(()),
+        };
+        if let Err(e) = linked {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        crash_point!("fs::after_link");
+
+        let _ = fs::remove_file(&tmp); // a leftover is swept later
+        if let Err(e) = sync_dir(&dir) {
+            // Not durable, so not acknowledged; take it back out of view.
+            let _ = fs::remove_file(&target);
+            return Err(io_unavailable("cannot flush the paste directory to disk", e));
+        }
+        crash_point!("fs::after_dir_fsync");
+        Ok(())
+    }
+
+    /// Slow path of a put that found a file at its target: if that file is
+    /// expired, remove it and link again, under the key's lock.
+    fn replace_if_expired(
+        &self,
+        dir: &Path,
+        file: &str,
+        tmp: &Path,
+        target: &Path,
+    ) -> Result<(), StoreError> {
+        let _guard = self.lock_for(dir, file);
+        match read_record(target) {
+            Ok(existing) if existing.is_expired_at(now_ms()) => {
+                remove_if_exists(target)
+                    .map_err(|e| io_unavailable("cannot remove an expired paste", e))?;
+            }
+            Ok(_) => return Err(StoreError::AlreadyExists),
+            Err(StoreError::NotFound) => {}
+            // A damaged file is left alone for an operator to inspect.
+            Err(StoreError::Internal { .. }) => return Err(StoreError::AlreadyExists),
+            Err(e) => return Err(e),
+        }
+        match fs::hard_link(tmp, target) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(StoreError::AlreadyExists),
+            Err(e) => Err(io_unavailable("cannot link the paste file into place", e)),
+        }
+    }
+
+    /// Creates `<root>/<namespace>/<shard>` and makes the new entries durable.
+    /// The root itself must exist: a missing root (an unmounted volume, a
+    /// deleted directory) is an outage, not something to paper over.
+    fn create_shard_dirs(&self, shard: &Path) -> Result<(), StoreError> {
+        let ns_dir = shard.parent().unwrap_or(&self.root);
+        for (dir, parent) in [(ns_dir, self.root.as_path()), (shard, ns_dir)] {
+            match fs::create_dir(dir) {
+                Ok(()) => sync_dir(parent)
+                    .map_err(|e| io_unavailable("cannot flush the paste directory to disk", e))?,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+                Err(e) => return Err(io_unavailable("cannot create the paste directory", e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
+        let (dir, file) = self.paths(key);
+        let paste = match read_record(&dir.join(file)) {
+            Err(StoreError::NotFound) => return Err(self.not_found_or_outage()),
+            other => other?,
+        };
+        if paste.is_expired_at(now_ms()) {
+            return Err(StoreError::NotFound);
+        }
+        Ok(paste)
+    }
+
+    /// A missing file means "not found" only while the root is there.
+    fn not_found_or_outage(&self) -> StoreError {
+        match fs::metadata(&self.root) {
+            Ok(m) if m.is_dir() => StoreError::NotFound,
+            Ok(_) => StoreError::unavailable(
+                "the paste directory is not a directory",
+                io::Error::from(io::ErrorKind::NotADirectory),
+            ),
+            Err(e) => io_unavailable("the paste directory is missing", e),
+        }
+    }
+
+    fn delete(&self, key: &PasteKey) -> Result<(), StoreError> {
+        let (dir, file) = self.paths(key);
+        let _guard = self.lock_for(&dir, &file);
+        match fs::remove_file(dir.join(&file)) {
+            Ok(()) => sync_dir(&dir)
+                .map_err(|e| io_unavailable("cannot flush the paste directory to disk", e)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match self.not_found_or_outage() {
+                StoreError::NotFound => Ok(()),
+                outage => Err(outage),
+            },
+            Err(e) => Err(io_unavailable("cannot delete the paste file", e)),
+        }
+    }
+
+    fn health(&self) -> Result<(), StoreError> {
+        let probe = self
+            .root
+            .join(format!("{TMP_PREFIX}health-{:016x}", random_u64()?));
+        let result = create_new(&probe).and_then(|mut f| f.write_all(b"ok"));
+        let _ = fs::remove_file(&probe);
+        result.map_err(|e| io_unavailable("the paste directory is not writable", e))
+    }
+
+    /// Walks every shard once, removing expired pastes and stale temporary files.
+    fn sweep(&self) -> Result<u64, StoreError> {
+        let now = now_ms();
+        let stale_before = now.saturating_sub(self.config.stale_tmp_secs.saturating_mul(1000));
+        let mut removed = 0;
+        let namespaces =
+            fs::read_dir(&self.root).map_err(|e| io_unavailable("cannot list the paste directory", e))?;
+        for ns in namespaces.flatten() {
+            if !ns.file_type().is_ok_and(|t| t.is_dir()) {
+                self.remove_stale_tmp(&ns.path(), stale_before, &mut removed);
+                continue;
+            }
+            let Ok(shards) = fs::read_dir(ns.path()) else { continue };
+            for shard in shards.flatten() {
+                removed += self.sweep_shard(&shard.path(), now, stale_before);
+            }
+        }
+        Ok(removed)
+    }
+
+    fn sweep_shard(&self, dir: &Path, now: u64, stale_before: u64) -> u64 {
+        let Ok(entries) = fs::read_dir(dir) else { return 0 };
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            if name.starts_with(TMP_PREFIX) {
+                self.remove_stale_tmp(&path, stale_before, &mut removed);
+                continue;
+            }
+            // The mtime is the expiry; confirm from the record under the lock.
+            let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+            if mtime.is_some_and(|t| unix_ms(t) < now) {
+                let _guard = self.lock_for(dir, &name);
+                if matches!(read_record(&path), Ok(p) if p.is_expired_at(now))
+                    && fs::remove_file(&path).is_ok()
+                {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
+    fn remove_stale_tmp(&self, path: &Path, stale_before: u64, removed: &mut u64) {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return };
+        let Some(rest) = name.strip_prefix(TMP_PREFIX) else { return };
+        // `.tmp-<file>-<created ms>-<random>` or `.tmp-health-<random>`
+        let created = rest
+            .rsplit('-')
+            .nth(1)
+            .and_then(|ms| ms.parse::<u64>().ok())
+            .unwrap_or(0);
+        if created <= stale_before && fs::remove_file(path).is_ok() {
+            *removed += 1;
+        }
+    }
+}
+
+fn spawn_sweeper(inner: Weak<Inner>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!("no Tokio runtime: the fs store's background sweep is off");
+        return;
+    };
+    let Some(config) = inner.upgrade().map(|i| i.config.clone()) else { return };
+    runtime.spawn(async move {
+        let mut delay = Duration::from_secs(config.first_sweep_delay_secs);
+        loop {
+            tokio::time::sleep(delay).await;
+            delay = Duration::from_secs(config.sweep_interval_secs.max(1));
+            let Some(inner) = inner.upgrade() else { return };
+            match blocking(move || inner.sweep()).await {
+                Ok(0) => {}
+                Ok(removed) => tracing::info!(removed, "fs store sweep removed expired pastes"),
+                Err(error) => tracing::warn!(%error, "fs store sweep failed"),
+            }
+        }
+    });
+}
+
+fn create_new(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+fn remove_if_exists(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+fn read_record(path: &Path) -> Result<StoredPaste, StoreError> {
+    let mut bytes = Vec::new();
+    match File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
+        Ok(_) => record::decode(&bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NotFound),
+        Err(e) => Err(io_unavailable("cannot read the paste file", e)),
+    }
+}
+
+fn io_unavailable(reason: &'static str, e: io::Error) -> StoreError {
+    StoreError::unavailable(reason, e)
+}
+
+fn random_u64() -> Result<u64, StoreError> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(|_| StoreError::internal("the OS random source failed"))?;
+    Ok(u64::from_le_bytes(b))
+}
+
+fn system_time(ms: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms)
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// The on-disk record: a fixed 64-byte header, then the payload.
+///
+/// ```text
+/// 0  magic "PSP1"          4 bytes
+/// 4  flags                 1 byte   bit 0: payload is decoded base64url
+///                                   bit 1: a delete-token digest is present
+/// 5  reserved              3 bytes  zero
+/// 8  created_at  (ms, LE)  8 bytes
+/// 16 expires_at  (ms, LE)  8 bytes
+/// 24 payload length (LE)   8 bytes
+/// 32 delete-token digest  32 bytes  zero when absent
+/// 64 payload
+/// ```
+pub(crate) mod record {
+    use crate::{DeleteTokenDigest, Payload, StoreError, StoredPaste};
+
+    const MAGIC: &[u8; 4] = b"PSP1";
+    const HEADER_LEN: usize = 64;
+    const FLAG_BASE64URL: u8 = 1;
+    const FLAG_TOKEN: u8 = 2;
+
+    pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
+        let (flags, body): (u8, &[u8]) = match &paste.payload {
+            Payload::Base64Url(bytes) => (FLAG_BASE64URL, bytes),
+            Payload::Text(text) => (0, text.as_bytes()),
+        };
+        let flags = flags | if paste.delete_token.is_some() { FLAG_TOKEN } else { 0 };
+        let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&[flags, 0, 0, 0]);
+        out.extend_from_slice(&paste.created_at.to_le_bytes());
+        out.extend_from_slice(&paste.expires_at.to_le_bytes());
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(&paste.delete_token.map(|d| d.0).unwrap_or([0; 32]));
+        out.extend_from_slice(body);
+        out
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<StoredPaste, StoreError> {
+        let corrupt = |what: &str| StoreError::internal(format!("damaged paste file: {what}"));
+        if bytes.len() < HEADER_LEN || &bytes[..4] != MAGIC {
+            return Err(corrupt("bad header"));
+        }
+        let u64_at = |at: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[at..at + 8]);
+            u64::from_le_bytes(b)
+        };
+        let flags = bytes[4];
+        let body = &bytes[HEADER_LEN..];
+        if u64_at(24) != body.len() as u64 {
+            return Err(corrupt("length mismatch"));
+        }
+        let payload = if flags & FLAG_BASE64URL != 0 {
+            Payload::Base64Url(body.to_vec())
+        } else {
+            Payload::Text(String::from_utf8(body.to_vec()).map_err(|_| corrupt("text is not UTF-8"))?)
+        };
+        let delete_token = (flags & FLAG_TOKEN != 0).then(|| {
+            let mut d = [0u8; 32];
+            d.copy_from_slice(&bytes[32..64]);
+            DeleteTokenDigest(d)
+        });
+        Ok(StoredPaste {
+            payload,
+            created_at: u64_at(8),
+            expires_at: u64_at(16),
+            delete_token,
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn sample(payload: Payload, token: bool) -> StoredPaste {
+            StoredPaste {
+                payload,
+                created_at: 1_700_000_000_000,
+                expires_at: 1_700_000_604_800,
+                delete_token: token.then_some(DeleteTokenDigest([7; 32])),
+            }
+        }
+
+        #[test]
+        fn records_round_trip() {
+            for paste in [
+                sample(Payload::Base64Url(vec![1, 2, 3]), true),
+                sample(Payload::Text("héllo 🚀".into()), false),
+                sample(Payload::Text(String::new()), true),
+            ] {
+                assert_eq!(decode(&encode(&paste)).unwrap(), paste);
+            }
+        }
+
+        #[test]
+        fn truncated_or_foreign_files_are_reported_as_damaged() {
+            let full = encode(&sample(Payload::Base64Url(vec![9; 100]), true));
+            for cut in [0, 3, 63, 64, 100, full.len() - 1] {
+                assert!(matches!(decode(&full[..cut]), Err(StoreError::Internal { .. })), "cut {cut}");
+            }
+            assert!(matches!(decode(b"{\"data\":\"x\",\"expiresAt\":1}"), Err(StoreError::Internal { .. })));
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! The storage backends, one module each. `crate::open` picks one.
+
+pub mod fs;
+pub mod memory;

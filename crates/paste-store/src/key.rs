@@ -1,0 +1,251 @@
+//! Typed, validated keys. A backend is only ever handed a [`PasteKey`], so it
+//! cannot be asked for a path outside its namespace, and every backend derives
+//! its physical location from the key in exactly one function.
+
+use std::fmt;
+
+/// The alphabet paste ids are drawn from (the one upstream uses: `A–Z a–z 0–9`).
+const ID_ALPHABET: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/// Why a namespace or id was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// The namespace is empty, too long or has characters outside `[a-z0-9_-]`.
+    #[error("invalid namespace: must be 1-63 characters of a-z, 0-9, '-' or '_', starting with a letter or digit")]
+    InvalidNamespace,
+    /// The id is not 6–16 characters of `[A-Za-z0-9]`.
+    #[error("invalid paste id: must be {min}-{max} characters of A-Z, a-z, 0-9", min = PasteId::MIN_LEN, max = PasteId::MAX_LEN)]
+    InvalidId,
+    /// A generated id length outside the range the service issues.
+    #[error("invalid id length {0}: ids are issued with {min}-{max} characters", min = PasteId::MIN_ISSUED_LEN, max = PasteId::MAX_LEN)]
+    InvalidIdLength(usize),
+    /// The operating system's random source failed.
+    #[error("the operating system's random number generator failed")]
+    Random,
+}
+
+/// A tenant's storage namespace: `[a-z0-9][a-z0-9_-]{0,62}`.
+///
+/// Lower case only, so it is the same name on case-insensitive file systems.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Namespace(String);
+
+impl Namespace {
+    /// The namespace of the default tenant, which anonymous upstream clients use.
+    pub const DEFAULT: &'static str = "default";
+
+    /// Validates `s` as a namespace.
+    pub fn parse(s: &str) -> Result<Self, KeyError> {
+        let bytes = s.as_bytes();
+        let valid = (1..=63).contains(&bytes.len())
+            && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-' || *b == b'_');
+        if valid {
+            Ok(Namespace(s.to_owned()))
+        } else {
+            Err(KeyError::InvalidNamespace)
+        }
+    }
+
+    /// The default tenant's namespace.
+    pub fn default_tenant() -> Self {
+        Namespace(Self::DEFAULT.to_owned())
+    }
+
+    /// The namespace as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Namespace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Namespace({})", self.0)
+    }
+}
+
+impl fmt::Display for Namespace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A paste id: 6–16 characters of `[A-Za-z0-9]`, the pattern upstream portals
+/// and paste services accept.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PasteId(String);
+
+impl PasteId {
+    /// Shortest id accepted on reads (upstream pattern `{6,16}`).
+    pub const MIN_LEN: usize = 6;
+    /// Longest id accepted, and the default length of issued ids (~95 bits).
+    pub const MAX_LEN: usize = 16;
+    /// Shortest id this service issues (upstream issues 8).
+    pub const MIN_ISSUED_LEN: usize = 8;
+
+    /// Validates `s` as a paste id.
+    pub fn parse(s: &str) -> Result<Self, KeyError> {
+        let valid = (Self::MIN_LEN..=Self::MAX_LEN).contains(&s.len())
+            && s.bytes().all(|b| b.is_ascii_alphanumeric());
+        if valid {
+            Ok(PasteId(s.to_owned()))
+        } else {
+            Err(KeyError::InvalidId)
+        }
+    }
+
+    /// Draws a fresh id of `len` characters from the OS CSPRNG.
+    ///
+    /// Each character is a random byte below 248 taken modulo 62 (bytes of 248
+    /// and above are discarded), so every symbol is equally likely.
+    pub fn generate(len: usize) -> Result<Self, KeyError> {
+        if !(Self::MIN_ISSUED_LEN..=Self::MAX_LEN).contains(&len) {
+            return Err(KeyError::InvalidIdLength(len));
+        }
+        let mut id = String::with_capacity(len);
+        let mut buf = [0u8; 32];
+        while id.len() < len {
+            getrandom::fill(&mut buf).map_err(|_| KeyError::Random)?;
+            for &b in buf.iter().filter(|&&b| b < 248) {
+                if id.len() == len {
+                    break;
+                }
+                id.push(char::from(ID_ALPHABET[usize::from(b % 62)]));
+            }
+        }
+        Ok(PasteId(id))
+    }
+
+    /// The id as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for PasteId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PasteId({})", self.0)
+    }
+}
+
+impl fmt::Display for PasteId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The address of one stored paste: a tenant namespace and an id.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct PasteKey {
+    namespace: Namespace,
+    id: PasteId,
+}
+
+impl PasteKey {
+    /// Builds the key of `id` in `namespace`.
+    pub fn new(namespace: Namespace, id: PasteId) -> Self {
+        PasteKey { namespace, id }
+    }
+
+    /// The tenant namespace.
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
+    }
+
+    /// The paste id.
+    pub fn id(&self) -> &PasteId {
+        &self.id
+    }
+
+    /// Where the fs backend keeps this key, relative to its root:
+    /// `<namespace>/<shard>/<file>`.
+    ///
+    /// Ids are case-sensitive but some file systems are not, so the file name is
+    /// the lower-case hex of the id's bytes; the shard is the hex of its first
+    /// two characters (3 844 shards, so a million pastes are ~260 per folder).
+    pub(crate) fn fs_location(&self) -> (String, String) {
+        let hex = hex_lower(self.id.as_str().as_bytes());
+        let shard = hex[..4].to_owned();
+        (format!("{}/{}", self.namespace.as_str(), shard), hex)
+    }
+}
+
+fn hex_lower(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_the_upstream_pattern() {
+        for ok in ["abc123", "ABCDEFGHabcdefgh", "PwAB6RsT", "000000"] {
+            assert!(PasteId::parse(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "", "abcde", "abcdefghabcdefghX", "abc-1234", "abc_1234", "../etc", "ab%2e%2e", "аbcdef",
+            "ａbcdef", "abc\u{202e}def", "abc def", "abcdef/", "*", "abc.def",
+        ] {
+            assert_eq!(PasteId::parse(bad), Err(KeyError::InvalidId), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn namespaces_are_lower_case_and_path_safe() {
+        for ok in ["default", "team-a", "t_1", "0abc"] {
+            assert!(Namespace::parse(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "Default", "-a", "_a", "a/b", "..", ".", "a.b", &"a".repeat(64)] {
+            assert_eq!(Namespace::parse(bad), Err(KeyError::InvalidNamespace), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn generated_ids_have_the_requested_length_and_alphabet() {
+        for len in [8, 12, 16] {
+            for _ in 0..200 {
+                let id = PasteId::generate(len).unwrap();
+                assert_eq!(id.as_str().len(), len);
+                assert!(PasteId::parse(id.as_str()).is_ok());
+            }
+        }
+        assert_eq!(PasteId::generate(7), Err(KeyError::InvalidIdLength(7)));
+        assert_eq!(PasteId::generate(17), Err(KeyError::InvalidIdLength(17)));
+    }
+
+    #[test]
+    fn generated_ids_use_every_symbol_about_equally() {
+        let mut counts = [0u32; 62];
+        for _ in 0..2_000 {
+            for b in PasteId::generate(16).unwrap().as_str().bytes() {
+                let pos = ID_ALPHABET.iter().position(|&c| c == b).unwrap();
+                counts[pos] += 1;
+            }
+        }
+        // 32 000 symbols, ~516 each; a biased `% 62` over all bytes would skew
+        // the first 8 symbols by ~25 %. Allow a wide statistical margin.
+        let (min, max) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
+        assert!(*min > 380 && *max < 660, "min {min} max {max}");
+    }
+
+    #[test]
+    fn fs_locations_are_pinned() {
+        let key = PasteKey::new(Namespace::parse("team-a").unwrap(), PasteId::parse("PwAB6RsT").unwrap());
+        assert_eq!(
+            key.fs_location(),
+            ("team-a/5077".to_owned(), "5077414236527354".to_owned())
+        );
+        // Ids differing only by case get different files.
+        let lower = PasteKey::new(Namespace::default_tenant(), PasteId::parse("pwab6rst").unwrap());
+        assert_ne!(lower.fs_location().1, key.fs_location().1);
+    }
+}

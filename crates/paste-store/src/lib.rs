@@ -1,0 +1,73 @@
+//! Paste storage for planshare: the [`PasteStore`] trait, the typed [`PasteKey`]
+//! that is the only way to address a stored value, the semantic [`StoreError`]
+//! kinds, [`StoreConfig`] and the one place that turns a configuration into a
+//! backend ([`open`]).
+//!
+//! Backends live in `src/backends/`, one file each (`memory`, `fs`). Every backend
+//! passes the same conformance suite (`conformance`, behind the `testsuite`
+//! feature).
+//!
+//! This crate knows nothing of HTTP, tenants' SQL or status codes: it must not
+//! depend on axum, sqlx or the tenancy catalog. Errors say *what* went wrong
+//! (not found, already exists, backend unavailable); the HTTP layer decides how
+//! to answer. Start reading at [`PasteStore`].
+
+mod backends;
+mod config;
+mod error;
+mod key;
+mod payload;
+mod time;
+
+#[cfg(feature = "testsuite")]
+pub mod conformance;
+
+pub use backends::fs::FsStore;
+pub use backends::memory::MemoryStore;
+pub use config::{FsConfig, StoreConfig, StoreKind};
+pub use error::{OpenError, StoreError};
+pub use key::{KeyError, Namespace, PasteId, PasteKey};
+pub use payload::{DeleteToken, DeleteTokenDigest, Payload, StoredPaste};
+pub use time::{now_ms, UnixMillis};
+
+use std::sync::Arc;
+
+/// A key-value store for pastes with create-if-absent semantics and expiry.
+///
+/// The contract every backend keeps (checked by the conformance suite):
+/// - [`put_if_absent`](PasteStore::put_if_absent) never overwrites: when a live
+///   value exists under the key it returns [`StoreError::AlreadyExists`] and the
+///   stored value is unchanged. When it returns `Ok(())` the value is durable as
+///   far as the backend can make it (the fs backend has fsynced file and
+///   directory entry). Of many concurrent puts of one key exactly one succeeds.
+/// - A value whose `expires_at` has passed reads as [`StoreError::NotFound`],
+///   whether or not it has been physically removed yet.
+/// - [`delete`](PasteStore::delete) is idempotent: deleting an absent key is `Ok`.
+/// - A backend that cannot be reached or cannot do its I/O answers
+///   [`StoreError::Unavailable`], never `NotFound`.
+#[async_trait::async_trait]
+pub trait PasteStore: Send + Sync + std::fmt::Debug + 'static {
+    /// Short name of the backend (`"fs"`, `"memory"`, …) for logs and metrics.
+    fn backend(&self) -> &'static str;
+
+    /// Stores `paste` under `key` unless a live value is already there.
+    async fn put_if_absent(&self, key: &PasteKey, paste: StoredPaste) -> Result<(), StoreError>;
+
+    /// Reads the live value under `key`.
+    async fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError>;
+
+    /// Removes the value under `key`; `Ok(())` whether or not it existed.
+    async fn delete(&self, key: &PasteKey) -> Result<(), StoreError>;
+
+    /// Checks that the backend can serve reads and writes right now.
+    async fn health(&self) -> Result<(), StoreError>;
+}
+
+/// Opens the backend that `config` selects. This is the only place that
+/// matches on [`StoreKind`].
+pub async fn open(config: &StoreConfig) -> Result<Arc<dyn PasteStore>, OpenError> {
+    match config.kind {
+        StoreKind::Memory => Ok(Arc::new(MemoryStore::new())),
+        StoreKind::Fs => Ok(Arc::new(FsStore::open(&config.fs).await?)),
+    }
+}

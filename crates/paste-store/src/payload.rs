@@ -1,0 +1,176 @@
+//! What a store keeps for one paste: the payload, its expiry and the digest of
+//! its owner's delete token.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::UnixMillis;
+
+/// A paste's data as clients sent it, in the most compact form that gives the
+/// exact text back.
+///
+/// Upstream clients send base64url ciphertext. When the text is *canonical*
+/// base64url (alphabet `A–Z a–z 0–9 - _`, no padding, zero trailing bits), it
+/// is kept as the decoded bytes (¾ of the size) and re-encoded on read; the
+/// round trip is exact because canonical encoding is unique. Anything else is
+/// kept verbatim.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Payload {
+    /// Decoded bytes of a canonical base64url text.
+    Base64Url(Vec<u8>),
+    /// Text stored as received.
+    Text(String),
+}
+
+impl Payload {
+    /// Chooses the stored form of `text`.
+    pub fn from_text(text: String) -> Self {
+        // URL_SAFE_NO_PAD rejects padding, other characters and non-zero
+        // trailing bits, so a successful decode re-encodes to `text` exactly.
+        match URL_SAFE_NO_PAD.decode(text.as_bytes()) {
+            Ok(bytes) => Payload::Base64Url(bytes),
+            Err(_) => Payload::Text(text),
+        }
+    }
+
+    /// The text the client sent.
+    pub fn to_text(&self) -> String {
+        match self {
+            Payload::Base64Url(bytes) => URL_SAFE_NO_PAD.encode(bytes),
+            Payload::Text(text) => text.clone(),
+        }
+    }
+
+    /// Number of bytes this payload occupies in storage.
+    pub fn stored_len(&self) -> usize {
+        match self {
+            Payload::Base64Url(bytes) => bytes.len(),
+            Payload::Text(text) => text.len(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Payload {
+    // Never print payloads: they are user data.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Payload::Base64Url(b) => write!(f, "Payload::Base64Url({} bytes)", b.len()),
+            Payload::Text(t) => write!(f, "Payload::Text({} bytes)", t.len()),
+        }
+    }
+}
+
+/// A paste's owner token, shown once to the creator and needed to delete it.
+pub struct DeleteToken(String);
+
+impl DeleteToken {
+    /// Draws a fresh token: 256 random bits as 43 base64url characters.
+    pub fn generate() -> Result<Self, crate::KeyError> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|_| crate::KeyError::Random)?;
+        Ok(DeleteToken(URL_SAFE_NO_PAD.encode(bytes)))
+    }
+
+    /// The token text to hand to the creator.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The digest that is stored instead of the token.
+    pub fn digest(&self) -> DeleteTokenDigest {
+        DeleteTokenDigest::of(&self.0)
+    }
+}
+
+impl std::fmt::Debug for DeleteToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeleteToken(<redacted>)")
+    }
+}
+
+/// SHA-256 of a delete token; what the stores keep.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct DeleteTokenDigest(pub [u8; 32]);
+
+impl DeleteTokenDigest {
+    /// The digest of `token`.
+    pub fn of(token: &str) -> Self {
+        DeleteTokenDigest(Sha256::digest(token.as_bytes()).into())
+    }
+
+    /// Whether `token` hashes to this digest, compared in constant time.
+    pub fn matches(&self, token: &str) -> bool {
+        Self::of(token).0.ct_eq(&self.0).into()
+    }
+}
+
+impl std::fmt::Debug for DeleteTokenDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeleteTokenDigest(..)")
+    }
+}
+
+/// One stored paste.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredPaste {
+    /// The data.
+    pub payload: Payload,
+    /// When it was stored (Unix ms).
+    pub created_at: UnixMillis,
+    /// When it stops being readable (Unix ms); it is expired once now > expires_at.
+    pub expires_at: UnixMillis,
+    /// Digest of the owner's delete token; `None` when the paste cannot be deleted.
+    pub delete_token: Option<DeleteTokenDigest>,
+}
+
+impl StoredPaste {
+    /// Whether the paste is expired at `now` (upstream semantics: `now > expires_at`).
+    pub fn is_expired_at(&self, now: UnixMillis) -> bool {
+        now > self.expires_at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_base64url_is_stored_as_bytes_and_round_trips() {
+        for text in ["", "AA", "AAA", "q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg", "Xc6xCsJAEATQ_1km-g"] {
+            let p = Payload::from_text(text.to_owned());
+            assert!(matches!(p, Payload::Base64Url(_)), "{text:?}");
+            assert_eq!(p.to_text(), text);
+        }
+    }
+
+    #[test]
+    fn non_canonical_text_is_stored_verbatim() {
+        // padding, standard alphabet, whitespace, non-zero trailing bits, length % 4 == 1,
+        // non-ASCII and JSON-looking text
+        for text in ["AA==", "ab+/", "ab cd", "AB", "AAAAA", "🚀🚀", "{\"p\":1}", "abc="] {
+            let p = Payload::from_text(text.to_owned());
+            assert!(matches!(p, Payload::Text(_)), "{text:?}");
+            assert_eq!(p.to_text(), text);
+        }
+    }
+
+    #[test]
+    fn stored_bytes_are_three_quarters_of_the_text() {
+        let text = "A".repeat(8192);
+        assert_eq!(Payload::from_text(text).stored_len(), 6144);
+    }
+
+    #[test]
+    fn delete_tokens_match_only_themselves() {
+        let token = DeleteToken::generate().unwrap();
+        assert_eq!(token.expose().len(), 43);
+        let digest = token.digest();
+        assert!(digest.matches(token.expose()));
+        assert!(!digest.matches(""));
+        assert!(!digest.matches(&token.expose()[1..]));
+        assert_ne!(DeleteToken::generate().unwrap().expose(), token.expose());
+        assert_eq!(format!("{token:?}"), "DeleteToken(<redacted>)");
+    }
+}

@@ -1,1 +1,73 @@
-//! placeholder
+//! Request and response bodies of the planshare HTTP API, shared by the server
+//! (`paste-api`), the `planshare` CLI and the tests, so both ends of the wire
+//! use one definition.
+//!
+//! Plain serde types only: this crate must not depend on axum, sqlx, tokio or
+//! any storage crate, so a client can use it without linking the server stack.
+
+use serde::{Deserialize, Serialize};
+
+/// `POST /api/paste` response: upstream's `{"id"}` plus the owner's
+/// delete token and the expiry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatePasteResponse {
+    /// The paste id (16 base62 characters by default).
+    pub id: String,
+    /// Secret that authorises `DELETE /api/paste/{id}`; shown only here.
+    pub delete_token: String,
+    /// When the paste expires, in Unix milliseconds.
+    pub expires_at: u64,
+}
+
+/// `GET /api/paste/{id}` response, exactly upstream's shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetPasteResponse {
+    /// The stored text, byte for byte as it was sent.
+    pub data: String,
+}
+
+/// The error body of every route: `{"error": "...", "code": "..."}`.
+///
+/// On the upstream-compatible routes `error` is upstream's exact string; `code`
+/// is a stable machine-readable kebab-case identifier (omitted where upstream
+/// clients compare whole bodies).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// Human-readable message.
+    pub error: String,
+    /// Stable error code, e.g. `paste-not-found`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// `GET /healthz` and `GET /readyz` success body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthResponse {
+    /// `"ok"` (liveness) or `"ready"` (readiness).
+    pub status: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_response_keeps_upstreams_id_first_and_uses_camel_case() {
+        let body = CreatePasteResponse {
+            id: "PwAB6RsTPwAB6RsT".into(),
+            delete_token: "t".into(),
+            expires_at: 1,
+        };
+        assert_eq!(
+            serde_json::to_string(&body).unwrap(),
+            r#"{"id":"PwAB6RsTPwAB6RsT","deleteToken":"t","expiresAt":1}"#
+        );
+    }
+
+    #[test]
+    fn error_body_omits_an_absent_code() {
+        let body = ErrorBody { error: "Invalid JSON body".into(), code: None };
+        assert_eq!(serde_json::to_string(&body).unwrap(), r#"{"error":"Invalid JSON body"}"#);
+    }
+}

@@ -1,1 +1,27 @@
-//! placeholder
+//! The planshare HTTP API: every route (`router.rs`), its handlers
+//! (`handlers/`), CORS, body limits, load shedding, readiness, and the one
+//! mapping from errors to status codes (`error.rs`).
+//!
+//! The two upstream routes, `POST /api/paste` and `GET /api/paste/{id}` (plus
+//! `OPTIONS` anywhere), are *compat routes*: they answer byte for byte as the
+//! upstream Plannotator paste service does, except where `shared/WIRE.md`'s
+//! decisions table says otherwise. Everything else is a new route with
+//! `{"error", "code"}` bodies.
+//!
+//! This crate wires `paste-store` to HTTP. It must not open sockets or read
+//! configuration files or the environment (the `services/` binaries do), and
+//! no other crate may map errors to status codes. Start at [`router`].
+
+mod body;
+mod config;
+mod cors;
+mod error;
+mod handlers;
+mod middleware;
+mod router;
+mod state;
+
+pub use config::{HttpConfig, PasteConfig, split_origins};
+pub use error::ApiError;
+pub use router::router;
+pub use state::{AppState, Readiness};

@@ -1,1 +1,127 @@
-fn main() {}
+//! `planshare-server`: parses arguments, loads settings, starts logging and
+//! serves. Everything else is in the library.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use planshare_server::Settings;
+use planshare_server::settings::LogFormat;
+use tracing_subscriber::EnvFilter;
+
+/// planshare paste service: a Plannotator-compatible share backend.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    /// TOML configuration file (see planshare.default.toml for every setting).
+    #[arg(long, global = true, env = "PLANSHARE_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API (the default).
+    Serve,
+    /// Print the effective configuration (defaults, file and environment
+    /// merged) as TOML and exit.
+    CheckConfig,
+    /// Print the embedded defaults, a commented reference of every setting.
+    DefaultConfig,
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let env = |name: &str| std::env::var(name).ok();
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::DefaultConfig => write_stdout(planshare_server::settings::DEFAULT_TOML),
+        Command::CheckConfig => Settings::load(cli.config.as_deref(), &env)
+            .map_err(anyhow::Error::from)
+            .and_then(|s| write_stdout(&s.to_toml())),
+        Command::Serve => Settings::load(cli.config.as_deref(), &env)
+            .map_err(anyhow::Error::from)
+            .and_then(run),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            // Logging may not be set up yet; this is the one place that reports to stderr.
+            #[expect(clippy::print_stderr, reason = "fatal start-up errors go to stderr")]
+            {
+                eprintln!("planshare-server: {error:#}");
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn run(settings: Settings) -> anyhow::Result<()> {
+    init_logging(&settings);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let host: std::net::IpAddr = settings.server.host.parse()?;
+        let addr = SocketAddr::new(host, settings.server.port);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let server = planshare_server::Server::build(&settings).await?;
+        tracing::info!(
+            listen = %listener.local_addr()?,
+            store = ?settings.store.kind,
+            storage = %settings.store.fs.path.display(),
+            ttl_secs = settings.paste.ttl_secs,
+            max_size = settings.paste.max_size,
+            "planshare paste service running on http://{}",
+            listener.local_addr()?
+        );
+        server.run(listener, shutdown_signal()).await
+    })
+}
+
+fn init_logging(settings: &Settings) {
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(&settings.log.filter))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
+    match settings.log.format {
+        LogFormat::Json => builder.json().flatten_event(true).init(),
+        LogFormat::Pretty => builder.init(),
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

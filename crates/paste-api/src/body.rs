@@ -1,0 +1,249 @@
+//! Reading and parsing the body of `POST /api/paste` the way upstream does:
+//! any Content-Type, JSON parsed regardless; `data` must be a non-empty string
+//! of at most `max_size` UTF-16 code units.
+//!
+//! The body is read frame by frame while counting UTF-16 code units, so an
+//! oversized upload is refused as soon as it passes the limit plus a small
+//! allowance for the JSON around `data`, before it is buffered whole.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use http::HeaderMap;
+use http_body_util::BodyExt;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::error::ApiError;
+
+/// Room for the JSON around `data` (`{"data":""}`, ignored extra fields).
+pub(crate) const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
+
+/// Reads the whole body, refusing it once it holds more UTF-16 code units than
+/// `max_units` or takes longer than `timeout`.
+pub(crate) async fn read_limited(
+    headers: &HeaderMap,
+    body: Body,
+    max_units: usize,
+    max_size: usize,
+    timeout: Duration,
+) -> Result<Bytes, ApiError> {
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8, so a declared length
+    // beyond that cannot fit.
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > (max_units as u64).saturating_mul(3)) {
+        return Err(ApiError::PayloadTooLarge { max_size });
+    }
+    let capacity = declared
+        .and_then(|len| usize::try_from(len).ok())
+        .unwrap_or(0)
+        .min(max_units.saturating_mul(3));
+    let read = async move {
+        let mut body = body;
+        let mut buf = BytesMut::with_capacity(capacity);
+        let mut units = 0usize;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|_| ApiError::BodyRead)?;
+            if let Ok(chunk) = frame.into_data() {
+                units += utf16_units(&chunk);
+                if units > max_units {
+                    return Err(ApiError::PayloadTooLarge { max_size });
+                }
+                buf.extend_from_slice(&chunk);
+            }
+        }
+        Ok(buf.freeze())
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .map_err(|_| ApiError::BodyTimeout)?
+}
+
+/// UTF-16 code units in a UTF-8 byte stream (split sequences count once):
+/// one per sequence start, two for 4-byte sequences. Invalid bytes count as one.
+fn utf16_units(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .map(|&b| match b {
+            0x80..=0xBF => 0,
+            0xF0..=0xFF => 2,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// Length of `s` in UTF-16 code units (JavaScript's `string.length`).
+pub(crate) fn js_length(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().map(char::len_utf16).sum()
+    }
+}
+
+/// Parses the create body: `Err` when it is not JSON at all, `Ok(None)` when
+/// it is JSON without a non-empty string `data` (an object field, the last one
+/// when repeated, as `JSON.parse` keeps).
+pub(crate) fn parse_create(body: &[u8]) -> Result<Option<String>, ApiError> {
+    let parsed: CreateBody =
+        serde_json::from_slice(body).map_err(|_| ApiError::InvalidJsonBody)?;
+    Ok(parsed.data.filter(|d| !d.is_empty()))
+}
+
+/// Any JSON value; keeps only a top-level string field `data`, skipping
+/// everything else without building it.
+struct CreateBody {
+    data: Option<String>,
+}
+
+impl<'de> de::Deserialize<'de> for CreateBody {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TopLevel)
+    }
+}
+
+struct TopLevel;
+
+impl<'de> Visitor<'de> for TopLevel {
+    type Value = CreateBody;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateBody, A::Error> {
+        let mut data = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "data" {
+                data = map.next_value::<DataField>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(CreateBody { data })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CreateBody, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(CreateBody { data: None })
+    }
+
+    fn visit_unit<E>(self) -> Result<CreateBody, E> {
+        Ok(CreateBody { data: None })
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<CreateBody, E> {
+        Ok(CreateBody { data: None })
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<CreateBody, E> {
+        Ok(CreateBody { data: None })
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<CreateBody, E> {
+        Ok(CreateBody { data: None })
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<CreateBody, E> {
+        Ok(CreateBody { data: None })
+    }
+    fn visit_str<E>(self, _: &str) -> Result<CreateBody, E> {
+        Ok(CreateBody { data: None })
+    }
+}
+
+/// The value of `data`: the string, or `None` for any other JSON type.
+struct DataField(Option<String>);
+
+impl<'de> de::Deserialize<'de> for DataField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DataVisitor)
+    }
+}
+
+struct DataVisitor;
+
+impl<'de> Visitor<'de> for DataVisitor {
+    type Value = DataField;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<DataField, E> {
+        Ok(DataField(Some(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<DataField, E> {
+        Ok(DataField(Some(v)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DataField, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(DataField(None))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<DataField, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(DataField(None))
+    }
+    fn visit_unit<E>(self) -> Result<DataField, E> {
+        Ok(DataField(None))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<DataField, E> {
+        Ok(DataField(None))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<DataField, E> {
+        Ok(DataField(None))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<DataField, E> {
+        Ok(DataField(None))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<DataField, E> {
+        Ok(DataField(None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(body: &str) -> Result<Option<String>, &'static str> {
+        parse_create(body.as_bytes()).map_err(|e| match e {
+            ApiError::InvalidJsonBody => "invalid json",
+            _ => "other",
+        })
+    }
+
+    #[test]
+    fn bodies_parse_as_upstream_reads_them() {
+        assert_eq!(parse(r#"{"data":"abc"}"#), Ok(Some("abc".into())));
+        assert_eq!(parse(r#" {"ttl":1,"data":"abc","id":"x","n":{"a":[1,{"b":null}]}} "#), Ok(Some("abc".into())));
+        assert_eq!(parse(r#"{"data":"a","data":"b"}"#), Ok(Some("b".into())), "last key wins");
+        assert_eq!(parse(r#"{"d\u0061ta":"esc"}"#), Ok(Some("esc".into())));
+        assert_eq!(parse(r#"{"data":"\ud83d\ude80"}"#), Ok(Some("🚀".into())));
+        for no_data in [
+            "null", "[]", "[1,2]", r#""abc""#, "1", "true", "{}", r#"{"other":1}"#, r#"{"data":123}"#,
+            r#"{"data":null}"#, r#"{"data":""}"#, r#"{"data":["x"]}"#, r#"{"data":{"x":"y"}}"#,
+            r#"{"data":true}"#,
+        ] {
+            assert_eq!(parse(no_data), Ok(None), "{no_data}");
+        }
+        for invalid in [
+            "", "{not json", r#"{"data":"abc""#, r#"{"data":"abc"} x"#, "NaN", "\u{feff}{}",
+            r#"{"data":"\ud800"}"#, "{'data':'x'}", r#"{"data":"a"}{"data":"b"}"#,
+        ] {
+            assert_eq!(parse(invalid), Err("invalid json"), "{invalid:?}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected_without_overflowing_the_stack() {
+        let deep = format!("{{\"x\":{}1{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(parse(&deep), Err("invalid json"));
+    }
+
+    #[test]
+    fn lengths_are_counted_in_utf16_units() {
+        assert_eq!(js_length("abc"), 3);
+        assert_eq!(js_length("é"), 1);
+        assert_eq!(js_length("🚀"), 2);
+        assert_eq!(utf16_units("a é 🚀 ✓".as_bytes()), js_length("a é 🚀 ✓"));
+    }
+}

@@ -1,0 +1,102 @@
+//! Settings this crate reads, deserialized by the server from its one
+//! settings file (`[paste]` and `[http]`).
+
+use serde::{Deserialize, Serialize};
+
+/// `[paste]`: limits and defaults of the paste routes.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PasteConfig {
+    /// Largest accepted `data`, in UTF-16 code units as upstream counts
+    /// (equal to bytes for base64url). Upstream `PASTE_MAX_SIZE`.
+    pub max_size: usize,
+    /// Lifetime of a new paste in seconds. Upstream `PASTE_TTL_DAYS` × 86 400.
+    pub ttl_secs: u64,
+    /// Length of issued ids, 8–16 (reads accept 6–16).
+    pub id_length: usize,
+    /// Origins allowed by CORS, exact strings; `*` allows any.
+    /// `http(s)://localhost[:port]` is always allowed, as upstream does.
+    /// Upstream `PASTE_ALLOWED_ORIGINS` (comma-separated).
+    #[serde(deserialize_with = "origins::deserialize")]
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for PasteConfig {
+    fn default() -> Self {
+        PasteConfig {
+            max_size: 5 * 1024 * 1024,
+            ttl_secs: 7 * 86_400,
+            id_length: 16,
+            allowed_origins: vec![
+                "https://share.plannotator.ai".into(),
+                "http://localhost:3001".into(),
+            ],
+        }
+    }
+}
+
+impl PasteConfig {
+    /// Checks the values that cannot be expressed in types.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(8..=16).contains(&self.id_length) {
+            return Err(format!("paste.id_length must be 8-16, got {}", self.id_length));
+        }
+        if self.max_size == 0 {
+            return Err("paste.max_size must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// `[http]`: per-request bounds of the API.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Seconds a client has to send a whole request body (then 408).
+    pub body_timeout_secs: u64,
+    /// Seconds one storage operation may take (then 503 + `Retry-After`).
+    pub store_timeout_secs: u64,
+    /// Requests handled at once; more are shed with 503 + `Retry-After`.
+    pub max_in_flight: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            body_timeout_secs: 30,
+            store_timeout_secs: 10,
+            max_in_flight: 512,
+        }
+    }
+}
+
+/// Origins come as a list in TOML or as upstream's comma-separated string
+/// (each entry trimmed, empty entries dropped).
+pub mod origins {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Origins {
+        List(Vec<String>),
+        Csv(String),
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        Ok(match Origins::deserialize(d)? {
+            Origins::List(list) => list.into_iter().map(|s| s.trim().to_owned()).collect(),
+            Origins::Csv(s) => split(&s),
+        })
+    }
+
+    /// Splits upstream's comma-separated origin list.
+    pub fn split(s: &str) -> Vec<String> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+pub use origins::split as split_origins;

@@ -1,0 +1,222 @@
+//! `ApiError`: every way a request can fail, and the only place that decides
+//! status codes and bodies. The match in [`ApiError::parts`] has no wildcard, so
+//! a new variant does not compile until it is mapped.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use paste_store::StoreError;
+
+use crate::middleware::json_response;
+
+/// Upstream's body for any path or method it does not serve.
+pub(crate) const ROUTE_NOT_FOUND: &str = "Not found. Valid paths: POST /api/paste, GET /api/paste/:id";
+
+/// A request failure, rendered as a JSON `{"error", "code"}` body.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Compat: no such route (upstream's generic 404).
+    #[error("route not found")]
+    RouteNotFound,
+    /// Compat: the body of `POST /api/paste` is not JSON.
+    #[error("invalid JSON body")]
+    InvalidJsonBody,
+    /// Compat: `data` is missing, not a string or empty.
+    #[error("missing or invalid data field")]
+    MissingData,
+    /// Compat: `data` (or the whole body) exceeds the limit.
+    #[error("payload too large")]
+    PayloadTooLarge {
+        /// The configured limit, for upstream's message.
+        max_size: usize,
+    },
+    /// No live paste under this id, or the caller may not act on it. One body
+    /// for every cause, so nothing can be learned from it.
+    #[error("paste not found")]
+    PasteNotFound {
+        /// New routes add `"code"`; the compat read keeps upstream's exact body.
+        compat: bool,
+    },
+    /// A new route got an id outside `[A-Za-z0-9]{6,16}`.
+    #[error("invalid paste id")]
+    InvalidPasteId,
+    /// Missing or malformed `Authorization: Bearer` credentials.
+    #[error("missing or malformed bearer token")]
+    Unauthorized,
+    /// The route exists but not for this method.
+    #[error("method not allowed")]
+    MethodNotAllowed {
+        /// Value of the `Allow` header.
+        allow: &'static str,
+    },
+    /// The client did not send its body in time.
+    #[error("request body timeout")]
+    BodyTimeout,
+    /// The request body broke off or could not be read.
+    #[error("request body could not be read")]
+    BodyRead,
+    /// The storage backend is down or too slow.
+    #[error("store unavailable")]
+    StoreUnavailable {
+        /// Hint for `Retry-After`.
+        retry_after: Duration,
+        /// The store's error, for the log only.
+        #[source]
+        source: Option<StoreError>,
+    },
+    /// Too many requests in flight; shed.
+    #[error("server overloaded")]
+    Overloaded,
+    /// Readiness: shutting down.
+    #[error("shutting down")]
+    ShuttingDown,
+    /// A bug or damaged data. The body says nothing more.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// Status, message and stable code (`None`: upstream's exact body, no code).
+    fn parts(&self) -> (StatusCode, String, Option<&'static str>) {
+        use ApiError::*;
+        match self {
+            RouteNotFound => (StatusCode::NOT_FOUND, ROUTE_NOT_FOUND.into(), None),
+            InvalidJsonBody => (StatusCode::BAD_REQUEST, "Invalid JSON body".into(), None),
+            MissingData => (StatusCode::BAD_REQUEST, "Missing or invalid \"data\" field".into(), None),
+            PayloadTooLarge { max_size } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Payload too large (max {} encrypted)", size_label(*max_size)),
+                None,
+            ),
+            PasteNotFound { compat } => (
+                StatusCode::NOT_FOUND,
+                "Paste not found or expired".into(),
+                (!compat).then_some("paste-not-found"),
+            ),
+            InvalidPasteId => (
+                StatusCode::BAD_REQUEST,
+                "invalid paste id: expected 6-16 characters of A-Z, a-z, 0-9".into(),
+                Some("invalid-paste-id"),
+            ),
+            Unauthorized => (
+                StatusCode::UNAUTHORIZED,
+                "missing or malformed credentials: send Authorization: Bearer <token>".into(),
+                Some("unauthorized"),
+            ),
+            MethodNotAllowed { .. } => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed on this path".into(),
+                Some("method-not-allowed"),
+            ),
+            BodyTimeout => (
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body was not received in time".into(),
+                Some("body-timeout"),
+            ),
+            BodyRead => (
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read".into(),
+                Some("body-unreadable"),
+            ),
+            StoreUnavailable { .. } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "storage is temporarily unavailable, retry later".into(),
+                Some("store-unavailable"),
+            ),
+            Overloaded => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is overloaded, retry later".into(),
+                Some("overloaded"),
+            ),
+            ShuttingDown => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down".into(),
+                Some("shutting-down"),
+            ),
+            Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal server error".into(),
+                Some("internal"),
+            ),
+        }
+    }
+
+    /// Seconds for `Retry-After`, on the statuses that promise recovery.
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            ApiError::StoreUnavailable { retry_after, .. } => Some(retry_after.as_secs().max(1)),
+            ApiError::Overloaded | ApiError::ShuttingDown => Some(1),
+            _ => None,
+        }
+    }
+
+    /// Maps a store failure; `NotFound` becomes the paste-not-found answer of
+    /// the calling route.
+    pub(crate) fn from_store(err: StoreError, compat: bool) -> Self {
+        match err {
+            StoreError::NotFound => ApiError::PasteNotFound { compat },
+            StoreError::Unavailable { retry_after, .. } => ApiError::StoreUnavailable {
+                retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
+                source: Some(err),
+            },
+            StoreError::AlreadyExists | StoreError::Internal { .. } => {
+                ApiError::Internal(format!("{err}: {:?}", std::error::Error::source(&err)))
+            }
+        }
+    }
+}
+
+/// Upstream's size wording: whole MB from 1 MiB up, else whole KB
+/// (`Math.round`, halves away from zero).
+fn size_label(max: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    let (unit, div) = if max >= MIB { ("MB", MIB) } else { ("KB", 1024) };
+    format!("{} {unit}", (max + div / 2) / div)
+}
+
+/// The error as it travels to the logging middleware (P10: log once, there).
+#[derive(Clone)]
+pub(crate) struct LoggedError(pub(crate) Arc<ApiError>);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, message, code) = self.parts();
+        let body = api_types::ErrorBody {
+            error: message,
+            code: code.map(str::to_owned),
+        };
+        let mut response = json_response(status, &body);
+        let headers = response.headers_mut();
+        if let Some(secs) = self.retry_after() {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        match &self {
+            ApiError::MethodNotAllowed { allow } => {
+                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            ApiError::Unauthorized => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            _ => {}
+        }
+        response.extensions_mut().insert(LoggedError(Arc::new(self)));
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_labels_match_upstream() {
+        assert_eq!(size_label(5 * 1024 * 1024), "5 MB");
+        assert_eq!(size_label(2000), "2 KB");
+        assert_eq!(size_label(524_288), "512 KB");
+        assert_eq!(size_label(1536), "2 KB"); // 1.5 rounds up like Math.round
+        assert_eq!(size_label(1_572_864), "2 MB");
+        assert_eq!(size_label(1), "0 KB");
+    }
+}

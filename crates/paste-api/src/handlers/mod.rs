@@ -1,0 +1,4 @@
+//! Request handlers, one module per resource.
+
+pub(crate) mod health;
+pub(crate) mod paste;

@@ -1,0 +1,112 @@
+//! Shared state of the API: the store, the settings it serves with, and
+//! readiness.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use paste_store::{Namespace, PasteStore, StoreError};
+use tokio::sync::{Mutex, Semaphore};
+
+use crate::config::{HttpConfig, PasteConfig};
+use crate::cors::CorsPolicy;
+
+/// Everything a handler needs; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Arc<dyn PasteStore>,
+    /// Namespace of the single tenant served until tenancy lands.
+    pub(crate) namespace: Namespace,
+    pub(crate) paste: PasteConfig,
+    pub(crate) http: HttpConfig,
+    pub(crate) cors: CorsPolicy,
+    pub(crate) in_flight: Arc<Semaphore>,
+    pub(crate) readiness: Readiness,
+}
+
+impl AppState {
+    /// Builds the state. `paste` must have passed [`PasteConfig::validate`].
+    pub fn new(store: Arc<dyn PasteStore>, paste: PasteConfig, http: HttpConfig) -> Self {
+        AppState {
+            inner: Arc::new(Inner {
+                cors: CorsPolicy::new(&paste.allowed_origins),
+                in_flight: Arc::new(Semaphore::new(http.max_in_flight.max(1))),
+                readiness: Readiness::new(store.clone()),
+                namespace: Namespace::default_tenant(),
+                store,
+                paste,
+                http,
+            }),
+        }
+    }
+
+    /// The readiness switch (flip it at the start of a graceful shutdown).
+    pub fn readiness(&self) -> &Readiness {
+        &self.inner.readiness
+    }
+
+    pub(crate) fn store_timeout(&self) -> Duration {
+        Duration::from_secs(self.inner.http.store_timeout_secs.max(1))
+    }
+}
+
+/// Whether the instance should receive traffic: not shutting down, and the
+/// store answered its health check (cached for a second, bounded by a timeout
+/// so a hung backend cannot hang the probe).
+#[derive(Clone)]
+pub struct Readiness {
+    shutting_down: Arc<AtomicBool>,
+    store: Arc<dyn PasteStore>,
+    cache: Arc<Mutex<Option<(Instant, Result<(), String>)>>>,
+}
+
+const HEALTH_CACHE: Duration = Duration::from_secs(1);
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Readiness {
+    fn new(store: Arc<dyn PasteStore>) -> Self {
+        Readiness {
+            shutting_down: Arc::new(AtomicBool::new(false)),
+            store,
+            cache: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// From now on `/readyz` answers 503.
+    pub fn begin_shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a shutdown has begun.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    /// The store's health, at most a second old.
+    pub(crate) async fn store_health(&self) -> Result<(), String> {
+        let mut cache = self.cache.lock().await;
+        if let Some((at, result)) = cache.as_ref() {
+            if at.elapsed() < HEALTH_CACHE {
+                return result.clone();
+            }
+        }
+        let result = match tokio::time::timeout(HEALTH_TIMEOUT, self.store.health()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(describe(&e)),
+            Err(_) => Err("health check timed out".to_owned()),
+        };
+        *cache = Some((Instant::now(), result.clone()));
+        result
+    }
+}
+
+fn describe(e: &StoreError) -> String {
+    match e {
+        StoreError::Unavailable { reason, .. } => (*reason).to_owned(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,166 @@
+//! The accept loop: every connection gets a first-byte deadline, a header-read
+//! deadline and header size limits (stock `axum::serve` has none of these), the
+//! number of connections is capped, and shutdown drains in-flight requests.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use paste_api::AppState;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tower::ServiceExt as _;
+
+use crate::settings::{ServerConfig, Settings};
+
+/// A server ready to run: store opened, router built.
+pub struct Server {
+    router: Router,
+    state: AppState,
+    config: ServerConfig,
+}
+
+impl Server {
+    /// Opens the store and builds the router.
+    pub async fn build(settings: &Settings) -> anyhow::Result<Server> {
+        let store = paste_store::open(&settings.store)
+            .await
+            .context("cannot open the paste store")?;
+        let state = AppState::new(store, settings.paste.clone(), settings.http.clone());
+        Ok(Server {
+            router: paste_api::router(state.clone()),
+            state,
+            config: settings.server.clone(),
+        })
+    }
+
+    /// The API state (readiness switch).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then drains.
+    pub async fn run(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let Server { router, state, config } = self;
+        let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let graceful = GracefulShutdown::new();
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let permit = tokio::select! {
+                permit = connections.clone().acquire_owned() => permit.context("connection limiter closed")?,
+                () = &mut shutdown => break,
+            };
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(error) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!(%error, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let router = router.clone();
+            let config = config.clone();
+            let watcher = graceful.watcher();
+            tokio::spawn(async move {
+                serve_connection(stream, peer, router, &config, watcher).await;
+                drop(permit);
+            });
+        }
+
+        tracing::info!("shutdown signal received: readiness now 503");
+        state.readiness().begin_shutdown();
+        if config.shutdown_delay_secs > 0 {
+            let delay = tokio::time::sleep(Duration::from_secs(config.shutdown_delay_secs));
+            accept_during(&listener, delay, &router, &config, &graceful, &connections).await;
+        }
+        drop(listener);
+        let grace = Duration::from_secs(config.shutdown_grace_secs);
+        match tokio::time::timeout(grace, graceful.shutdown()).await {
+            Ok(()) => tracing::info!("all connections drained"),
+            Err(_) => tracing::warn!(grace_secs = grace.as_secs(), "shutdown grace period over, closing remaining connections"),
+        }
+        Ok(())
+    }
+}
+
+/// Keeps accepting until `until` resolves (the shutdown delay).
+async fn accept_during(
+    listener: &TcpListener,
+    until: impl Future<Output = ()>,
+    router: &Router,
+    config: &ServerConfig,
+    graceful: &GracefulShutdown,
+    connections: &Arc<Semaphore>,
+) {
+    let mut until = std::pin::pin!(until);
+    loop {
+        tokio::select! {
+            () = &mut until => return,
+            accepted = listener.accept() => {
+                let Ok((stream, peer)) = accepted else { continue };
+                let Ok(permit) = connections.clone().try_acquire_owned() else { continue };
+                let (router, config, watcher) = (router.clone(), config.clone(), graceful.watcher());
+                tokio::spawn(async move {
+                    serve_connection(stream, peer, router, &config, watcher).await;
+                    drop(permit);
+                });
+            }
+        }
+    }
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    config: &ServerConfig,
+    watcher: hyper_util::server::graceful::Watcher,
+) {
+    // hyper's header timer starts only once bytes arrive; close silent sockets here.
+    let mut first = [0u8; 1];
+    let deadline = Duration::from_secs(config.first_byte_timeout_secs.max(1));
+    match tokio::time::timeout(deadline, stream.peek(&mut first)).await {
+        Ok(Ok(n)) if n > 0 => {}
+        _ => return,
+    }
+    let _ = stream.set_nodelay(true);
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        request.extensions_mut().insert(ConnectInfo(peer));
+        router.clone().oneshot(request)
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(config.header_read_timeout_secs.max(1)))
+        .max_buf_size(config.max_header_bytes.max(8192))
+        .max_headers(config.max_headers.max(1))
+        .keep_alive(true);
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    if let Err(error) = watcher.watch(connection).await {
+        tracing::debug!(%error, "connection ended with an error");
+    }
+}
+
+/// Builds and runs a server on `listener` until `shutdown` resolves.
+pub async fn serve(
+    settings: &Settings,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    Server::build(settings).await?.run(listener, shutdown).await
+}

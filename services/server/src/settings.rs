@@ -1,0 +1,386 @@
+//! The one settings struct of `planshare-server`, and where its values come
+//! from, lowest precedence first:
+//!
+//! 1. embedded defaults (`planshare.default.toml` documents them);
+//! 2. the TOML file given with `--config` (or `PLANSHARE_CONFIG`);
+//! 3. `PLANSHARE_*` environment variables ([`ENV_VARS`]);
+//! 4. the upstream paste service's variables (`PASTE_PORT`, `PASTE_DATA_DIR`,
+//!    `PASTE_TTL_DAYS`, `PASTE_MAX_SIZE`, `PASTE_ALLOWED_ORIGINS`), so an
+//!    existing deployment's environment keeps its meaning.
+//!
+//! Each crate owns the section it reads (`[paste]`/`[http]` in `paste-api`,
+//! `[store]` in `paste-store`); nothing else in the workspace reads the
+//! environment or configuration files.
+
+use std::path::{Path, PathBuf};
+
+use paste_api::{HttpConfig, PasteConfig, split_origins};
+use paste_store::{StoreConfig, StoreKind};
+use serde::{Deserialize, Serialize};
+
+/// The embedded defaults, a commented reference for operators.
+pub const DEFAULT_TOML: &str = include_str!("../planshare.default.toml");
+
+/// Everything `planshare-server` can be configured with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// `[server]`: listener, data directory, connection bounds.
+    pub server: ServerConfig,
+    /// `[paste]`: size limit, TTL, id length, CORS origins.
+    pub paste: PasteConfig,
+    /// `[http]`: per-request bounds.
+    pub http: HttpConfig,
+    /// `[store]`: the storage backend.
+    pub store: StoreConfig,
+    /// `[log]`: log format and filter.
+    pub log: LogConfig,
+}
+
+/// `[server]`
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Address to listen on. Like upstream, all interfaces by default.
+    pub host: String,
+    /// Port to listen on.
+    pub port: u16,
+    /// Directory for planshare's data. Empty: the user's data directory
+    /// (`$XDG_DATA_HOME/planshare`, `~/.local/share/planshare`, …).
+    pub data_dir: PathBuf,
+    /// Seconds a new connection may stay silent before it is closed.
+    pub first_byte_timeout_secs: u64,
+    /// Seconds a client has to send a request's headers.
+    pub header_read_timeout_secs: u64,
+    /// Largest request head (request line + headers) in bytes; larger gets 431.
+    pub max_header_bytes: usize,
+    /// Most header fields in one request; more gets 431.
+    pub max_headers: usize,
+    /// Connections served at once; further ones wait in the kernel's backlog.
+    pub max_connections: usize,
+    /// Seconds to keep accepting after a shutdown signal while `/readyz`
+    /// already says 503 (give load balancers time to notice; 5 under Kubernetes).
+    pub shutdown_delay_secs: u64,
+    /// Seconds in-flight requests get to finish after the listener closes.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            host: "0.0.0.0".into(),
+            port: 19433,
+            data_dir: PathBuf::new(),
+            first_byte_timeout_secs: 10,
+            header_read_timeout_secs: 10,
+            max_header_bytes: 32 * 1024,
+            max_headers: 64,
+            max_connections: 4096,
+            shutdown_delay_secs: 0,
+            shutdown_grace_secs: 20,
+        }
+    }
+}
+
+/// `[log]`
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// `pretty` (human-readable) or `json` (one object per line).
+    pub format: LogFormat,
+    /// A `tracing` filter such as `info` or `planshare=debug,info`.
+    /// `RUST_LOG`, when set, takes its place.
+    pub filter: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            format: LogFormat::Pretty,
+            filter: "info".into(),
+        }
+    }
+}
+
+/// Log output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Pretty,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Why the settings could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The configuration file could not be read.
+    #[error("cannot read the configuration file {path}: {source}")]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The configuration file is not valid TOML for these settings.
+    #[error("invalid configuration file {path}: {message}")]
+    ParseFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the location.
+        message: String,
+    },
+    /// An environment variable has a value that does not parse.
+    #[error("invalid value {value:?} in {var}: {expected}")]
+    Env {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+        /// What was expected.
+        expected: String,
+    },
+    /// The merged settings are inconsistent.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// An environment variable and what it sets.
+pub struct EnvVar {
+    /// The variable's name.
+    pub name: &'static str,
+    /// The setting it overrides, for documentation.
+    pub setting: &'static str,
+    apply: fn(&mut Settings, &str) -> Result<(), String>,
+}
+
+/// `PLANSHARE_*` variables, applied in this order.
+pub const ENV_VARS: &[EnvVar] = &[
+    EnvVar { name: "PLANSHARE_HOST", setting: "server.host", apply: |s, v| { s.server.host = v.trim().to_owned(); Ok(()) } },
+    EnvVar { name: "PLANSHARE_PORT", setting: "server.port", apply: |s, v| { s.server.port = parse(v, "a port number 0-65535")?; Ok(()) } },
+    EnvVar { name: "PLANSHARE_DATA_DIR", setting: "server.data_dir", apply: |s, v| { s.server.data_dir = PathBuf::from(v); Ok(()) } },
+    EnvVar { name: "PLANSHARE_STORE", setting: "store.kind", apply: |s, v| { s.store.kind = v.parse::<StoreKind>()?; Ok(()) } },
+    EnvVar { name: "PLANSHARE_MAX_SIZE", setting: "paste.max_size", apply: |s, v| { s.paste.max_size = parse(v, "a size in bytes")?; Ok(()) } },
+    EnvVar { name: "PLANSHARE_TTL_SECS", setting: "paste.ttl_secs", apply: |s, v| { s.paste.ttl_secs = parse(v, "a number of seconds")?; Ok(()) } },
+    EnvVar { name: "PLANSHARE_ID_LENGTH", setting: "paste.id_length", apply: |s, v| { s.paste.id_length = parse(v, "a length from 8 to 16")?; Ok(()) } },
+    EnvVar { name: "PLANSHARE_ALLOWED_ORIGINS", setting: "paste.allowed_origins", apply: |s, v| { s.paste.allowed_origins = split_origins(v); Ok(()) } },
+    EnvVar { name: "PLANSHARE_LOG", setting: "log.filter", apply: |s, v| { s.log.filter = v.to_owned(); Ok(()) } },
+    EnvVar { name: "PLANSHARE_LOG_FORMAT", setting: "log.format", apply: |s, v| {
+        s.log.format = match v.trim() { "pretty" => LogFormat::Pretty, "json" => LogFormat::Json, _ => return Err("`pretty` or `json`".into()) };
+        Ok(())
+    } },
+];
+
+/// The upstream paste service's variables, applied after [`ENV_VARS`].
+pub const UPSTREAM_ENV_VARS: &[EnvVar] = &[
+    EnvVar { name: "PASTE_PORT", setting: "server.port", apply: |s, v| { s.server.port = parse(v, "a port number 0-65535")?; Ok(()) } },
+    EnvVar { name: "PASTE_DATA_DIR", setting: "store.fs.path", apply: |s, v| { s.store.fs.path = PathBuf::from(v); Ok(()) } },
+    EnvVar { name: "PASTE_TTL_DAYS", setting: "paste.ttl_secs (days × 86400)", apply: |s, v| {
+        let days: u64 = parse(v, "a whole number of days")?;
+        s.paste.ttl_secs = days.checked_mul(86_400).ok_or("a smaller number of days")?;
+        Ok(())
+    } },
+    EnvVar { name: "PASTE_MAX_SIZE", setting: "paste.max_size", apply: |s, v| { s.paste.max_size = parse(v, "a size in bytes")?; Ok(()) } },
+    EnvVar { name: "PASTE_ALLOWED_ORIGINS", setting: "paste.allowed_origins", apply: |s, v| { s.paste.allowed_origins = split_origins(v); Ok(()) } },
+];
+
+fn parse<T: std::str::FromStr>(value: &str, expected: &str) -> Result<T, String> {
+    value.trim().parse().map_err(|_| expected.to_owned())
+}
+
+impl Settings {
+    /// Loads the settings from the defaults, `file` and the environment as
+    /// read by `env`, then fills in derived paths and validates.
+    pub fn load(
+        file: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Settings, SettingsError> {
+        let mut settings = match file {
+            None => Settings::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| SettingsError::ReadFile {
+                    path: path.to_owned(),
+                    source,
+                })?;
+                Settings::from_toml(&text).map_err(|message| SettingsError::ParseFile {
+                    path: path.to_owned(),
+                    message,
+                })?
+            }
+        };
+        for var in ENV_VARS.iter().chain(UPSTREAM_ENV_VARS) {
+            if let Some(value) = env(var.name) {
+                (var.apply)(&mut settings, &value).map_err(|expected| SettingsError::Env {
+                    var: var.name,
+                    value,
+                    expected,
+                })?;
+            }
+        }
+        settings.resolve_paths()?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Parses a TOML document over the defaults.
+    pub fn from_toml(text: &str) -> Result<Settings, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The settings as TOML, for `check-config`. (No setting is secret yet;
+    /// secrets added later must serialize redacted.)
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render settings: {e}\n"))
+    }
+
+    fn resolve_paths(&mut self) -> Result<(), SettingsError> {
+        if self.server.data_dir.as_os_str().is_empty() {
+            self.server.data_dir = dirs::data_dir()
+                .map(|d| d.join("planshare"))
+                .ok_or_else(|| {
+                    SettingsError::Invalid(
+                        "no user data directory is known (HOME unset?): set PLANSHARE_DATA_DIR".into(),
+                    )
+                })?;
+        }
+        if self.store.fs.path.as_os_str().is_empty() {
+            self.store.fs.path = self.server.data_dir.join("pastes");
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), SettingsError> {
+        self.paste.validate().map_err(SettingsError::Invalid)?;
+        if self.server.host.parse::<std::net::IpAddr>().is_err() {
+            return Err(SettingsError::Invalid(format!(
+                "server.host must be an IP address such as 0.0.0.0, 127.0.0.1 or ::, got {:?}",
+                self.server.host
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn load(vars: &[(&str, &str)]) -> Result<Settings, SettingsError> {
+        let map: HashMap<String, String> =
+            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let mut vars_with_home = map;
+        vars_with_home.entry("PLANSHARE_DATA_DIR".into()).or_insert_with(|| "/srv/planshare".into());
+        Settings::load(None, &|name| vars_with_home.get(name).cloned())
+    }
+
+    #[test]
+    fn the_embedded_defaults_file_matches_the_code_defaults() {
+        assert_eq!(Settings::from_toml(DEFAULT_TOML).unwrap(), Settings::default());
+    }
+
+    #[test]
+    fn no_configuration_serves_files_on_19433() {
+        let s = load(&[]).unwrap();
+        assert_eq!(s.server.port, 19433);
+        assert_eq!(s.server.host, "0.0.0.0");
+        assert_eq!(s.store.kind, StoreKind::Fs);
+        assert_eq!(s.store.fs.path, PathBuf::from("/srv/planshare/pastes"));
+        assert_eq!(s.paste.max_size, 5_242_880);
+        assert_eq!(s.paste.ttl_secs, 604_800);
+        assert_eq!(s.paste.id_length, 16);
+    }
+
+    #[test]
+    fn upstream_variables_keep_their_meaning() {
+        let s = load(&[
+            ("PASTE_PORT", "8080"),
+            ("PASTE_DATA_DIR", "/var/pastes"),
+            ("PASTE_TTL_DAYS", "0"),
+            ("PASTE_MAX_SIZE", "2000"),
+            ("PASTE_ALLOWED_ORIGINS", "https://plans.example.com, https://other.example.com ,"),
+        ])
+        .unwrap();
+        assert_eq!(s.server.port, 8080);
+        assert_eq!(s.store.fs.path, PathBuf::from("/var/pastes"));
+        assert_eq!(s.paste.ttl_secs, 0);
+        assert_eq!(s.paste.max_size, 2000);
+        assert_eq!(s.paste.allowed_origins, ["https://plans.example.com", "https://other.example.com"]);
+        assert_eq!(load(&[("PASTE_TTL_DAYS", "3")]).unwrap().paste.ttl_secs, 3 * 86_400);
+    }
+
+    #[test]
+    fn planshare_variables_set_their_settings() {
+        let s = load(&[
+            ("PLANSHARE_HOST", "127.0.0.1"),
+            ("PLANSHARE_PORT", "1234"),
+            ("PLANSHARE_DATA_DIR", "/data"),
+            ("PLANSHARE_STORE", "memory"),
+            ("PLANSHARE_MAX_SIZE", "100"),
+            ("PLANSHARE_TTL_SECS", "60"),
+            ("PLANSHARE_ID_LENGTH", "8"),
+            ("PLANSHARE_ALLOWED_ORIGINS", "*"),
+            ("PLANSHARE_LOG", "debug"),
+            ("PLANSHARE_LOG_FORMAT", "json"),
+        ])
+        .unwrap();
+        assert_eq!((s.server.host.as_str(), s.server.port), ("127.0.0.1", 1234));
+        assert_eq!(s.server.data_dir, PathBuf::from("/data"));
+        assert_eq!(s.store.fs.path, PathBuf::from("/data/pastes"));
+        assert_eq!(s.store.kind, StoreKind::Memory);
+        assert_eq!((s.paste.max_size, s.paste.ttl_secs, s.paste.id_length), (100, 60, 8));
+        assert_eq!(s.paste.allowed_origins, ["*"]);
+        assert_eq!((s.log.filter.as_str(), s.log.format), ("debug", LogFormat::Json));
+    }
+
+    #[test]
+    fn upstream_variables_come_last() {
+        let s = load(&[("PLANSHARE_PORT", "1111"), ("PASTE_PORT", "2222")]).unwrap();
+        assert_eq!(s.server.port, 2222);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable_and_what_was_expected() {
+        let err = load(&[("PASTE_PORT", "http")]).unwrap_err().to_string();
+        assert_eq!(err, r#"invalid value "http" in PASTE_PORT: a port number 0-65535"#);
+        let err = load(&[("PLANSHARE_STORE", "mongo")]).unwrap_err().to_string();
+        assert!(err.contains("PLANSHARE_STORE") && err.contains("valid kinds: fs, memory"), "{err}");
+        let err = load(&[("PLANSHARE_ID_LENGTH", "20")]).unwrap_err().to_string();
+        assert!(err.contains("paste.id_length must be 8-16"), "{err}");
+        let err = load(&[("PLANSHARE_HOST", "localhost")]).unwrap_err().to_string();
+        assert!(err.contains("server.host"), "{err}");
+    }
+
+    #[test]
+    fn a_file_overrides_defaults_and_env_overrides_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("planshare.toml");
+        std::fs::write(
+            &file,
+            "[server]\nport = 5000\n[paste]\nallowed_origins = \"https://a.example, https://b.example\"\n[store]\nkind = \"memory\"\n",
+        )
+        .unwrap();
+        let env = |name: &str| (name == "PLANSHARE_PORT").then(|| "6000".to_owned());
+        let s = Settings::load(Some(&file), &env).unwrap();
+        assert_eq!(s.server.port, 6000);
+        assert_eq!(s.paste.allowed_origins, ["https://a.example", "https://b.example"]);
+        assert_eq!(s.store.kind, StoreKind::Memory);
+        assert_eq!(s.paste.max_size, 5_242_880, "untouched keys keep their defaults");
+    }
+
+    #[test]
+    fn unknown_keys_and_kinds_in_a_file_are_errors() {
+        let err = Settings::from_toml("[server]\nprot = 1\n").unwrap_err();
+        assert!(err.contains("unknown field `prot`"), "{err}");
+        let err = Settings::from_toml("[store]\nkind = \"mongo\"\n").unwrap_err();
+        assert!(err.contains("fs") && err.contains("memory"), "{err}");
+    }
+
+    #[test]
+    fn printed_settings_parse_back_to_the_same_settings() {
+        let s = load(&[("PASTE_MAX_SIZE", "2000")]).unwrap();
+        assert_eq!(Settings::from_toml(&s.to_toml()).unwrap(), s);
+    }
+}

@@ -67,7 +67,13 @@ mod tests {
 
     #[test]
     fn error_body_omits_an_absent_code() {
-        let body = ErrorBody { error: "Invalid JSON body".into(), code: None };
-        assert_eq!(serde_json::to_string(&body).unwrap(), r#"{"error":"Invalid JSON body"}"#);
+        let body = ErrorBody {
+            error: "Invalid JSON body".into(),
+            code: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&body).unwrap(),
+            r#"{"error":"Invalid JSON body"}"#
+        );
     }
 }

@@ -39,7 +39,10 @@ impl PasteConfig {
     /// Checks the values that cannot be expressed in types.
     pub fn validate(&self) -> Result<(), String> {
         if !(8..=16).contains(&self.id_length) {
-            return Err(format!("paste.id_length must be 8-16, got {}", self.id_length));
+            return Err(format!(
+                "paste.id_length must be 8-16, got {}",
+                self.id_length
+            ));
         }
         if self.max_size == 0 {
             return Err("paste.max_size must be at least 1".into());

@@ -28,7 +28,8 @@ impl CorsPolicy {
             None => self.any.then(|| HeaderValue::from_static("")),
             Some(value) => {
                 let text = value.to_str().ok()?;
-                let allowed = self.any || is_localhost(text) || self.origins.iter().any(|o| o == text);
+                let allowed =
+                    self.any || is_localhost(text) || self.origins.iter().any(|o| o == text);
                 allowed.then(|| value.clone())
             }
         }
@@ -62,8 +63,15 @@ mod tests {
     #[test]
     fn exact_origins_and_any_localhost_port_are_allowed() {
         let p = CorsPolicy::new(&["https://plans.example.com".into()]);
-        assert_eq!(allow(&p, "https://plans.example.com").as_deref(), Some("https://plans.example.com"));
-        for ok in ["http://localhost", "http://localhost:5173", "https://localhost:1"] {
+        assert_eq!(
+            allow(&p, "https://plans.example.com").as_deref(),
+            Some("https://plans.example.com")
+        );
+        for ok in [
+            "http://localhost",
+            "http://localhost:5173",
+            "https://localhost:1",
+        ] {
             assert_eq!(allow(&p, ok).as_deref(), Some(ok));
         }
         for no in [
@@ -84,7 +92,10 @@ mod tests {
     #[test]
     fn a_wildcard_echoes_the_origin_and_sends_empty_without_one() {
         let p = CorsPolicy::new(&["*".into()]);
-        assert_eq!(allow(&p, "https://x.example").as_deref(), Some("https://x.example"));
+        assert_eq!(
+            allow(&p, "https://x.example").as_deref(),
+            Some("https://x.example")
+        );
         assert_eq!(p.allow_origin(None), Some(HeaderValue::from_static("")));
     }
 }

@@ -12,7 +12,8 @@ use paste_store::StoreError;
 use crate::middleware::json_response;
 
 /// Upstream's body for any path or method it does not serve.
-pub(crate) const ROUTE_NOT_FOUND: &str = "Not found. Valid paths: POST /api/paste, GET /api/paste/:id";
+pub(crate) const ROUTE_NOT_FOUND: &str =
+    "Not found. Valid paths: POST /api/paste, GET /api/paste/:id";
 
 /// A request failure, rendered as a JSON `{"error", "code"}` body.
 #[derive(Debug, thiserror::Error)]
@@ -84,10 +85,17 @@ impl ApiError {
         match self {
             RouteNotFound => (StatusCode::NOT_FOUND, ROUTE_NOT_FOUND.into(), None),
             InvalidJsonBody => (StatusCode::BAD_REQUEST, "Invalid JSON body".into(), None),
-            MissingData => (StatusCode::BAD_REQUEST, "Missing or invalid \"data\" field".into(), None),
+            MissingData => (
+                StatusCode::BAD_REQUEST,
+                "Missing or invalid \"data\" field".into(),
+                None,
+            ),
             PayloadTooLarge { max_size } => (
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("Payload too large (max {} encrypted)", size_label(*max_size)),
+                format!(
+                    "Payload too large (max {} encrypted)",
+                    size_label(*max_size)
+                ),
                 None,
             ),
             PasteNotFound { compat } => (
@@ -172,7 +180,11 @@ impl ApiError {
 /// (`Math.round`, halves away from zero).
 fn size_label(max: usize) -> String {
     const MIB: usize = 1024 * 1024;
-    let (unit, div) = if max >= MIB { ("MB", MIB) } else { ("KB", 1024) };
+    let (unit, div) = if max >= MIB {
+        ("MB", MIB)
+    } else {
+        ("KB", 1024)
+    };
     format!("{} {unit}", (max + div / 2) / div)
 }
 
@@ -201,7 +213,9 @@ impl IntoResponse for ApiError {
             }
             _ => {}
         }
-        response.extensions_mut().insert(LoggedError(Arc::new(self)));
+        response
+            .extensions_mut()
+            .insert(LoggedError(Arc::new(self)));
         response
     }
 }

@@ -72,8 +72,14 @@ pub(crate) async fn cors_and_headers(
 
 /// Sent on every API response: API bodies are data, never documents.
 const SECURITY_HEADERS: [(HeaderName, HeaderValue); 3] = [
-    (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
-    (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
+    (
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    ),
+    (
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    ),
     (
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'; sandbox"),
@@ -82,7 +88,11 @@ const SECURITY_HEADERS: [(HeaderName, HeaderValue); 3] = [
 
 /// Sheds requests beyond `http.max_in_flight` with 503 + `Retry-After`
 /// instead of queueing them without bound.
-pub(crate) async fn shed_load(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn shed_load(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     match state.inner.in_flight.clone().try_acquire_owned() {
         Ok(_permit) => next.run(request).await,
         Err(_) => ApiError::Overloaded.into_response(),
@@ -110,7 +120,9 @@ pub(crate) async fn log_requests(request: Request, next: Next) -> Response {
         Some(LoggedError(err)) if status >= 500 => {
             tracing::error!(status, duration_ms, error = %err, detail = ?err, "request failed");
         }
-        Some(LoggedError(err)) => tracing::debug!(status, duration_ms, error = %err, "request rejected"),
+        Some(LoggedError(err)) => {
+            tracing::debug!(status, duration_ms, error = %err, "request rejected")
+        }
         None if route == "/healthz" || route == "/readyz" => {
             tracing::debug!(status, duration_ms, "probe");
         }

@@ -22,7 +22,10 @@ use crate::state::AppState;
 /// Anything else (including `HEAD` on a paste) answers upstream's generic 404.
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/api/paste", post(paste::create_paste).fallback(route_not_found))
+        .route(
+            "/api/paste",
+            post(paste::create_paste).fallback(route_not_found),
+        )
         .route(
             "/api/paste/{id}",
             get(paste::get_paste)
@@ -35,7 +38,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(route_not_found)
         .layer(from_fn_with_state(state.clone(), middleware::shed_load))
         .layer(from_fn(middleware::log_requests))
-        .layer(from_fn_with_state(state.clone(), middleware::cors_and_headers))
+        .layer(from_fn_with_state(
+            state.clone(),
+            middleware::cors_and_headers,
+        ))
         .with_state(state)
 }
 

@@ -61,8 +61,11 @@ impl AppState {
 pub struct Readiness {
     shutting_down: Arc<AtomicBool>,
     store: Arc<dyn PasteStore>,
-    cache: Arc<Mutex<Option<(Instant, Result<(), String>)>>>,
+    cache: Arc<Mutex<Option<HealthSample>>>,
 }
+
+/// A health check result and when it was taken.
+type HealthSample = (Instant, Result<(), String>);
 
 const HEALTH_CACHE: Duration = Duration::from_secs(1);
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
@@ -89,10 +92,8 @@ impl Readiness {
     /// The store's health, at most a second old.
     pub(crate) async fn store_health(&self) -> Result<(), String> {
         let mut cache = self.cache.lock().await;
-        if let Some((at, result)) = cache.as_ref() {
-            if at.elapsed() < HEALTH_CACHE {
-                return result.clone();
-            }
+        if let Some((_, result)) = cache.as_ref().filter(|(at, _)| at.elapsed() < HEALTH_CACHE) {
+            return result.clone();
         }
         let result = match tokio::time::timeout(HEALTH_TIMEOUT, self.store.health()).await {
             Ok(Ok(())) => Ok(()),

@@ -59,34 +59,57 @@ async fn put_then_get_returns_the_same_paste(store: &dyn PasteStore) {
 
 async fn put_if_absent_never_overwrites(store: &dyn PasteStore) {
     let key = fresh_key("conformance");
-    ok(store.put_if_absent(&key, paste("first", HOUR)).await, "first put");
+    ok(
+        store.put_if_absent(&key, paste("first", HOUR)).await,
+        "first put",
+    );
     let second = store.put_if_absent(&key, paste("second", HOUR)).await;
     assert!(
         matches!(second, Err(StoreError::AlreadyExists)),
         "put_if_absent_never_overwrites: second put gave {second:?}"
     );
     let got = ok(store.get(&key).await, "get after refused put");
-    assert_eq!(got.payload.to_text(), "first", "put_if_absent_never_overwrites");
+    assert_eq!(
+        got.payload.to_text(),
+        "first",
+        "put_if_absent_never_overwrites"
+    );
 }
 
 async fn expired_pastes_read_as_not_found(store: &dyn PasteStore) {
     let key = fresh_key("conformance");
-    ok(store.put_if_absent(&key, paste("old", -1_000)).await, "put expired");
+    ok(
+        store.put_if_absent(&key, paste("old", -1_000)).await,
+        "put expired",
+    );
     let got = store.get(&key).await;
     assert!(
         matches!(got, Err(StoreError::NotFound)),
         "expired_pastes_read_as_not_found: got {got:?}"
     );
     let missing = store.get(&fresh_key("conformance")).await;
-    assert!(matches!(missing, Err(StoreError::NotFound)), "absent key: {missing:?}");
+    assert!(
+        matches!(missing, Err(StoreError::NotFound)),
+        "absent key: {missing:?}"
+    );
 }
 
 async fn an_expired_paste_can_be_replaced(store: &dyn PasteStore) {
     let key = fresh_key("conformance");
-    ok(store.put_if_absent(&key, paste("old", -1_000)).await, "put expired");
-    ok(store.put_if_absent(&key, paste("new", HOUR)).await, "put over expired");
+    ok(
+        store.put_if_absent(&key, paste("old", -1_000)).await,
+        "put expired",
+    );
+    ok(
+        store.put_if_absent(&key, paste("new", HOUR)).await,
+        "put over expired",
+    );
     let got = ok(store.get(&key).await, "get replaced");
-    assert_eq!(got.payload.to_text(), "new", "an_expired_paste_can_be_replaced");
+    assert_eq!(
+        got.payload.to_text(),
+        "new",
+        "an_expired_paste_can_be_replaced"
+    );
 }
 
 async fn delete_is_idempotent(store: &dyn PasteStore) {
@@ -95,9 +118,15 @@ async fn delete_is_idempotent(store: &dyn PasteStore) {
     ok(store.put_if_absent(&key, paste("x", HOUR)).await, "put");
     ok(store.delete(&key).await, "delete present");
     let got = store.get(&key).await;
-    assert!(matches!(got, Err(StoreError::NotFound)), "get after delete: {got:?}");
+    assert!(
+        matches!(got, Err(StoreError::NotFound)),
+        "get after delete: {got:?}"
+    );
     ok(store.delete(&key).await, "delete again");
-    ok(store.put_if_absent(&key, paste("again", HOUR)).await, "put after delete");
+    ok(
+        store.put_if_absent(&key, paste("again", HOUR)).await,
+        "put after delete",
+    );
 }
 
 async fn concurrent_puts_of_one_key_have_exactly_one_winner(store: Arc<dyn PasteStore>) {
@@ -105,13 +134,18 @@ async fn concurrent_puts_of_one_key_have_exactly_one_winner(store: Arc<dyn Paste
         let key = fresh_key("conformance");
         // Half the rounds race over an expired value, which takes the slow path.
         if round % 2 == 1 {
-            ok(store.put_if_absent(&key, paste("expired", -1_000)).await, "put expired");
+            ok(
+                store.put_if_absent(&key, paste("expired", -1_000)).await,
+                "put expired",
+            );
         }
         let tasks: Vec<_> = (0..16)
             .map(|i| {
                 let (store, key) = (store.clone(), key.clone());
                 tokio::spawn(async move {
-                    let r = store.put_if_absent(&key, paste(&format!("writer-{i}"), HOUR)).await;
+                    let r = store
+                        .put_if_absent(&key, paste(&format!("writer-{i}"), HOUR))
+                        .await;
                     (i, r)
                 })
             })
@@ -127,34 +161,73 @@ async fn concurrent_puts_of_one_key_have_exactly_one_winner(store: Arc<dyn Paste
         }
         assert_eq!(winners.len(), 1, "exactly one winner, got {winners:?}");
         let got = ok(store.get(&key).await, "get after race");
-        assert_eq!(got.payload.to_text(), format!("writer-{}", winners[0]), "the winner's value is stored");
+        assert_eq!(
+            got.payload.to_text(),
+            format!("writer-{}", winners[0]),
+            "the winner's value is stored"
+        );
     }
 }
 
 async fn empty_and_five_mib_values_round_trip(store: &dyn PasteStore) {
     let big_b64: String = (0..5 * 1024 * 1024)
-        .map(|i: usize| char::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[(i * 7 + i / 64) % 64]))
+        .map(|i: usize| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    [(i * 7 + i / 64) % 64],
+            )
+        })
         .collect();
     let big_text = "é".repeat(5 * 1024 * 1024 / 2);
     for text in [String::new(), big_b64, big_text] {
         let key = fresh_key("conformance");
-        ok(store.put_if_absent(&key, paste(&text, HOUR)).await, "put sized value");
+        ok(
+            store.put_if_absent(&key, paste(&text, HOUR)).await,
+            "put sized value",
+        );
         let got = ok(store.get(&key).await, "get sized value");
-        assert!(got.payload.to_text() == text, "value of {} bytes round trips", text.len());
+        assert!(
+            got.payload.to_text() == text,
+            "value of {} bytes round trips",
+            text.len()
+        );
     }
 }
 
 async fn namespaces_never_see_each_others_keys(store: &dyn PasteStore) {
     let a = fresh_key("tenant-a");
-    let b = PasteKey::new(Namespace::parse("tenant-b").unwrap_or_else(|e| panic!("{e}")), a.id().clone());
-    ok(store.put_if_absent(&a, paste("a's paste", HOUR)).await, "put a");
+    let b = PasteKey::new(
+        Namespace::parse("tenant-b").unwrap_or_else(|e| panic!("{e}")),
+        a.id().clone(),
+    );
+    ok(
+        store.put_if_absent(&a, paste("a's paste", HOUR)).await,
+        "put a",
+    );
     let got = store.get(&b).await;
-    assert!(matches!(got, Err(StoreError::NotFound)), "b reads a's id: {got:?}");
+    assert!(
+        matches!(got, Err(StoreError::NotFound)),
+        "b reads a's id: {got:?}"
+    );
     ok(store.delete(&b).await, "b deletes a's id");
-    assert_eq!(ok(store.get(&a).await, "a after b's delete").payload.to_text(), "a's paste");
-    ok(store.put_if_absent(&b, paste("b's paste", HOUR)).await, "b puts the same id");
-    assert_eq!(ok(store.get(&a).await, "a after b's put").payload.to_text(), "a's paste");
-    assert_eq!(ok(store.get(&b).await, "b's own").payload.to_text(), "b's paste");
+    assert_eq!(
+        ok(store.get(&a).await, "a after b's delete")
+            .payload
+            .to_text(),
+        "a's paste"
+    );
+    ok(
+        store.put_if_absent(&b, paste("b's paste", HOUR)).await,
+        "b puts the same id",
+    );
+    assert_eq!(
+        ok(store.get(&a).await, "a after b's put").payload.to_text(),
+        "a's paste"
+    );
+    assert_eq!(
+        ok(store.get(&b).await, "b's own").payload.to_text(),
+        "b's paste"
+    );
 }
 
 async fn health_is_ok(store: &dyn PasteStore) {

@@ -11,7 +11,9 @@ const ID_ALPHABET: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
     /// The namespace is empty, too long or has characters outside `[a-z0-9_-]`.
-    #[error("invalid namespace: must be 1-63 characters of a-z, 0-9, '-' or '_', starting with a letter or digit")]
+    #[error(
+        "invalid namespace: must be 1-63 characters of a-z, 0-9, '-' or '_', starting with a letter or digit"
+    )]
     InvalidNamespace,
     /// The id is not 6–16 characters of `[A-Za-z0-9]`.
     #[error("invalid paste id: must be {min}-{max} characters of A-Z, a-z, 0-9", min = PasteId::MIN_LEN, max = PasteId::MAX_LEN)]
@@ -192,8 +194,20 @@ mod tests {
             assert!(PasteId::parse(ok).is_ok(), "{ok}");
         }
         for bad in [
-            "", "abcde", "abcdefghabcdefghX", "abc-1234", "abc_1234", "../etc", "ab%2e%2e", "аbcdef",
-            "ａbcdef", "abc\u{202e}def", "abc def", "abcdef/", "*", "abc.def",
+            "",
+            "abcde",
+            "abcdefghabcdefghX",
+            "abc-1234",
+            "abc_1234",
+            "../etc",
+            "ab%2e%2e",
+            "аbcdef",
+            "ａbcdef",
+            "abc\u{202e}def",
+            "abc def",
+            "abcdef/",
+            "*",
+            "abc.def",
         ] {
             assert_eq!(PasteId::parse(bad), Err(KeyError::InvalidId), "{bad:?}");
         }
@@ -204,8 +218,22 @@ mod tests {
         for ok in ["default", "team-a", "t_1", "0abc"] {
             assert!(Namespace::parse(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "Default", "-a", "_a", "a/b", "..", ".", "a.b", &"a".repeat(64)] {
-            assert_eq!(Namespace::parse(bad), Err(KeyError::InvalidNamespace), "{bad:?}");
+        for bad in [
+            "",
+            "Default",
+            "-a",
+            "_a",
+            "a/b",
+            "..",
+            ".",
+            "a.b",
+            &"a".repeat(64),
+        ] {
+            assert_eq!(
+                Namespace::parse(bad),
+                Err(KeyError::InvalidNamespace),
+                "{bad:?}"
+            );
         }
     }
 
@@ -239,13 +267,19 @@ mod tests {
 
     #[test]
     fn fs_locations_are_pinned() {
-        let key = PasteKey::new(Namespace::parse("team-a").unwrap(), PasteId::parse("PwAB6RsT").unwrap());
+        let key = PasteKey::new(
+            Namespace::parse("team-a").unwrap(),
+            PasteId::parse("PwAB6RsT").unwrap(),
+        );
         assert_eq!(
             key.fs_location(),
             ("team-a/5077".to_owned(), "5077414236527354".to_owned())
         );
         // Ids differing only by case get different files.
-        let lower = PasteKey::new(Namespace::default_tenant(), PasteId::parse("pwab6rst").unwrap());
+        let lower = PasteKey::new(
+            Namespace::default_tenant(),
+            PasteId::parse("pwab6rst").unwrap(),
+        );
         assert_ne!(lower.fs_location().1, key.fs_location().1);
     }
 }

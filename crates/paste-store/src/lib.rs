@@ -28,7 +28,7 @@ pub use config::{FsConfig, StoreConfig, StoreKind};
 pub use error::{OpenError, StoreError};
 pub use key::{KeyError, Namespace, PasteId, PasteKey};
 pub use payload::{DeleteToken, DeleteTokenDigest, Payload, StoredPaste};
-pub use time::{now_ms, UnixMillis};
+pub use time::{UnixMillis, now_ms};
 
 use std::sync::Arc;
 

@@ -138,7 +138,13 @@ mod tests {
 
     #[test]
     fn canonical_base64url_is_stored_as_bytes_and_round_trips() {
-        for text in ["", "AA", "AAA", "q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg", "Xc6xCsJAEATQ_1km-g"] {
+        for text in [
+            "",
+            "AA",
+            "AAA",
+            "q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg",
+            "Xc6xCsJAEATQ_1km-g",
+        ] {
             let p = Payload::from_text(text.to_owned());
             assert!(matches!(p, Payload::Base64Url(_)), "{text:?}");
             assert_eq!(p.to_text(), text);
@@ -149,7 +155,16 @@ mod tests {
     fn non_canonical_text_is_stored_verbatim() {
         // padding, standard alphabet, whitespace, non-zero trailing bits, length % 4 == 1,
         // non-ASCII and JSON-looking text
-        for text in ["AA==", "ab+/", "ab cd", "AB", "AAAAA", "🚀🚀", "{\"p\":1}", "abc="] {
+        for text in [
+            "AA==",
+            "ab+/",
+            "ab cd",
+            "AB",
+            "AAAAA",
+            "🚀🚀",
+            "{\"p\":1}",
+            "abc=",
+        ] {
             let p = Payload::from_text(text.to_owned());
             assert!(matches!(p, Payload::Text(_)), "{text:?}");
             assert_eq!(p.to_text(), text);

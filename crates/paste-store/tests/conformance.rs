@@ -1,5 +1,8 @@
 //! Every backend this crate builds runs the same conformance suite.
 
+// Helpers outside `#[test]` functions unwrap too: a failed step is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 
 use paste_store::{FsConfig, StoreConfig, StoreKind, conformance};

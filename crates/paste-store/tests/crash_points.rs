@@ -6,6 +6,9 @@
 //! Fail points are process-global, so this file holds the only test that
 //! uses them and it runs the points one after another.
 
+// Helpers outside `#[test]` functions unwrap too: a failed step is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 
 use paste_store::conformance::{fresh_key, paste};
@@ -59,14 +62,21 @@ async fn an_interrupted_write_is_all_or_nothing() {
         fail::cfg(point, "return").unwrap();
         let put = store.put_if_absent(&key, paste(&text, 60_000)).await;
         fail::remove(point);
-        assert!(matches!(put, Err(StoreError::Internal { .. })), "{point}: {put:?}");
+        assert!(
+            matches!(put, Err(StoreError::Internal { .. })),
+            "{point}: {put:?}"
+        );
         drop(store);
 
         let restarted = open(dir.path()).await;
         match restarted.get(&key).await {
             Ok(got) => {
                 assert!(committed, "{point}: paste visible before its commit point");
-                assert_eq!(got.payload.to_text(), text, "{point}: visible paste is complete");
+                assert_eq!(
+                    got.payload.to_text(),
+                    text,
+                    "{point}: visible paste is complete"
+                );
             }
             Err(StoreError::NotFound) => assert!(!committed, "{point}: committed paste lost"),
             Err(e) => panic!("{point}: {e:?}"),

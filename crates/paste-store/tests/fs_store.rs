@@ -1,6 +1,9 @@
 //! Behaviour specific to the fs backend: the bytes it keeps, what an
 //! interrupted write leaves behind, the sweep, and outages.
 
+// Helpers outside `#[test]` functions unwrap too: a failed step is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 
 use paste_store::conformance::{fresh_key, paste};
@@ -38,7 +41,10 @@ async fn canonical_base64url_is_stored_as_decoded_bytes() {
     let store = open(dir.path()).await;
     let text: String = "Xc6xCsJAEATQ".repeat(1000);
     let key = fresh_key("default");
-    store.put_if_absent(&key, paste(&text, 60_000)).await.unwrap();
+    store
+        .put_if_absent(&key, paste(&text, 60_000))
+        .await
+        .unwrap();
     let files = files_under(dir.path());
     assert_eq!(files.len(), 1, "{files:?}");
     let on_disk = std::fs::metadata(&files[0]).unwrap().len();
@@ -51,7 +57,10 @@ async fn files_live_under_namespace_and_shard_and_nothing_else_is_left() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path()).await;
     let key = fresh_key("team-a");
-    store.put_if_absent(&key, paste("abc", 60_000)).await.unwrap();
+    store
+        .put_if_absent(&key, paste("abc", 60_000))
+        .await
+        .unwrap();
     store.health().await.unwrap();
     let files = files_under(dir.path());
     assert_eq!(files.len(), 1, "only the paste file remains: {files:?}");
@@ -59,7 +68,11 @@ async fn files_live_under_namespace_and_shard_and_nothing_else_is_left() {
     let parts: Vec<_> = rel.iter().map(|p| p.to_str().unwrap().to_owned()).collect();
     assert_eq!(parts[0], "team-a");
     assert_eq!(parts.len(), 3);
-    assert!(parts[2].bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    assert!(
+        parts[2]
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
 }
 
 #[tokio::test]
@@ -68,13 +81,22 @@ async fn sweep_removes_expired_pastes_and_keeps_live_ones() {
     let store = open(dir.path()).await;
     let live = fresh_key("default");
     let expired = fresh_key("default");
-    store.put_if_absent(&live, paste("live", 60_000)).await.unwrap();
-    store.put_if_absent(&expired, paste("gone", -5_000)).await.unwrap();
+    store
+        .put_if_absent(&live, paste("live", 60_000))
+        .await
+        .unwrap();
+    store
+        .put_if_absent(&expired, paste("gone", -5_000))
+        .await
+        .unwrap();
     assert_eq!(files_under(dir.path()).len(), 2);
     assert_eq!(store.sweep_now().await.unwrap(), 1);
     assert_eq!(files_under(dir.path()).len(), 1);
     assert_eq!(store.get(&live).await.unwrap().payload.to_text(), "live");
-    assert!(matches!(store.get(&expired).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        store.get(&expired).await,
+        Err(StoreError::NotFound)
+    ));
 }
 
 #[tokio::test]
@@ -85,12 +107,18 @@ async fn sweep_removes_stale_temporary_files_only() {
     store.put_if_absent(&key, paste("x", 60_000)).await.unwrap();
     let shard = files_under(dir.path())[0].parent().unwrap().to_path_buf();
     let stale = shard.join(".tmp-6162636465666768-1000-00000000000000ff");
-    let fresh = shard.join(format!(".tmp-6162636465666768-{}-00000000000000fe", paste_store::now_ms()));
+    let fresh = shard.join(format!(
+        ".tmp-6162636465666768-{}-00000000000000fe",
+        paste_store::now_ms()
+    ));
     std::fs::write(&stale, b"partial").unwrap();
     std::fs::write(&fresh, b"in flight").unwrap();
     assert_eq!(store.sweep_now().await.unwrap(), 1);
     assert!(!stale.exists());
-    assert!(fresh.exists(), "a write that may still be running is left alone");
+    assert!(
+        fresh.exists(),
+        "a write that may still be running is left alone"
+    );
 }
 
 #[tokio::test]
@@ -98,11 +126,17 @@ async fn a_damaged_file_is_an_internal_error_not_a_missing_paste() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path()).await;
     let key = fresh_key("default");
-    store.put_if_absent(&key, paste("abc", 60_000)).await.unwrap();
+    store
+        .put_if_absent(&key, paste("abc", 60_000))
+        .await
+        .unwrap();
     let file = files_under(dir.path())[0].clone();
     let bytes = std::fs::read(&file).unwrap();
     std::fs::write(&file, &bytes[..bytes.len() - 1]).unwrap();
-    assert!(matches!(store.get(&key).await, Err(StoreError::Internal { .. })));
+    assert!(matches!(
+        store.get(&key).await,
+        Err(StoreError::Internal { .. })
+    ));
 }
 
 #[tokio::test]
@@ -111,7 +145,10 @@ async fn a_replaced_data_directory_is_an_outage_not_a_404() {
     let root = dir.path().join("pastes");
     let store = open(&root).await;
     let key = fresh_key("default");
-    store.put_if_absent(&key, paste("abc", 60_000)).await.unwrap();
+    store
+        .put_if_absent(&key, paste("abc", 60_000))
+        .await
+        .unwrap();
 
     // Running as root defeats permission bits, so break the directory itself:
     // move it away and put a plain file in its place.
@@ -120,18 +157,31 @@ async fn a_replaced_data_directory_is_an_outage_not_a_404() {
     for result in [
         store.get(&key).await.map(|_| ()),
         store.get(&fresh_key("default")).await.map(|_| ()),
-        store.put_if_absent(&fresh_key("default"), paste("x", 60_000)).await,
-        store.put_if_absent(&fresh_key("other-ns"), paste("x", 60_000)).await,
+        store
+            .put_if_absent(&fresh_key("default"), paste("x", 60_000))
+            .await,
+        store
+            .put_if_absent(&fresh_key("other-ns"), paste("x", 60_000))
+            .await,
         store.delete(&key).await,
         store.health().await,
     ] {
-        assert!(matches!(result, Err(StoreError::Unavailable { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(StoreError::Unavailable { .. })),
+            "{result:?}"
+        );
     }
 
     // A missing directory is an outage too (e.g. an unmounted volume).
     std::fs::remove_file(&root).unwrap();
-    assert!(matches!(store.get(&key).await, Err(StoreError::Unavailable { .. })));
-    assert!(matches!(store.health().await, Err(StoreError::Unavailable { .. })));
+    assert!(matches!(
+        store.get(&key).await,
+        Err(StoreError::Unavailable { .. })
+    ));
+    assert!(matches!(
+        store.health().await,
+        Err(StoreError::Unavailable { .. })
+    ));
 
     // And it recovers by itself once the directory is back.
     std::fs::rename(dir.path().join("moved"), &root).unwrap();
@@ -145,11 +195,18 @@ async fn start_up_does_not_walk_the_tree() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path()).await;
     for _ in 0..50 {
-        store.put_if_absent(&fresh_key("default"), paste("x", 60_000)).await.unwrap();
+        store
+            .put_if_absent(&fresh_key("default"), paste("x", 60_000))
+            .await
+            .unwrap();
     }
     drop(store);
     let ns = dir.path().join("default");
-    let shards: Vec<_> = std::fs::read_dir(&ns).unwrap().flatten().map(|e| e.path()).collect();
+    let shards: Vec<_> = std::fs::read_dir(&ns)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     // Replace every shard directory by a file: a tree walk would error on each.
     for shard in &shards {
         std::fs::rename(shard, shard.with_extension("moved")).unwrap();

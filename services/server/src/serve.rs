@@ -52,7 +52,11 @@ impl Server {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let Server { router, state, config } = self;
+        let Server {
+            router,
+            state,
+            config,
+        } = self;
         let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
         let graceful = GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
@@ -92,7 +96,10 @@ impl Server {
         let grace = Duration::from_secs(config.shutdown_grace_secs);
         match tokio::time::timeout(grace, graceful.shutdown()).await {
             Ok(()) => tracing::info!("all connections drained"),
-            Err(_) => tracing::warn!(grace_secs = grace.as_secs(), "shutdown grace period over, closing remaining connections"),
+            Err(_) => tracing::warn!(
+                grace_secs = grace.as_secs(),
+                "shutdown grace period over, closing remaining connections"
+            ),
         }
         Ok(())
     }
@@ -147,7 +154,7 @@ async fn serve_connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(Duration::from_secs(config.header_read_timeout_secs.max(1)))
-        .max_buf_size(config.max_header_bytes.max(8192))
+        .max_header_size(config.max_header_bytes.max(1024))
         .max_headers(config.max_headers.max(1))
         .keep_alive(true);
     let connection = builder.serve_connection(TokioIo::new(stream), service);

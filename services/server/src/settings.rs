@@ -157,32 +157,135 @@ pub struct EnvVar {
 
 /// `PLANSHARE_*` variables, applied in this order.
 pub const ENV_VARS: &[EnvVar] = &[
-    EnvVar { name: "PLANSHARE_HOST", setting: "server.host", apply: |s, v| { s.server.host = v.trim().to_owned(); Ok(()) } },
-    EnvVar { name: "PLANSHARE_PORT", setting: "server.port", apply: |s, v| { s.server.port = parse(v, "a port number 0-65535")?; Ok(()) } },
-    EnvVar { name: "PLANSHARE_DATA_DIR", setting: "server.data_dir", apply: |s, v| { s.server.data_dir = PathBuf::from(v); Ok(()) } },
-    EnvVar { name: "PLANSHARE_STORE", setting: "store.kind", apply: |s, v| { s.store.kind = v.parse::<StoreKind>()?; Ok(()) } },
-    EnvVar { name: "PLANSHARE_MAX_SIZE", setting: "paste.max_size", apply: |s, v| { s.paste.max_size = parse(v, "a size in bytes")?; Ok(()) } },
-    EnvVar { name: "PLANSHARE_TTL_SECS", setting: "paste.ttl_secs", apply: |s, v| { s.paste.ttl_secs = parse(v, "a number of seconds")?; Ok(()) } },
-    EnvVar { name: "PLANSHARE_ID_LENGTH", setting: "paste.id_length", apply: |s, v| { s.paste.id_length = parse(v, "a length from 8 to 16")?; Ok(()) } },
-    EnvVar { name: "PLANSHARE_ALLOWED_ORIGINS", setting: "paste.allowed_origins", apply: |s, v| { s.paste.allowed_origins = split_origins(v); Ok(()) } },
-    EnvVar { name: "PLANSHARE_LOG", setting: "log.filter", apply: |s, v| { s.log.filter = v.to_owned(); Ok(()) } },
-    EnvVar { name: "PLANSHARE_LOG_FORMAT", setting: "log.format", apply: |s, v| {
-        s.log.format = match v.trim() { "pretty" => LogFormat::Pretty, "json" => LogFormat::Json, _ => return Err("`pretty` or `json`".into()) };
-        Ok(())
-    } },
+    EnvVar {
+        name: "PLANSHARE_HOST",
+        setting: "server.host",
+        apply: |s, v| {
+            s.server.host = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_PORT",
+        setting: "server.port",
+        apply: |s, v| {
+            s.server.port = parse(v, "a port number 0-65535")?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_DATA_DIR",
+        setting: "server.data_dir",
+        apply: |s, v| {
+            s.server.data_dir = PathBuf::from(v);
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_STORE",
+        setting: "store.kind",
+        apply: |s, v| {
+            s.store.kind = v.parse::<StoreKind>()?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_MAX_SIZE",
+        setting: "paste.max_size",
+        apply: |s, v| {
+            s.paste.max_size = parse(v, "a size in bytes")?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_TTL_SECS",
+        setting: "paste.ttl_secs",
+        apply: |s, v| {
+            s.paste.ttl_secs = parse(v, "a number of seconds")?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_ID_LENGTH",
+        setting: "paste.id_length",
+        apply: |s, v| {
+            s.paste.id_length = parse(v, "a length from 8 to 16")?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_ALLOWED_ORIGINS",
+        setting: "paste.allowed_origins",
+        apply: |s, v| {
+            s.paste.allowed_origins = split_origins(v);
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_LOG",
+        setting: "log.filter",
+        apply: |s, v| {
+            s.log.filter = v.to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_LOG_FORMAT",
+        setting: "log.format",
+        apply: |s, v| {
+            s.log.format = match v.trim() {
+                "pretty" => LogFormat::Pretty,
+                "json" => LogFormat::Json,
+                _ => return Err("`pretty` or `json`".into()),
+            };
+            Ok(())
+        },
+    },
 ];
 
 /// The upstream paste service's variables, applied after [`ENV_VARS`].
 pub const UPSTREAM_ENV_VARS: &[EnvVar] = &[
-    EnvVar { name: "PASTE_PORT", setting: "server.port", apply: |s, v| { s.server.port = parse(v, "a port number 0-65535")?; Ok(()) } },
-    EnvVar { name: "PASTE_DATA_DIR", setting: "store.fs.path", apply: |s, v| { s.store.fs.path = PathBuf::from(v); Ok(()) } },
-    EnvVar { name: "PASTE_TTL_DAYS", setting: "paste.ttl_secs (days × 86400)", apply: |s, v| {
-        let days: u64 = parse(v, "a whole number of days")?;
-        s.paste.ttl_secs = days.checked_mul(86_400).ok_or("a smaller number of days")?;
-        Ok(())
-    } },
-    EnvVar { name: "PASTE_MAX_SIZE", setting: "paste.max_size", apply: |s, v| { s.paste.max_size = parse(v, "a size in bytes")?; Ok(()) } },
-    EnvVar { name: "PASTE_ALLOWED_ORIGINS", setting: "paste.allowed_origins", apply: |s, v| { s.paste.allowed_origins = split_origins(v); Ok(()) } },
+    EnvVar {
+        name: "PASTE_PORT",
+        setting: "server.port",
+        apply: |s, v| {
+            s.server.port = parse(v, "a port number 0-65535")?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PASTE_DATA_DIR",
+        setting: "store.fs.path",
+        apply: |s, v| {
+            s.store.fs.path = PathBuf::from(v);
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PASTE_TTL_DAYS",
+        setting: "paste.ttl_secs (days × 86400)",
+        apply: |s, v| {
+            let days: u64 = parse(v, "a whole number of days")?;
+            s.paste.ttl_secs = days.checked_mul(86_400).ok_or("a smaller number of days")?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PASTE_MAX_SIZE",
+        setting: "paste.max_size",
+        apply: |s, v| {
+            s.paste.max_size = parse(v, "a size in bytes")?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PASTE_ALLOWED_ORIGINS",
+        setting: "paste.allowed_origins",
+        apply: |s, v| {
+            s.paste.allowed_origins = split_origins(v);
+            Ok(())
+        },
+    },
 ];
 
 fn parse<T: std::str::FromStr>(value: &str, expected: &str) -> Result<T, String> {
@@ -199,10 +302,11 @@ impl Settings {
         let mut settings = match file {
             None => Settings::default(),
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| SettingsError::ReadFile {
-                    path: path.to_owned(),
-                    source,
-                })?;
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| SettingsError::ReadFile {
+                        path: path.to_owned(),
+                        source,
+                    })?;
                 Settings::from_toml(&text).map_err(|message| SettingsError::ParseFile {
                     path: path.to_owned(),
                     message,
@@ -236,13 +340,15 @@ impl Settings {
 
     fn resolve_paths(&mut self) -> Result<(), SettingsError> {
         if self.server.data_dir.as_os_str().is_empty() {
-            self.server.data_dir = dirs::data_dir()
-                .map(|d| d.join("planshare"))
-                .ok_or_else(|| {
-                    SettingsError::Invalid(
-                        "no user data directory is known (HOME unset?): set PLANSHARE_DATA_DIR".into(),
-                    )
-                })?;
+            self.server.data_dir =
+                dirs::data_dir()
+                    .map(|d| d.join("planshare"))
+                    .ok_or_else(|| {
+                        SettingsError::Invalid(
+                            "no user data directory is known (HOME unset?): set PLANSHARE_DATA_DIR"
+                                .into(),
+                        )
+                    })?;
         }
         if self.store.fs.path.as_os_str().is_empty() {
             self.store.fs.path = self.server.data_dir.join("pastes");
@@ -269,16 +375,23 @@ mod tests {
     use super::*;
 
     fn load(vars: &[(&str, &str)]) -> Result<Settings, SettingsError> {
-        let map: HashMap<String, String> =
-            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         let mut vars_with_home = map;
-        vars_with_home.entry("PLANSHARE_DATA_DIR".into()).or_insert_with(|| "/srv/planshare".into());
+        vars_with_home
+            .entry("PLANSHARE_DATA_DIR".into())
+            .or_insert_with(|| "/srv/planshare".into());
         Settings::load(None, &|name| vars_with_home.get(name).cloned())
     }
 
     #[test]
     fn the_embedded_defaults_file_matches_the_code_defaults() {
-        assert_eq!(Settings::from_toml(DEFAULT_TOML).unwrap(), Settings::default());
+        assert_eq!(
+            Settings::from_toml(DEFAULT_TOML).unwrap(),
+            Settings::default()
+        );
     }
 
     #[test]
@@ -300,15 +413,24 @@ mod tests {
             ("PASTE_DATA_DIR", "/var/pastes"),
             ("PASTE_TTL_DAYS", "0"),
             ("PASTE_MAX_SIZE", "2000"),
-            ("PASTE_ALLOWED_ORIGINS", "https://plans.example.com, https://other.example.com ,"),
+            (
+                "PASTE_ALLOWED_ORIGINS",
+                "https://plans.example.com, https://other.example.com ,",
+            ),
         ])
         .unwrap();
         assert_eq!(s.server.port, 8080);
         assert_eq!(s.store.fs.path, PathBuf::from("/var/pastes"));
         assert_eq!(s.paste.ttl_secs, 0);
         assert_eq!(s.paste.max_size, 2000);
-        assert_eq!(s.paste.allowed_origins, ["https://plans.example.com", "https://other.example.com"]);
-        assert_eq!(load(&[("PASTE_TTL_DAYS", "3")]).unwrap().paste.ttl_secs, 3 * 86_400);
+        assert_eq!(
+            s.paste.allowed_origins,
+            ["https://plans.example.com", "https://other.example.com"]
+        );
+        assert_eq!(
+            load(&[("PASTE_TTL_DAYS", "3")]).unwrap().paste.ttl_secs,
+            3 * 86_400
+        );
     }
 
     #[test]
@@ -330,9 +452,15 @@ mod tests {
         assert_eq!(s.server.data_dir, PathBuf::from("/data"));
         assert_eq!(s.store.fs.path, PathBuf::from("/data/pastes"));
         assert_eq!(s.store.kind, StoreKind::Memory);
-        assert_eq!((s.paste.max_size, s.paste.ttl_secs, s.paste.id_length), (100, 60, 8));
+        assert_eq!(
+            (s.paste.max_size, s.paste.ttl_secs, s.paste.id_length),
+            (100, 60, 8)
+        );
         assert_eq!(s.paste.allowed_origins, ["*"]);
-        assert_eq!((s.log.filter.as_str(), s.log.format), ("debug", LogFormat::Json));
+        assert_eq!(
+            (s.log.filter.as_str(), s.log.format),
+            ("debug", LogFormat::Json)
+        );
     }
 
     #[test]
@@ -344,12 +472,24 @@ mod tests {
     #[test]
     fn bad_values_name_the_variable_and_what_was_expected() {
         let err = load(&[("PASTE_PORT", "http")]).unwrap_err().to_string();
-        assert_eq!(err, r#"invalid value "http" in PASTE_PORT: a port number 0-65535"#);
-        let err = load(&[("PLANSHARE_STORE", "mongo")]).unwrap_err().to_string();
-        assert!(err.contains("PLANSHARE_STORE") && err.contains("valid kinds: fs, memory"), "{err}");
-        let err = load(&[("PLANSHARE_ID_LENGTH", "20")]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            r#"invalid value "http" in PASTE_PORT: a port number 0-65535"#
+        );
+        let err = load(&[("PLANSHARE_STORE", "mongo")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("PLANSHARE_STORE") && err.contains("valid kinds: fs, memory"),
+            "{err}"
+        );
+        let err = load(&[("PLANSHARE_ID_LENGTH", "20")])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("paste.id_length must be 8-16"), "{err}");
-        let err = load(&[("PLANSHARE_HOST", "localhost")]).unwrap_err().to_string();
+        let err = load(&[("PLANSHARE_HOST", "localhost")])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("server.host"), "{err}");
     }
 
@@ -365,9 +505,15 @@ mod tests {
         let env = |name: &str| (name == "PLANSHARE_PORT").then(|| "6000".to_owned());
         let s = Settings::load(Some(&file), &env).unwrap();
         assert_eq!(s.server.port, 6000);
-        assert_eq!(s.paste.allowed_origins, ["https://a.example", "https://b.example"]);
+        assert_eq!(
+            s.paste.allowed_origins,
+            ["https://a.example", "https://b.example"]
+        );
         assert_eq!(s.store.kind, StoreKind::Memory);
-        assert_eq!(s.paste.max_size, 5_242_880, "untouched keys keep their defaults");
+        assert_eq!(
+            s.paste.max_size, 5_242_880,
+            "untouched keys keep their defaults"
+        );
     }
 
     #[test]

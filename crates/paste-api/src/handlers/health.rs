@@ -10,7 +10,12 @@ use crate::state::AppState;
 
 /// `GET /healthz`: the process is up and serving.
 pub(crate) async fn healthz() -> Response {
-    json_response(StatusCode::OK, &api_types::HealthResponse { status: "ok".into() })
+    json_response(
+        StatusCode::OK,
+        &api_types::HealthResponse {
+            status: "ok".into(),
+        },
+    )
 }
 
 /// `GET /readyz`: 200 when the store answers and no shutdown has begun,
@@ -21,7 +26,12 @@ pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
         return ApiError::ShuttingDown.into_response();
     }
     match readiness.store_health().await {
-        Ok(()) => json_response(StatusCode::OK, &api_types::HealthResponse { status: "ready".into() }),
+        Ok(()) => json_response(
+            StatusCode::OK,
+            &api_types::HealthResponse {
+                status: "ready".into(),
+            },
+        ),
         Err(reason) => {
             tracing::warn!(%reason, "not ready: store health check failed");
             ApiError::StoreUnavailable {

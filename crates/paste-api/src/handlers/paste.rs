@@ -8,9 +8,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use paste_store::{
-    DeleteToken, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms,
-};
+use paste_store::{DeleteToken, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms};
 
 use crate::body::{self, ENVELOPE_ALLOWANCE};
 use crate::error::ApiError;
@@ -38,7 +36,9 @@ pub(crate) async fn create_paste(
     let data = body::parse_create(&raw)?.ok_or(ApiError::MissingData)?;
     drop(raw);
     if body::js_length(&data) > config.max_size {
-        return Err(ApiError::PayloadTooLarge { max_size: config.max_size });
+        return Err(ApiError::PayloadTooLarge {
+            max_size: config.max_size,
+        });
     }
 
     let token = DeleteToken::generate().map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -51,7 +51,8 @@ pub(crate) async fn create_paste(
         delete_token: Some(token.digest()),
     };
     for _ in 0..ID_ATTEMPTS {
-        let id = PasteId::generate(config.id_length).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let id =
+            PasteId::generate(config.id_length).map_err(|e| ApiError::Internal(e.to_string()))?;
         let key = PasteKey::new(state.inner.namespace.clone(), id);
         match with_timeout(&state, state.inner.store.put_if_absent(&key, paste.clone())).await {
             Ok(()) => {
@@ -66,7 +67,9 @@ pub(crate) async fn create_paste(
             Err(e) => return Err(ApiError::from_store(e, true)),
         }
     }
-    Err(ApiError::Internal(format!("{ID_ATTEMPTS} id collisions in a row")))
+    Err(ApiError::Internal(format!(
+        "{ID_ATTEMPTS} id collisions in a row"
+    )))
 }
 
 /// `GET /api/paste/{id}` — upstream's read: ids outside `[A-Za-z0-9]{6,16}`
@@ -83,11 +86,14 @@ pub(crate) async fn get_paste(
     let paste = with_timeout(&state, state.inner.store.get(&key))
         .await
         .map_err(|e| ApiError::from_store(e, true))?;
-    let body = api_types::GetPasteResponse { data: paste.payload.to_text() };
+    let body = api_types::GetPasteResponse {
+        data: paste.payload.to_text(),
+    };
     let mut response = json_response(StatusCode::OK, &body);
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
     Ok(response)
 }
 
@@ -110,7 +116,10 @@ pub(crate) async fn delete_paste(
         Err(StoreError::NotFound) => return Err(not_found),
         Err(e) => return Err(ApiError::from_store(e, false)),
     };
-    if !paste.delete_token.is_some_and(|digest| digest.matches(token)) {
+    if !paste
+        .delete_token
+        .is_some_and(|digest| digest.matches(token))
+    {
         return Err(not_found);
     }
     with_timeout(&state, state.inner.store.delete(&key))
@@ -164,7 +173,14 @@ mod tests {
     fn only_one_well_formed_bearer_header_is_accepted() {
         assert_eq!(bearer_token(&auth(&["Bearer abc"])), Some("abc"));
         assert_eq!(bearer_token(&auth(&["bearer abc"])), Some("abc"));
-        for bad in [&["Bearer "][..], &["Bearer"], &["Basic abc"], &["Bearer a b"], &["Bearer abc", "Bearer abc"], &[]] {
+        for bad in [
+            &["Bearer "][..],
+            &["Bearer"],
+            &["Basic abc"],
+            &["Bearer a b"],
+            &["Bearer abc", "Bearer abc"],
+            &[],
+        ] {
             assert_eq!(bearer_token(&auth(bad)), None, "{bad:?}");
         }
         let long = format!("Bearer {}", "a".repeat(10 * 1024));

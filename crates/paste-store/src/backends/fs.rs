@@ -206,7 +206,10 @@ impl Inner {
         if let Err(e) = sync_dir(&dir) {
             // Not durable, so not acknowledged; take it back out of view.
             let _ = fs::remove_file(&target);
-            return Err(io_unavailable("cannot flush the paste directory to disk", e));
+            return Err(io_unavailable(
+                "cannot flush the paste directory to disk",
+                e,
+            ));
         }
         crash_point!("fs::after_dir_fsync");
         Ok(())
@@ -308,14 +311,16 @@ impl Inner {
         let now = now_ms();
         let stale_before = now.saturating_sub(self.config.stale_tmp_secs.saturating_mul(1000));
         let mut removed = 0;
-        let namespaces =
-            fs::read_dir(&self.root).map_err(|e| io_unavailable("cannot list the paste directory", e))?;
+        let namespaces = fs::read_dir(&self.root)
+            .map_err(|e| io_unavailable("cannot list the paste directory", e))?;
         for ns in namespaces.flatten() {
             if !ns.file_type().is_ok_and(|t| t.is_dir()) {
                 self.remove_stale_tmp(&ns.path(), stale_before, &mut removed);
                 continue;
             }
-            let Ok(shards) = fs::read_dir(ns.path()) else { continue };
+            let Ok(shards) = fs::read_dir(ns.path()) else {
+                continue;
+            };
             for shard in shards.flatten() {
                 removed += self.sweep_shard(&shard.path(), now, stale_before);
             }
@@ -324,11 +329,15 @@ impl Inner {
     }
 
     fn sweep_shard(&self, dir: &Path, now: u64, stale_before: u64) -> u64 {
-        let Ok(entries) = fs::read_dir(dir) else { return 0 };
+        let Ok(entries) = fs::read_dir(dir) else {
+            return 0;
+        };
         let mut removed = 0;
         for entry in entries.flatten() {
             let path = entry.path();
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
             if name.starts_with(TMP_PREFIX) {
                 self.remove_stale_tmp(&path, stale_before, &mut removed);
                 continue;
@@ -348,8 +357,12 @@ impl Inner {
     }
 
     fn remove_stale_tmp(&self, path: &Path, stale_before: u64, removed: &mut u64) {
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return };
-        let Some(rest) = name.strip_prefix(TMP_PREFIX) else { return };
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return;
+        };
+        let Some(rest) = name.strip_prefix(TMP_PREFIX) else {
+            return;
+        };
         // `.tmp-<file>-<created ms>-<random>` or `.tmp-health-<random>`
         let created = rest
             .rsplit('-')
@@ -367,7 +380,9 @@ fn spawn_sweeper(inner: Weak<Inner>) {
         tracing::warn!("no Tokio runtime: the fs store's background sweep is off");
         return;
     };
-    let Some(config) = inner.upgrade().map(|i| i.config.clone()) else { return };
+    let Some(config) = inner.upgrade().map(|i| i.config.clone()) else {
+        return;
+    };
     runtime.spawn(async move {
         let mut delay = Duration::from_secs(config.first_sweep_delay_secs);
         loop {
@@ -453,7 +468,12 @@ pub(crate) mod record {
             Payload::Base64Url(bytes) => (FLAG_BASE64URL, bytes),
             Payload::Text(text) => (0, text.as_bytes()),
         };
-        let flags = flags | if paste.delete_token.is_some() { FLAG_TOKEN } else { 0 };
+        let flags = flags
+            | if paste.delete_token.is_some() {
+                FLAG_TOKEN
+            } else {
+                0
+            };
         let mut out = Vec::with_capacity(HEADER_LEN + body.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&[flags, 0, 0, 0]);
@@ -483,7 +503,9 @@ pub(crate) mod record {
         let payload = if flags & FLAG_BASE64URL != 0 {
             Payload::Base64Url(body.to_vec())
         } else {
-            Payload::Text(String::from_utf8(body.to_vec()).map_err(|_| corrupt("text is not UTF-8"))?)
+            Payload::Text(
+                String::from_utf8(body.to_vec()).map_err(|_| corrupt("text is not UTF-8"))?,
+            )
         };
         let delete_token = (flags & FLAG_TOKEN != 0).then(|| {
             let mut d = [0u8; 32];
@@ -526,9 +548,15 @@ pub(crate) mod record {
         fn truncated_or_foreign_files_are_reported_as_damaged() {
             let full = encode(&sample(Payload::Base64Url(vec![9; 100]), true));
             for cut in [0, 3, 63, 64, 100, full.len() - 1] {
-                assert!(matches!(decode(&full[..cut]), Err(StoreError::Internal { .. })), "cut {cut}");
+                assert!(
+                    matches!(decode(&full[..cut]), Err(StoreError::Internal { .. })),
+                    "cut {cut}"
+                );
             }
-            assert!(matches!(decode(b"{\"data\":\"x\",\"expiresAt\":1}"), Err(StoreError::Internal { .. })));
+            assert!(matches!(
+                decode(b"{\"data\":\"x\",\"expiresAt\":1}"),
+                Err(StoreError::Internal { .. })
+            ));
         }
     }
 }

@@ -27,7 +27,9 @@ impl MemoryStore {
     fn lock(&self) -> MutexGuard<'_, HashMap<PasteKey, StoredPaste>> {
         // A panic while holding the lock cannot leave the map half-updated
         // (every mutation is a single insert/remove), so poisoning is ignored.
-        self.map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.map
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -43,10 +45,11 @@ impl PasteStore for MemoryStore {
         if self.puts.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1 {
             map.retain(|_, paste| !paste.is_expired_at(now));
         }
-        if let Some(existing) = map.get(key) {
-            if !existing.is_expired_at(now) {
-                return Err(StoreError::AlreadyExists);
-            }
+        if map
+            .get(key)
+            .is_some_and(|existing| !existing.is_expired_at(now))
+        {
+            return Err(StoreError::AlreadyExists);
         }
         map.insert(key.clone(), paste);
         Ok(())

@@ -1,0 +1,137 @@
+"""Checks planshare-server's system calls under strace (see scripts/syscall-checks)."""
+
+import http.client
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BAD_PATHS = [
+    "/api/paste/..", "/api/paste/%2e%2e", "/api/paste/..%2f..%2fetc%2fpasswd",
+    "/api/paste/../../etc/passwd", "/api/paste/a%2Fbcdefgh", "/api/paste//etc/passwd",
+    "/api/paste/%00abcdef", "/api/paste/abc%25def", "/api/paste/*", "/api/paste/%D0%B0bcdefg",
+    "/api/paste/abcdefgh", "/api/paste/ABCDEFGHabcdefgh",
+]
+CREATES = 20
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def request(port, method, path, body=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, data
+
+
+def raw_get(port, path):
+    # http.client would normalise nothing, but send the path exactly anyway.
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    s.close()
+    return int(data.split(b" ")[1])
+
+
+def main():
+    binary = sys.argv[1]
+    work = tempfile.mkdtemp(prefix="planshare-strace-")
+    root = os.path.realpath(os.path.join(work, "data", "pastes"))
+    trace = os.path.join(work, "trace.txt")
+    port = free_port()
+    env = dict(os.environ, PLANSHARE_HOST="127.0.0.1", PLANSHARE_PORT=str(port),
+               PLANSHARE_DATA_DIR=os.path.join(work, "data"), PLANSHARE_LOG="warn")
+    proc = subprocess.Popen(
+        ["strace", "-f", "-qq", "-yy", "-s", "2048", "-o", trace,
+         "-e", "trace=%file,fsync,fdatasync,write,writev,sendto,sendmsg,accept4,accept",
+         binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                if request(port, "GET", "/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline or proc.poll() is not None:
+                sys.exit("syscall-checks: server did not start under strace")
+            time.sleep(0.05)
+
+        ids = []
+        for i in range(CREATES):
+            status, body = request(port, "POST", "/api/paste", json.dumps({"data": f"Q{i}" * 50}))
+            assert status == 201, (status, body)
+            ids.append(json.loads(body)["id"])
+        for path in BAD_PATHS:
+            status = raw_get(port, path)
+            assert 400 <= status < 500, (path, status)
+    finally:
+        # Stop the server itself (strace's child); strace exits with it.
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        for pid in children:
+            os.kill(int(pid), 15)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            for pid in children:
+                os.kill(int(pid), 9)
+            proc.wait()
+
+    lines = open(trace, encoding="utf-8", errors="replace").read().splitlines()
+    failures = []
+
+    # K3: ordering per paste.
+    for paste_id in ids:
+        hexid = paste_id.encode().hex()
+        tmp_fsync = link = dir_fsync = reply = None
+        for n, line in enumerate(lines):
+            if tmp_fsync is None and re.search(r"\bf(data)?sync\(\d+<[^>]*/\.tmp-" + hexid, line):
+                tmp_fsync = n
+            elif link is None and "link" in line and "/.tmp-" + hexid in line and line.rstrip().endswith("= 0"):
+                link = n
+            elif link is not None and dir_fsync is None and re.search(r"\bfsync\(\d+<[^>]*/" + hexid[:4] + r">\)", line):
+                dir_fsync = n
+            elif reply is None and "HTTP/1.1 201" in line and f'\\"id\\":\\"{paste_id}\\"' in line:
+                reply = n
+        steps = [tmp_fsync, link, dir_fsync, reply]
+        if None in steps or steps != sorted(steps):
+            failures.append(f"ordering for {paste_id}: fsync(tmp)={tmp_fsync} link={link} "
+                            f"fsync(dir)={dir_fsync} 201={reply}")
+
+    # A5: containment after the server started serving.
+    start = next((n for n, l in enumerate(lines) if re.search(r"\baccept4?\(", l)), len(lines))
+    touched = 0
+    for line in lines[start:]:
+        m = re.match(r"\d+\s+(\w+)\((.*)", line)
+        if not m or m.group(1) in ("write", "writev", "sendto", "sendmsg", "accept", "accept4", "fsync", "fdatasync"):
+            continue
+        # Quoted strings are the paths passed in (fd annotations like
+        # AT_FDCWD</cwd> only describe the base of a relative path).
+        for path in re.findall(r'"([^"]*)"', m.group(2)):
+            touched += 1
+            if not path.startswith("/") or not (os.path.realpath(path) + "/").startswith(root + "/"):
+                failures.append(f"outside the store root: {line.strip()[:200]}")
+
+    print(f"syscall-checks: {len(ids)} creates ordered, {touched} paths checked, {len(failures)} problems")
+    for f in failures[:20]:
+        print("  " + f)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

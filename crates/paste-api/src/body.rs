@@ -6,6 +6,7 @@
 //! oversized upload is refused as soon as it passes the limit plus a small
 //! allowance for the JSON around `data`, before it is buffered whole.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -13,21 +14,66 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body_util::BodyExt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ApiError;
 
 /// Room for the JSON around `data` (`{"data":""}`, ignored extra fields).
 pub(crate) const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
 
+/// Bodies are buffered whole; no single request reserves more than this up front.
+const INITIAL_CAPACITY_CAP: usize = 256 * 1024;
+
+/// Bytes of request bodies buffered at once across all requests, in KiB
+/// permits. A request that would exceed it is shed with 503 instead of
+/// letting many large uploads exhaust memory.
+#[derive(Clone)]
+pub(crate) struct BodyBudget(Arc<Semaphore>);
+
+impl BodyBudget {
+    pub(crate) fn new(mib: usize) -> Self {
+        BodyBudget(Arc::new(Semaphore::new(mib.max(1).saturating_mul(1024))))
+    }
+
+    /// Reserves `bytes` more (rounded up to KiB) on `held`, or fails at once.
+    fn reserve(
+        &self,
+        held: &mut Option<OwnedSemaphorePermit>,
+        bytes: usize,
+    ) -> Result<(), ApiError> {
+        let kib = u32::try_from(bytes.div_ceil(1024)).map_err(|_| ApiError::Overloaded)?;
+        if kib == 0 {
+            return Ok(());
+        }
+        let permit = self
+            .0
+            .clone()
+            .try_acquire_many_owned(kib)
+            .map_err(|_| ApiError::Overloaded)?;
+        match held {
+            Some(h) => h.merge(permit),
+            None => *held = Some(permit),
+        }
+        Ok(())
+    }
+}
+
+/// A body read whole, and its share of the [`BodyBudget`], returned on drop.
+pub(crate) struct LimitedBody {
+    pub(crate) bytes: Bytes,
+    pub(crate) _reservation: Option<OwnedSemaphorePermit>,
+}
+
 /// Reads the whole body, refusing it once it holds more UTF-16 code units than
-/// `max_units` or takes longer than `timeout`.
+/// `max_units`, takes longer than `timeout`, or would overdraw `budget`.
 pub(crate) async fn read_limited(
     headers: &HeaderMap,
     body: Body,
     max_units: usize,
     max_size: usize,
     timeout: Duration,
-) -> Result<Bytes, ApiError> {
+    budget: &BodyBudget,
+) -> Result<LimitedBody, ApiError> {
     // A UTF-16 code unit takes at most 3 bytes of UTF-8, so a declared length
     // beyond that cannot fit.
     let declared = headers
@@ -40,9 +86,10 @@ pub(crate) async fn read_limited(
     let capacity = declared
         .and_then(|len| usize::try_from(len).ok())
         .unwrap_or(0)
-        .min(max_units.saturating_mul(3));
+        .min(INITIAL_CAPACITY_CAP);
     let read = async move {
         let mut body = body;
+        let mut reservation = None;
         let mut buf = BytesMut::with_capacity(capacity);
         let mut units = 0usize;
         while let Some(frame) = body.frame().await {
@@ -52,10 +99,14 @@ pub(crate) async fn read_limited(
                 if units > max_units {
                     return Err(ApiError::PayloadTooLarge { max_size });
                 }
+                budget.reserve(&mut reservation, chunk.len())?;
                 buf.extend_from_slice(&chunk);
             }
         }
-        Ok(buf.freeze())
+        Ok(LimitedBody {
+            bytes: buf.freeze(),
+            _reservation: reservation,
+        })
     };
     tokio::time::timeout(timeout, read)
         .await

@@ -61,6 +61,9 @@ pub struct HttpConfig {
     pub store_timeout_secs: u64,
     /// Requests handled at once; more are shed with 503 + `Retry-After`.
     pub max_in_flight: usize,
+    /// MiB of request bodies buffered at once across all requests; an upload
+    /// that would exceed it is shed with 503 + `Retry-After`.
+    pub body_memory_mib: usize,
 }
 
 impl Default for HttpConfig {
@@ -69,6 +72,7 @@ impl Default for HttpConfig {
             body_timeout_secs: 30,
             store_timeout_secs: 10,
             max_in_flight: 512,
+            body_memory_mib: 256,
         }
     }
 }

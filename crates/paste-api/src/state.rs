@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use paste_store::{Namespace, PasteStore, StoreError};
 use tokio::sync::{Mutex, Semaphore};
 
+use crate::body::BodyBudget;
 use crate::config::{HttpConfig, PasteConfig};
 use crate::cors::CorsPolicy;
 
@@ -25,6 +26,7 @@ pub(crate) struct Inner {
     pub(crate) http: HttpConfig,
     pub(crate) cors: CorsPolicy,
     pub(crate) in_flight: Arc<Semaphore>,
+    pub(crate) body_budget: BodyBudget,
     pub(crate) readiness: Readiness,
 }
 
@@ -35,6 +37,7 @@ impl AppState {
             inner: Arc::new(Inner {
                 cors: CorsPolicy::new(&paste.allowed_origins),
                 in_flight: Arc::new(Semaphore::new(http.max_in_flight.max(1))),
+                body_budget: BodyBudget::new(http.body_memory_mib),
                 readiness: Readiness::new(store.clone()),
                 namespace: Namespace::default_tenant(),
                 store,

@@ -31,10 +31,11 @@ pub(crate) async fn create_paste(
         config.max_size.saturating_add(ENVELOPE_ALLOWANCE),
         config.max_size,
         Duration::from_secs(state.inner.http.body_timeout_secs.max(1)),
+        &state.inner.body_budget,
     )
     .await?;
-    let data = body::parse_create(&raw)?.ok_or(ApiError::MissingData)?;
-    drop(raw);
+    // The reservation is held until the paste is stored: `data` is a copy.
+    let data = body::parse_create(&raw.bytes)?.ok_or(ApiError::MissingData)?;
     if body::js_length(&data) > config.max_size {
         return Err(ApiError::PayloadTooLarge {
             max_size: config.max_size,

@@ -125,3 +125,22 @@ async fn cors_echoes_allowed_origins_only_and_always_varies_on_origin() {
         assert_eq!(response.headers()["x-content-type-options"], "nosniff");
     }
 }
+
+#[tokio::test]
+async fn uploads_beyond_the_body_memory_budget_are_shed_with_503() {
+    let app = TestApp::spawn_configured(&[], |s| s.http.body_memory_mib = 1).await;
+    let response = app.create(&"a".repeat(2 * 1024 * 1024)).await;
+    assert_eq!(response.status(), 503);
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains(r#""code":"overloaded""#)
+    );
+    // The reservation was returned: smaller uploads go through.
+    for _ in 0..5 {
+        app.create_ok(&"a".repeat(512 * 1024)).await;
+    }
+}

@@ -47,30 +47,77 @@ def raw_get(port, path):
     return int(data.split(b" ")[1])
 
 
-def main():
-    binary = sys.argv[1]
-    work = tempfile.mkdtemp(prefix="planshare-strace-")
-    root = os.path.realpath(os.path.join(work, "data", "pastes"))
-    trace = os.path.join(work, "trace.txt")
-    port = free_port()
-    env = dict(os.environ, PLANSHARE_HOST="127.0.0.1", PLANSHARE_PORT=str(port),
-               PLANSHARE_DATA_DIR=os.path.join(work, "data"), PLANSHARE_LOG="warn")
-    proc = subprocess.Popen(
-        ["strace", "-f", "-qq", "-yy", "-s", "2048", "-o", trace,
-         "-e", "trace=%file,fsync,fdatasync,write,writev,sendto,sendmsg,accept4,accept",
-         binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+class Traced:
+    """planshare-server under strace with its own data directory and port."""
+
+    def __init__(self, binary, strace_args):
+        self.work = tempfile.mkdtemp(prefix="planshare-strace-")
+        self.root = os.path.realpath(os.path.join(self.work, "data", "pastes"))
+        self.trace = os.path.join(self.work, "trace.txt")
+        self.port = free_port()
+        env = dict(os.environ, PLANSHARE_HOST="127.0.0.1", PLANSHARE_PORT=str(self.port),
+                   PLANSHARE_DATA_DIR=os.path.join(self.work, "data"), PLANSHARE_LOG="error")
+        self.proc = subprocess.Popen(["strace", "-f", "-qq", "-o", self.trace, *strace_args, binary],
+                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 30
         while True:
             try:
-                if request(port, "GET", "/healthz")[0] == 200:
-                    break
+                if request(self.port, "GET", "/healthz")[0] == 200:
+                    return
             except OSError:
                 pass
-            if time.time() > deadline or proc.poll() is not None:
+            if time.time() > deadline or self.proc.poll() is not None:
+                self.stop()
                 sys.exit("syscall-checks: server did not start under strace")
             time.sleep(0.05)
 
+    def stop(self):
+        # Stop the server itself (strace's child); strace exits with it.
+        children = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout.split()
+        for pid in children:
+            os.kill(int(pid), 15)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            for pid in children:
+                os.kill(int(pid), 9)
+            self.proc.wait()
+
+    def visible_pastes(self):
+        return [f for _, _, files in os.walk(self.root) for f in files if not f.startswith(".tmp-")]
+
+
+def injected_failures(binary):
+    """K4: a failing fsync or link is a 503, never a 201, and leaves no visible paste."""
+    failures = []
+    # (std::fs::hard_link is linkat(2) on Linux.)
+    for syscall, errno in (("fsync", "EIO"), ("linkat", "ENOSPC")):
+        server = Traced(binary, ["-e", f"trace={syscall}", "-e", f"inject={syscall}:error={errno}"])
+        try:
+            for _ in range(3):
+                conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+                conn.request("POST", "/api/paste", body=json.dumps({"data": "abc"}))
+                resp = conn.getresponse()
+                resp.read()
+                if resp.status != 503 or resp.getheader("Retry-After") is None:
+                    failures.append(f"{syscall} -> {errno}: create answered {resp.status}")
+                conn.close()
+            if request(server.port, "GET", "/healthz")[0] != 200:
+                failures.append(f"{syscall} -> {errno}: liveness failed")
+        finally:
+            server.stop()
+        if server.visible_pastes():
+            failures.append(f"{syscall} -> {errno}: visible pastes after failed writes: {server.visible_pastes()}")
+    return failures
+
+
+def main():
+    binary = sys.argv[1]
+    server = Traced(binary, ["-yy", "-s", "2048", "-e",
+                             "trace=%file,fsync,fdatasync,write,writev,sendto,sendmsg,accept4,accept"])
+    port, root, trace = server.port, server.root, server.trace
+    try:
         ids = []
         for i in range(CREATES):
             status, body = request(port, "POST", "/api/paste", json.dumps({"data": f"Q{i}" * 50}))
@@ -80,17 +127,7 @@ def main():
             status = raw_get(port, path)
             assert 400 <= status < 500, (path, status)
     finally:
-        # Stop the server itself (strace's child); strace exits with it.
-        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        for pid in children:
-            os.kill(int(pid), 15)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            for pid in children:
-                os.kill(int(pid), 9)
-            proc.wait()
+        server.stop()
 
     lines = open(trace, encoding="utf-8", errors="replace").read().splitlines()
     failures = []
@@ -127,7 +164,10 @@ def main():
             if not path.startswith("/") or not (os.path.realpath(path) + "/").startswith(root + "/"):
                 failures.append(f"outside the store root: {line.strip()[:200]}")
 
-    print(f"syscall-checks: {len(ids)} creates ordered, {touched} paths checked, {len(failures)} problems")
+    injected = injected_failures(binary)
+    failures += injected
+    print(f"syscall-checks: {len(ids)} creates ordered, {touched} paths checked, "
+          f"2 injected I/O faults, {len(failures)} problems")
     for f in failures[:20]:
         print("  " + f)
     sys.exit(1 if failures else 0)

@@ -267,7 +267,9 @@ async fn worker(
     let expected = workload.expected();
     let create_path = Uri::from_static("/api/paste");
     let mut source = match workload {
-        Workload::Create { size } => Source::Create(CreateBodies::new(size, Rng::from_entropy(index as u64))),
+        Workload::Create { size } => {
+            Source::Create(CreateBodies::new(size, Rng::from_entropy(index as u64)))
+        }
         Workload::Fetch { paths } => Source::Fetch { paths, next: index },
     };
     let mut conn: Option<Conn> = None;
@@ -411,7 +413,10 @@ async fn create_once(
         }
     };
     if reply.status != StatusCode::CREATED {
-        bail!("POST /api/paste: {}", status_kind(reply.status, &reply.body));
+        bail!(
+            "POST /api/paste: {}",
+            status_kind(reply.status, &reply.body)
+        );
     }
     let json: serde_json::Value =
         serde_json::from_slice(&reply.body).context("POST /api/paste: answer is not JSON")?;

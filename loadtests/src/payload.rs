@@ -163,7 +163,9 @@ mod tests {
         for size in [2usize, 3, 6, 7, 1022, 1023] {
             for _ in 0..50 {
                 let data = random_base64url(&mut rng, size);
-                let Some(pos) = data.last().and_then(|l| ALPHABET.iter().position(|c| c == l))
+                let Some(pos) = data
+                    .last()
+                    .and_then(|l| ALPHABET.iter().position(|c| c == l))
                 else {
                     panic!("empty data");
                 };

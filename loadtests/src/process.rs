@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 /// A free TCP port on 127.0.0.1 (bound once by the OS, then released).
 pub fn free_port() -> anyhow::Result<u16> {
-    let listener =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("binding 127.0.0.1:0 for a free port")?;
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .context("binding 127.0.0.1:0 for a free port")?;
     Ok(listener.local_addr()?.port())
 }
 
@@ -60,14 +60,23 @@ impl ServerProcess {
     /// Fails when the process has already exited.
     pub fn ensure_running(&mut self) -> anyhow::Result<()> {
         if let Some(status) = self.child.try_wait()? {
-            bail!("{} exited unexpectedly ({status})", self.name);
+            let hint = if status.success() {
+                " — a clean exit usually means something else sent it SIGTERM or SIGINT"
+            } else {
+                ""
+            };
+            bail!("{} exited unexpectedly ({status}){hint}", self.name);
         }
         Ok(())
     }
 
     /// Polls `GET /readyz` every `poll` until it answers 200; fails after
     /// `timeout` or as soon as the process exits. Returns the time waited.
-    pub async fn wait_ready(&mut self, timeout: Duration, poll: Duration) -> anyhow::Result<Duration> {
+    pub async fn wait_ready(
+        &mut self,
+        timeout: Duration,
+        poll: Duration,
+    ) -> anyhow::Result<Duration> {
         let start = Instant::now();
         let deadline = start + timeout;
         loop {

@@ -139,6 +139,15 @@ impl TestApp {
             .unwrap_or_else(|e| panic!("GET /api/paste/{id}: {e}"))
     }
 
+    /// `GET` of any path (probes and the like).
+    pub async fn get_path(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+
     /// Asks the server to shut down gracefully and waits until it has.
     pub async fn shutdown(mut self) -> Result<(), String> {
         self.stop().await

@@ -42,15 +42,7 @@ async fn silent_connections_are_closed_after_the_first_byte_deadline() {
         silent.push(TcpStream::connect(app.addr).await.unwrap());
     }
     // A well-behaved client is served meanwhile.
-    assert_eq!(
-        app.client
-            .get(app.url("/healthz"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(app.get_path("/healthz").await.status(), 200);
     for stream in &mut silent {
         let took = closed_within(stream, Duration::from_secs(10)).await;
         assert!(took.is_some(), "a silent connection stayed open");

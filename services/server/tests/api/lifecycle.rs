@@ -55,18 +55,10 @@ async fn shutdown_lets_an_in_flight_upload_finish() {
 #[tokio::test]
 async fn readiness_reports_503_during_the_shutdown_delay() {
     let mut app = TestApp::spawn_configured(&[], |s| s.server.shutdown_delay_secs = 2).await;
-    assert_eq!(
-        app.client
-            .get(app.url("/readyz"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(app.get_path("/readyz").await.status(), 200);
     let server = app.begin_shutdown().unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let ready = app.client.get(app.url("/readyz")).send().await.unwrap();
+    let ready = app.get_path("/readyz").await;
     assert_eq!(ready.status(), 503);
     assert!(ready.text().await.unwrap().contains("shutting-down"));
     // Still serving real requests during the delay.

@@ -11,15 +11,7 @@ async fn a_broken_data_directory_gives_503_and_recovers_without_restart() {
     let created = app.create_ok("survivor").await;
     let id = created["id"].as_str().unwrap().to_owned();
     let token = created["deleteToken"].as_str().unwrap().to_owned();
-    assert_eq!(
-        app.client
-            .get(app.url("/readyz"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(app.get_path("/readyz").await.status(), 200);
 
     // Tests run as root, so permission bits do not stop I/O; replace the
     // directory by a plain file instead.
@@ -51,32 +43,16 @@ async fn a_broken_data_directory_gives_503_and_recovers_without_restart() {
     }
     // Readiness caches its check for a second.
     tokio::time::sleep(Duration::from_millis(1_100)).await;
-    let ready = app.client.get(app.url("/readyz")).send().await.unwrap();
+    let ready = app.get_path("/readyz").await;
     assert_eq!(ready.status(), 503);
     assert_eq!(ready.headers()["retry-after"], "1");
     // Liveness does not depend on the store.
-    assert_eq!(
-        app.client
-            .get(app.url("/healthz"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(app.get_path("/healthz").await.status(), 200);
 
     std::fs::remove_file(&dir).unwrap();
     std::fs::rename(&moved, &dir).unwrap();
     tokio::time::sleep(Duration::from_millis(1_100)).await;
-    assert_eq!(
-        app.client
-            .get(app.url("/readyz"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(app.get_path("/readyz").await.status(), 200);
     let body: serde_json::Value = app.get(&id).await.json().await.unwrap();
     assert_eq!(body["data"], "survivor");
     app.create_ok("after recovery").await;

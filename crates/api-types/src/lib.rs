@@ -8,16 +8,19 @@
 use serde::{Deserialize, Serialize};
 
 /// `POST /api/paste` response: upstream's `{"id"}` plus the owner's
-/// delete token and the expiry.
+/// delete token and the expiry. planshare always sends both; an upstream
+/// paste service sends only `id`, so clients read them as optional.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreatePasteResponse {
     /// The paste id (16 base62 characters by default).
     pub id: String,
     /// Secret that authorises `DELETE /api/paste/{id}`; shown only here.
-    pub delete_token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_token: Option<String>,
     /// When the paste expires, in Unix milliseconds.
-    pub expires_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
 }
 
 /// `GET /api/paste/{id}` response, exactly upstream's shape.
@@ -56,13 +59,19 @@ mod tests {
     fn create_response_keeps_upstreams_id_first_and_uses_camel_case() {
         let body = CreatePasteResponse {
             id: "PwAB6RsTPwAB6RsT".into(),
-            delete_token: "t".into(),
-            expires_at: 1,
+            delete_token: Some("t".into()),
+            expires_at: Some(1),
         };
         assert_eq!(
             serde_json::to_string(&body).unwrap(),
             r#"{"id":"PwAB6RsTPwAB6RsT","deleteToken":"t","expiresAt":1}"#
         );
+    }
+
+    #[test]
+    fn an_upstream_create_response_has_only_the_id() {
+        let body: CreatePasteResponse = serde_json::from_str(r#"{"id":"PwAB6RsT"}"#).unwrap();
+        assert_eq!((body.delete_token, body.expires_at), (None, None));
     }
 
     #[test]

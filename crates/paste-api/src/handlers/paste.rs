@@ -59,8 +59,8 @@ pub(crate) async fn create_paste(
             Ok(()) => {
                 let body = api_types::CreatePasteResponse {
                     id: key.id().to_string(),
-                    delete_token: token.expose().to_owned(),
-                    expires_at,
+                    delete_token: Some(token.expose().to_owned()),
+                    expires_at: Some(expires_at),
                 };
                 return Ok(json_response(StatusCode::CREATED, &body));
             }

@@ -4,3 +4,28 @@
 //!
 //! Pure: no I/O, no async. Depends only on `share-codec` (for the annotation
 //! model); must not depend on HTTP, storage or anything with side effects.
+//!
+//! Where to start reading: [`parse_blocks`] in `blocks.rs` (the block model
+//! every other part is keyed on), then [`reanchor`] in `anchor.rs` (finding
+//! shared annotations' text again), then [`export_annotations`] in
+//! `export.rs` (the feedback text, byte for byte as upstream writes it).
+//! `refs.rs`, `html.rs` and `text.rs` are private helpers of the parser:
+//! reference-link resolution, HTML block extents and JavaScript string
+//! semantics. Formats: `shared/WIRE.md` §7–§8.
+
+mod anchor;
+mod blocks;
+mod export;
+mod html;
+mod refs;
+mod text;
+
+pub use anchor::{
+    Anchor, AnchorHow, Reanchored, anchor_annotation, anchor_annotations, find_text, reanchor,
+    reanchor_blocks,
+};
+pub use blocks::{AlertKind, Block, BlockKind, ParseOptions, parse_blocks, parse_blocks_with};
+pub use export::{
+    DEFAULT_SUBJECT, DEFAULT_TITLE, ExportOptions, export_annotations, export_annotations_with,
+    line_label,
+};

@@ -59,7 +59,11 @@ pub struct Annotation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     /// Attached images.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable_vec")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "nullable_vec"
+    )]
     pub images: Vec<ImageAttachment>,
     /// A quick-label comment (`text` is the label).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -102,7 +106,8 @@ mod tests {
         assert_eq!(a.block_id, "block-2");
         assert_eq!(a.images[0].name, "a");
         assert!(a.is_quick_label);
-        let g: Annotation = serde_json::from_str(r#"{"type":"GLOBAL_COMMENT","text":"x","images":null}"#).unwrap();
+        let g: Annotation =
+            serde_json::from_str(r#"{"type":"GLOBAL_COMMENT","text":"x","images":null}"#).unwrap();
         assert_eq!(g.kind, Some(AnnotationType::GlobalComment));
         assert!(g.images.is_empty());
     }

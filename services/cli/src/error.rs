@@ -1,0 +1,63 @@
+//! Every way a command can fail, each with its own exit code, so scripts can
+//! tell a bad link from a wrong key from an outage.
+
+/// A failed command. The message is one line, printed to stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The arguments do not make sense together (clap's own errors also exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// Sharing is turned off by `PLANNOTATOR_SHARE=disabled` or the config file.
+    #[error("sharing is disabled ({0}); unset it to share")]
+    ShareDisabled(&'static str),
+    /// The link is malformed, truncated or its payload does not decode.
+    #[error("invalid share link: {0}")]
+    InvalidLink(String),
+    /// The key does not open the payload (wrong key or tampered data).
+    #[error("cannot decrypt the shared plan: wrong key or tampered data")]
+    Decrypt,
+    /// The paste does not exist (any more).
+    #[error("paste not found or expired")]
+    NotFound,
+    /// The paste service could not be reached or kept failing.
+    #[error("paste service unavailable: {0}")]
+    Unavailable(String),
+    /// The paste service refused the payload's size.
+    #[error("{0}")]
+    TooLarge(String),
+    /// An input file or the annotations could not be read.
+    #[error("{0}")]
+    Input(String),
+    /// Refused to talk plain HTTP to a host other than this machine.
+    #[error("refusing to use {0} over plain HTTP (use https://, or pass --insecure)")]
+    Insecure(String),
+    /// The paste service answered something unexpected.
+    #[error("paste service error: {0}")]
+    Service(String),
+    /// A wrong delete token or a refused credential.
+    #[error("not authorised: {0}")]
+    Unauthorized(String),
+    /// Writing the output failed (e.g. a closed pipe).
+    #[error("cannot write output: {0}")]
+    Output(String),
+}
+
+impl CliError {
+    /// The process exit code (2 is clap's usage error).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            CliError::ShareDisabled(_) => 3,
+            CliError::InvalidLink(_) => 4,
+            CliError::Decrypt => 5,
+            CliError::NotFound => 6,
+            CliError::Unavailable(_) => 7,
+            CliError::TooLarge(_) => 8,
+            CliError::Input(_) => 9,
+            CliError::Insecure(_) => 10,
+            CliError::Service(_) => 11,
+            CliError::Unauthorized(_) => 12,
+            CliError::Output(_) => 13,
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! `planshare`: make share links from a plan and its annotations (`share`),
+//! read them back (`open`), and reach the paste API directly (`paste`).
+//!
+//! This binary never links the server stack: it uses `share-codec` and
+//! `plan-doc` for the formats, `api-types` for the wire bodies, and reqwest.
+//! Output contract: results go to stdout, messages to stderr, and every
+//! failure exits with its own code (see `error.rs`).
+
+mod annotations;
+mod client;
+mod env;
+mod error;
+mod open;
+mod paste;
+mod share;
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::env::Env;
+use crate::error::CliError;
+
+/// Share plan reviews as links, and read them back.
+#[derive(Parser)]
+#[command(name = "planshare", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Make a link from a plan (and annotations); prints the link.
+    Share(share::ShareArgs),
+    /// Read any share link back: the feedback, the plan, or everything as JSON.
+    Open(open::OpenArgs),
+    /// Store, read or delete raw pastes (for scripts).
+    #[command(subcommand)]
+    Paste(paste::PasteCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let env = Env::from_process();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&CliError::Output(format!("cannot start: {e}"))),
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Share(args) => share::run(args, &env).await,
+            Command::Open(args) => open::run(args, &env).await,
+            Command::Paste(command) => paste::run(command, &env).await,
+        }
+    });
+    match result.and_then(|output| write_stdout(&output)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => fail(&error),
+    }
+}
+
+fn write_stdout(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::Output(e.to_string()))
+}
+
+fn fail(error: &CliError) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "planshare: {error}");
+    ExitCode::from(error.exit_code())
+}

@@ -1,0 +1,168 @@
+//! `planshare open <URL>`: any share link → the plan and its annotations,
+//! re-found in the plan.
+//!
+//! Hash links decode locally. Short links are fetched from the paste API the
+//! link names (`&paste=`), else `--paste-url` / `PLANNOTATOR_PASTE_URL`, and
+//! decrypted here with the fragment's key; the key is never sent anywhere.
+
+use clap::{Args, ValueEnum};
+use plan_doc::{Anchor, DEFAULT_SUBJECT, DEFAULT_TITLE, export_annotations, reanchor};
+use serde::Serialize;
+use share_codec::{
+    Annotation, CodecError, ImageAttachment, ShareLink, SharePayload, decode_hash, decode_paste,
+};
+
+use crate::env::Env;
+use crate::error::CliError;
+use crate::paste::ApiArgs;
+
+/// The largest payload `open` inflates (a decompression bomb stops here).
+const MAX_INFLATED_BYTES: usize = 64 * 1024 * 1024;
+
+/// What `open` prints.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// Upstream's feedback export (what a coding agent reads).
+    Feedback,
+    /// The payload, with each annotation's block, lines, offsets and whether it was found.
+    Json,
+    /// The plan itself (the HTML document for HTML shares).
+    Markdown,
+}
+
+/// Arguments of `planshare open`.
+#[derive(Args)]
+pub struct OpenArgs {
+    /// A hash link (`…/#<data>`) or a short link (`…/p/<id>#key=…`).
+    url: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "feedback")]
+    format: Format,
+    #[command(flatten)]
+    api: ApiArgs,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OpenOutput<'a> {
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    title: String,
+    plan: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    html: Option<&'a str>,
+    global_attachments: &'a [ImageAttachment],
+    annotations: Vec<AnnotationOutput<'a>>,
+    not_found: usize,
+}
+
+#[derive(Serialize)]
+struct AnnotationOutput<'a> {
+    #[serde(flatten)]
+    annotation: &'a Annotation,
+    /// `null` for global comments and annotations on diff content (never placed).
+    anchor: Option<&'a Anchor>,
+}
+
+/// Runs `open`; returns what to print on stdout.
+pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
+    let link = share_codec::parse_share_link(&args.url).map_err(link_error)?;
+    let (payload, id) = match &link {
+        ShareLink::Hash { data, .. } => (
+            decode_hash(data, MAX_INFLATED_BYTES).map_err(link_error)?,
+            None,
+        ),
+        ShareLink::Short {
+            id, key, paste_api, ..
+        } => {
+            let api = ApiArgs {
+                paste_url: args.api.paste_url.clone().or_else(|| paste_api.clone()),
+                insecure: args.api.insecure,
+            };
+            let data = api.client(env)?.get(id).await?;
+            let payload =
+                decode_paste(&data, key.as_deref(), MAX_INFLATED_BYTES).map_err(paste_error)?;
+            (payload, Some(id.as_str()))
+        }
+    };
+    render(&payload, id, args.format)
+}
+
+fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<String, CliError> {
+    let reanchored = reanchor(&payload.plan, &payload.annotations);
+    let not_found = reanchored.not_found().count();
+    match format {
+        Format::Markdown => Ok(match (&payload.html, payload.is_html()) {
+            (Some(html), true) => html.clone(),
+            _ => payload.plan.clone(),
+        }),
+        Format::Feedback => {
+            if not_found > 0 && !payload.is_html() {
+                warn(&format!(
+                    "{not_found} of {} annotations could not be found in the plan (exported without line numbers)",
+                    payload.annotations.len()
+                ));
+            }
+            Ok(export_annotations(
+                &reanchored.blocks,
+                &reanchored.annotations,
+                &payload.global_attachments,
+                DEFAULT_TITLE,
+                DEFAULT_SUBJECT,
+            ))
+        }
+        Format::Json => {
+            let output = OpenOutput {
+                kind: if id.is_some() { "short" } else { "hash" },
+                id,
+                title: payload.title(),
+                plan: &payload.plan,
+                html: payload.html.as_deref(),
+                global_attachments: &payload.global_attachments,
+                annotations: reanchored
+                    .annotations
+                    .iter()
+                    .zip(&reanchored.anchors)
+                    .map(|(annotation, anchor)| AnnotationOutput {
+                        annotation,
+                        anchor: anchor.as_ref(),
+                    })
+                    .collect(),
+                not_found,
+            };
+            serde_json::to_string_pretty(&output)
+                .map(|json| json + "\n")
+                .map_err(|e| CliError::Output(e.to_string()))
+        }
+    }
+}
+
+fn warn(message: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "planshare: {message}");
+}
+
+/// A link or hash payload that does not decode: truncated, mangled or not a share.
+fn link_error(error: CodecError) -> CliError {
+    CliError::InvalidLink(match error {
+        CodecError::InvalidLink(message) => message,
+        CodecError::TruncatedOrCorrupt | CodecError::InvalidBase64(_) => {
+            format!("{error} (the link may have been truncated)")
+        }
+        other => other.to_string(),
+    })
+}
+
+/// A stored paste that does not open: a wrong key, or not a share payload.
+fn paste_error(error: CodecError) -> CliError {
+    match error {
+        CodecError::DecryptFailed
+        | CodecError::CiphertextTooShort { .. }
+        | CodecError::InvalidUtf8 => CliError::Decrypt,
+        CodecError::InvalidKey(why) => {
+            CliError::InvalidLink(format!("the link's key is invalid: {why}"))
+        }
+        other => CliError::InvalidLink(format!("the paste does not hold a share payload: {other}")),
+    }
+}

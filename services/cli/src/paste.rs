@@ -1,0 +1,98 @@
+//! `planshare paste put|get|delete`: the paste API without any encoding, for
+//! scripts. `put` prints the create response as JSON (id, deleteToken,
+//! expiresAt); `get` prints the stored data; `delete` prints nothing.
+
+use std::io::Read as _;
+
+use clap::{Args, Subcommand};
+
+use crate::client::PasteClient;
+use crate::env::Env;
+use crate::error::CliError;
+
+/// Raw paste operations.
+#[derive(Subcommand)]
+pub enum PasteCommand {
+    /// Store data (a file, or standard input with `-`) and print the create response.
+    Put {
+        /// File whose contents to store; `-` reads standard input.
+        #[arg(default_value = "-")]
+        file: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Print the data stored under an id.
+    Get {
+        /// The paste id.
+        id: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Delete a paste with its delete token.
+    Delete {
+        /// The paste id.
+        id: String,
+        /// The deleteToken returned when the paste was created.
+        #[arg(long, env = "PLANSHARE_DELETE_TOKEN", hide_env_values = true)]
+        token: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+/// Where the paste API is.
+#[derive(Args, Clone)]
+pub struct ApiArgs {
+    /// Paste API base URL [default: $PLANNOTATOR_PASTE_URL, else upstream's hosted service].
+    #[arg(long)]
+    pub paste_url: Option<String>,
+    /// Allow plain http:// to hosts other than this machine.
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+impl ApiArgs {
+    /// The client for the chosen API.
+    pub fn client(&self, env: &Env) -> Result<PasteClient, CliError> {
+        let base = self.paste_url.clone().unwrap_or_else(|| env.paste_url());
+        PasteClient::new(&base, self.insecure)
+    }
+}
+
+/// Runs a paste command; returns what to print on stdout.
+pub async fn run(command: PasteCommand, env: &Env) -> Result<String, CliError> {
+    match command {
+        PasteCommand::Put { file, api } => {
+            let data = read_input(&file)?;
+            let created = api
+                .client(env)?
+                .create(data.trim_end_matches(['\n', '\r']))
+                .await?;
+            let json =
+                serde_json::to_string(&created).map_err(|e| CliError::Output(e.to_string()))?;
+            Ok(json + "\n")
+        }
+        PasteCommand::Get { id, api } => Ok(api.client(env)?.get(&id).await? + "\n"),
+        PasteCommand::Delete { id, token, api } => {
+            api.client(env)?.delete(&id, &token).await?;
+            Ok(String::new())
+        }
+    }
+}
+
+/// Reads a file, or standard input for `-`.
+pub fn read_input(file: &str) -> Result<String, CliError> {
+    let mut text = String::new();
+    let result = if file == "-" {
+        std::io::stdin().read_to_string(&mut text).map(|_| ())
+    } else {
+        std::fs::read_to_string(file).map(|t| text = t)
+    };
+    result.map_err(|e| {
+        CliError::Input(format!(
+            "cannot read {}: {e}",
+            if file == "-" { "standard input" } else { file }
+        ))
+    })?;
+    Ok(text)
+}

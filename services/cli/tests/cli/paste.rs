@@ -1,0 +1,147 @@
+//! `planshare paste put|get|delete`, retries and transport safety.
+
+use std::time::Duration;
+
+use testkit::TestApp;
+
+use crate::support::{Stub, planshare};
+
+#[tokio::test]
+async fn put_get_delete_round_trip_against_the_server() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [("PLANNOTATOR_PASTE_URL", app.base_url.as_str())];
+    let put = planshare(&["paste", "put", "-"], &env, "Xc6xCsJAEATQ\n").await;
+    assert_eq!(put.code, 0, "{}", put.stderr);
+    let created: serde_json::Value = serde_json::from_str(&put.stdout).unwrap();
+    let id = created["id"].as_str().unwrap();
+    let token = created["deleteToken"].as_str().unwrap();
+
+    let get = planshare(&["paste", "get", id], &env, "").await;
+    assert_eq!((get.code, get.stdout.as_str()), (0, "Xc6xCsJAEATQ\n"));
+
+    let wrong = planshare(&["paste", "delete", id, "--token", "wrong"], &env, "").await;
+    assert_eq!(
+        wrong.code, 6,
+        "a wrong token looks like an absent paste: {}",
+        wrong.stderr
+    );
+    let delete = planshare(&["paste", "delete", id, "--token", token], &env, "").await;
+    assert_eq!(
+        (delete.code, delete.stdout.as_str()),
+        (0, ""),
+        "{}",
+        delete.stderr
+    );
+
+    let gone = planshare(&["paste", "get", id], &env, "").await;
+    assert_eq!(gone.code, 6);
+    assert_eq!(gone.stdout, "");
+    assert_eq!(gone.stderr, "planshare: paste not found or expired\n");
+}
+
+#[tokio::test]
+async fn retries_honour_retry_after_and_reuse_the_idempotency_key() {
+    let busy = (
+        503,
+        vec![("retry-after", "1".to_owned())],
+        r#"{"error":"busy"}"#.to_owned(),
+    );
+    let created = (201, vec![], r#"{"id":"abcdefgh"}"#.to_owned());
+    let stub = Stub::start(vec![busy.clone(), busy], created).await;
+    let run = planshare(
+        &["paste", "put", "-"],
+        &[("PLANNOTATOR_PASTE_URL", &stub.url)],
+        "data",
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "{\"id\":\"abcdefgh\"}\n");
+    let requests = stub.recorded();
+    assert_eq!(requests.len(), 3);
+    let keys: Vec<_> = requests
+        .iter()
+        .map(|r| r.headers["idempotency-key"].clone())
+        .collect();
+    assert!(
+        keys.iter().all(|k| *k == keys[0]),
+        "same key on every attempt: {keys:?}"
+    );
+    for pair in requests.windows(2) {
+        assert!(
+            pair[1].at - pair[0].at >= Duration::from_millis(990),
+            "waited for Retry-After"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_service_that_stays_down_gets_three_attempts_then_exit_7() {
+    let down = (
+        503,
+        vec![],
+        r#"{"error":"storage is temporarily unavailable"}"#.to_owned(),
+    );
+    let stub = Stub::start(vec![], down).await;
+    let run = planshare(
+        &["paste", "get", "abcdefgh"],
+        &[("PLANNOTATOR_PASTE_URL", &stub.url)],
+        "",
+    )
+    .await;
+    assert_eq!(run.code, 7, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_eq!(stub.recorded().len(), 3);
+    assert!(run.stderr.contains("HTTP 503"), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn an_unreachable_service_is_exit_7() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let run = planshare(
+        &["paste", "get", "abcdefgh"],
+        &[("PLANNOTATOR_PASTE_URL", &url)],
+        "",
+    )
+    .await;
+    assert_eq!(run.code, 7, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot connect"), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn plain_http_to_another_host_is_refused_unless_insecure() {
+    let run = planshare(
+        &[
+            "paste",
+            "get",
+            "abcdefgh",
+            "--paste-url",
+            "http://paste.example.com",
+        ],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(run.code, 10, "{}", run.stderr);
+    assert!(run.stderr.contains("plain HTTP"), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn oversized_payloads_report_the_services_message() {
+    let app = TestApp::spawn(&[("PASTE_MAX_SIZE", "10")]).await;
+    let run = planshare(
+        &["paste", "put", "-"],
+        &[("PLANNOTATOR_PASTE_URL", &app.base_url)],
+        "0123456789A",
+    )
+    .await;
+    assert_eq!(run.code, 8, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "planshare: Payload too large (max 0 KB encrypted)\n"
+    );
+}

@@ -1,0 +1,455 @@
+//! `planshare share` and `planshare open`: vectors, round trips against the
+//! real server, key confidentiality, and every failure's exit code.
+
+use serde_json::Value;
+use share_codec::DEFAULT_MAX_INFLATED_BYTES;
+use testkit::TestApp;
+
+use crate::support::{Stub, planshare};
+
+fn vectors(kind: &str) -> Vec<Value> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/upstream-share-vectors.json"
+    );
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    all["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["kind"] == kind)
+        .cloned()
+        .collect()
+}
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// The JSON text inside a hash link.
+fn hash_json(url: &str) -> String {
+    let data = url.split_once("/#").unwrap().1;
+    share_codec::decompress(data, DEFAULT_MAX_INFLATED_BYTES).unwrap()
+}
+
+#[tokio::test]
+async fn share_reproduces_every_hash_url_vector_payload_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = vectors("hash_url");
+    assert!(!vectors.is_empty());
+    for v in vectors {
+        let name = v["name"].as_str().unwrap();
+        let plan = write(&dir, "plan.md", v["input"]["markdown"].as_str().unwrap());
+        let review = serde_json::json!({
+            "annotations": v["input"]["annotations"],
+            "globalAttachments": v["input"]["globalAttachments"],
+        });
+        let annotations = write(&dir, "annotations.json", &review.to_string());
+        let base = v["input"]["baseUrl"]
+            .as_str()
+            .unwrap_or("https://share.plannotator.ai");
+        let run = planshare(
+            &[
+                "share",
+                &plan,
+                "--annotations",
+                &annotations,
+                "--hash",
+                "--share-url",
+                base,
+            ],
+            &[],
+            "",
+        )
+        .await;
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        let url = run.stdout.trim_end();
+        assert!(url.starts_with(&format!("{base}/#")), "{name}: {url}");
+        assert_eq!(
+            hash_json(url),
+            v["output"]["json"].as_str().unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn share_short_then_open_round_trips_through_the_server() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [("PLANNOTATOR_PASTE_URL", app.base_url.as_str())];
+    let plan = "# Plan\n\n## Step 1\n\nAdd auth middleware to all protected routes.\n\n- item one\n- item two\n";
+    let annotations = r#"[{"type":"COMMENT","originalText":"auth middleware","text":"rate limit login","author":"Swift Otter","images":[{"path":"/tmp/a.png","name":"a"}]},
+        {"type":"DELETION","originalText":"item two"},
+        {"type":"GLOBAL_COMMENT","text":"Overall fine"}]"#;
+    let dir = tempfile::tempdir().unwrap();
+    let ann = write(&dir, "a.json", annotations);
+    let run = planshare(
+        &["share", "-", "--annotations", &ann, "--short", "--json"],
+        &env,
+        plan,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["kind"], "short");
+    let url = out["url"].as_str().unwrap();
+    let id = out["id"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("https://share.plannotator.ai/p/{id}#key=")),
+        "{url}"
+    );
+    assert!(
+        url.contains("&paste="),
+        "a non-default paste API is named in the link: {url}"
+    );
+    assert_eq!(out["sizeBytes"].as_u64().unwrap() as usize, url.len());
+    // The server stores only ciphertext.
+    let stored: Value = app.get(id).await.json().await.unwrap();
+    assert!(
+        !stored["data"].as_str().unwrap().contains("auth"),
+        "stored data is encrypted"
+    );
+
+    // Open it with no environment at all: the link itself names the paste API.
+    let markdown = planshare(&["open", url, "--format", "markdown"], &[], "").await;
+    assert_eq!(
+        (markdown.code, markdown.stdout.as_str()),
+        (0, plan),
+        "{}",
+        markdown.stderr
+    );
+    let json = planshare(&["open", url, "--format", "json"], &[], "").await;
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let opened: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(opened["annotations"].as_array().unwrap().len(), 3);
+    assert_eq!(opened["annotations"][0]["text"], "rate limit login");
+    assert_eq!(opened["annotations"][0]["anchor"]["startLine"], 5);
+    assert_eq!(opened["annotations"][1]["anchor"]["found"], true);
+    assert_eq!(opened["notFound"], 0);
+    let feedback = planshare(&["open", url], &[], "").await;
+    assert_eq!(feedback.code, 0, "{}", feedback.stderr);
+    assert!(
+        feedback
+            .stdout
+            .contains("## 2. (line 5) Feedback on: \"auth middleware\"\n> rate limit login\n"),
+        "{}",
+        feedback.stdout
+    );
+}
+
+#[tokio::test]
+async fn a_large_plan_with_200_annotations_round_trips() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [("PLANNOTATOR_PASTE_URL", app.base_url.as_str())];
+    let mut plan = String::from("# Big plan\n\n");
+    let mut annotations = Vec::new();
+    let mut i = 0;
+    while plan.len() < 200 * 1024 {
+        plan.push_str(&format!("## Step {i}\n\nParagraph {i} explains change number {i} in some detail, with ✓ unicode.\n\n- task {i}a\n- task {i}b\n\n"));
+        if annotations.len() < 200 {
+            annotations.push(serde_json::json!({"type": "COMMENT", "originalText": format!("change number {i} "), "text": format!("comment {i}"), "author": "r"}));
+        }
+        i += 1;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ann = write(&dir, "a.json", &Value::Array(annotations).to_string());
+    let run = planshare(
+        &["share", "-", "--annotations", &ann, "--json"],
+        &env,
+        &plan,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        out["kind"], "short",
+        "--auto picks a short link for a long plan"
+    );
+    let opened = planshare(
+        &["open", out["url"].as_str().unwrap(), "--format", "json"],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(opened.code, 0, "{}", opened.stderr);
+    let opened: Value = serde_json::from_str(&opened.stdout).unwrap();
+    assert_eq!(opened["plan"].as_str().unwrap(), plan);
+    let restored = opened["annotations"].as_array().unwrap();
+    assert_eq!(restored.len(), 200);
+    assert!(restored.iter().all(|a| a["anchor"]["found"] == true));
+    assert_eq!(restored[199]["text"], "comment 199");
+}
+
+#[tokio::test]
+async fn the_key_never_leaves_the_fragment() {
+    let stub = Stub::start(vec![], (201, vec![], r#"{"id":"abcdefgh"}"#.to_owned())).await;
+    let env = [("PLANNOTATOR_PASTE_URL", stub.url.as_str())];
+    let run = planshare(&["share", "-", "--short"], &env, "# Secret plan\n\ndetails").await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let url = run.stdout.trim_end().to_owned();
+    let key_b64url = url
+        .split_once("#key=")
+        .unwrap()
+        .1
+        .split('&')
+        .next()
+        .unwrap()
+        .to_owned();
+    let key = share_codec::decode_forgiving(&key_b64url).unwrap();
+    let stored = {
+        let requests = stub.recorded();
+        let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+        body["data"].as_str().unwrap().to_owned()
+    };
+
+    // Serve the stored ciphertext back and open the link through the stub.
+    let reader = Stub::start(
+        vec![],
+        (
+            200,
+            vec![],
+            serde_json::json!({ "data": stored }).to_string(),
+        ),
+    )
+    .await;
+    let link = format!("https://share.plannotator.ai/p/abcdefgh#key={key_b64url}");
+    let opened = planshare(
+        &[
+            "open",
+            &link,
+            "--format",
+            "markdown",
+            "--paste-url",
+            &reader.url,
+        ],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(
+        (opened.code, opened.stdout.as_str()),
+        (0, "# Secret plan\n\ndetails"),
+        "{}",
+        opened.stderr
+    );
+
+    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    let forms = [
+        key_b64url.clone(),
+        share_codec::encode_base64url(&key)
+            .replace('-', "+")
+            .replace('_', "/"),
+        hex.clone(),
+        hex.to_uppercase(),
+    ];
+    for request in stub.recorded().iter().chain(reader.recorded().iter()) {
+        let sent = request.all_bytes();
+        for form in &forms {
+            assert!(!sent.contains(form.as_str()), "the key was sent: {sent}");
+        }
+        let raw = request.body.as_ref();
+        assert!(
+            !raw.windows(key.len()).any(|w| w == key.as_slice()),
+            "raw key bytes in a body"
+        );
+    }
+}
+
+#[tokio::test]
+async fn tampered_ciphertext_or_a_wrong_key_fails_with_exit_5_and_no_output() {
+    let stub = Stub::start(vec![], (201, vec![], r#"{"id":"abcdefgh"}"#.to_owned())).await;
+    let run = planshare(
+        &["share", "-", "--short"],
+        &[("PLANNOTATOR_PASTE_URL", &stub.url)],
+        "# Plan",
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let url = run.stdout.trim_end().to_owned();
+    let body: Value = serde_json::from_slice(&stub.recorded()[0].body).unwrap();
+    let stored = body["data"].as_str().unwrap().to_owned();
+
+    let mut flipped = share_codec::decode_forgiving(&stored).unwrap();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    let tampered = share_codec::encode_base64url(&flipped);
+    let reader = Stub::start(
+        vec![],
+        (
+            200,
+            vec![],
+            serde_json::json!({ "data": tampered }).to_string(),
+        ),
+    )
+    .await;
+    let opened = planshare(&["open", &url, "--paste-url", &reader.url], &[], "").await;
+    assert_eq!(
+        (opened.code, opened.stdout.as_str()),
+        (5, ""),
+        "{}",
+        opened.stderr
+    );
+
+    let honest = Stub::start(
+        vec![],
+        (
+            200,
+            vec![],
+            serde_json::json!({ "data": stored }).to_string(),
+        ),
+    )
+    .await;
+    let wrong_key = format!("{}#key={}", url.split_once('#').unwrap().0, "A".repeat(43));
+    let opened = planshare(&["open", &wrong_key, "--paste-url", &honest.url], &[], "").await;
+    assert_eq!(
+        (opened.code, opened.stdout.as_str()),
+        (5, ""),
+        "{}",
+        opened.stderr
+    );
+    assert_eq!(
+        opened.stderr,
+        "planshare: cannot decrypt the shared plan: wrong key or tampered data\n"
+    );
+}
+
+/// Arguments, environment, expected exit code.
+type Case<'a> = (Vec<String>, Vec<(&'a str, &'a str)>, i32);
+
+#[tokio::test]
+async fn failures_have_distinct_exit_codes_and_print_nothing_on_stdout() {
+    let app = TestApp::spawn(&[]).await;
+    let hash = planshare(
+        &["share", "-", "--hash"],
+        &[],
+        "# Plan\n\nSome content here for truncation tests.",
+    )
+    .await;
+    let url = hash.stdout.trim_end();
+    let truncated = &url[..url.len() - 10];
+    let dead = format!(
+        "http://127.0.0.1:{}",
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    );
+    let cases: Vec<Case> = vec![
+        (vec!["open".into(), truncated.into()], vec![], 4),
+        (
+            vec!["open".into(), "https://share.plannotator.ai/".into()],
+            vec![],
+            4,
+        ),
+        (vec!["open".into(), "not a link".into()], vec![], 4),
+        (
+            vec![
+                "open".into(),
+                format!("{}/p/abcdefghABCDEFGH#key={}", "https://x", "A".repeat(43)),
+                "--paste-url".into(),
+                app.base_url.clone(),
+            ],
+            vec![],
+            6,
+        ),
+        (
+            vec![
+                "open".into(),
+                format!("https://x/p/abcdefgh#key={}", "A".repeat(43)),
+                "--paste-url".into(),
+                dead,
+            ],
+            vec![],
+            7,
+        ),
+        (
+            vec!["share".into(), "-".into()],
+            vec![("PLANNOTATOR_SHARE", "disabled")],
+            3,
+        ),
+        (
+            vec!["share".into(), "/nonexistent/plan.md".into()],
+            vec![],
+            9,
+        ),
+        (
+            vec!["share".into(), "-".into(), "--html".into(), "--hash".into()],
+            vec![],
+            2,
+        ),
+        (
+            vec![
+                "open".into(),
+                format!("https://x/p/abcdefgh#key={}", "A".repeat(43)),
+                "--paste-url".into(),
+                "http://paste.example.com".into(),
+            ],
+            vec![],
+            10,
+        ),
+    ];
+    for (args, env, code) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = planshare(&args, &env, "<html></html>").await;
+        assert_eq!(run.code, code, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert!(
+            run.stderr.starts_with("planshare: ") && run.stderr.lines().count() == 1,
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[tokio::test]
+async fn remote_sessions_get_upstreams_hand_off_text_on_stderr() {
+    let vector = vectors("cli_output").remove(0);
+    let input = &vector["input"][0];
+    let expected = vector["output"][0].as_str().unwrap();
+    let run = planshare(
+        &["share", "-"],
+        &[("SSH_CONNECTION", "10.0.0.1 5000 10.0.0.2 22")],
+        input["content"].as_str().unwrap(),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let url = run.stdout.trim_end();
+    assert_eq!(hash_json(url), r##"{"p":"# Plan\n\nDo it.","a":[]}"##);
+    // Our deflate bytes differ from Node's (same JSON), so the URL and its
+    // size label differ; the text around them is upstream's.
+    let expected_url = expected.lines().nth(2).unwrap().trim();
+    let expected_size = share_codec::format_size(expected_url.len() as u64);
+    assert_eq!(
+        expected_size, "74 B",
+        "the vector's label is format_size of its URL"
+    );
+    let ours = expected
+        .replace(expected_url, url)
+        .replace(&expected_size, &share_codec::format_size(url.len() as u64));
+    assert_eq!(run.stderr, ours);
+    // Outside a remote session stderr stays quiet.
+    let local = planshare(&["share", "-"], &[], "# Plan\n\nDo it.").await;
+    assert_eq!(local.stderr, "");
+}
+
+#[tokio::test]
+async fn html_documents_always_go_through_the_paste_service() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [("PLANNOTATOR_PASTE_URL", app.base_url.as_str())];
+    let dir = tempfile::tempdir().unwrap();
+    let page = write(&dir, "page.html", "<!doctype html><h1>Hello</h1>");
+    let run = planshare(&["share", &page, "--json"], &env, "").await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["kind"], "short");
+    let opened = planshare(
+        &["open", out["url"].as_str().unwrap(), "--format", "markdown"],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(opened.stdout, "<!doctype html><h1>Hello</h1>");
+}

@@ -1,0 +1,143 @@
+//! Running the binary, and a recording stub paste service.
+
+use std::collections::VecDeque;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+
+/// The result of one CLI run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `planshare args…` with exactly `env` (plus PATH) and `stdin`.
+pub async fn planshare(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Run {
+    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    let stdin = stdin.to_owned();
+    let output: Output = tokio::task::spawn_blocking(move || {
+        let home = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_planshare"))
+            .args(&args)
+            .env_clear()
+            .env("HOME", home.path())
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The command may exit before reading its input (e.g. on a usage error).
+        let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// One request as the stub received it.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub at: Instant,
+    pub method: Method,
+    pub uri: Uri,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Recorded {
+    /// Everything the client sent, as text, for "the key is never sent" checks.
+    pub fn all_bytes(&self) -> String {
+        let mut text = format!("{} {}\n", self.method, self.uri);
+        for (k, v) in &self.headers {
+            text.push_str(&format!("{k}: {}\n", String::from_utf8_lossy(v.as_bytes())));
+        }
+        text.push_str(&String::from_utf8_lossy(&self.body));
+        text
+    }
+}
+
+/// A scripted answer: status, extra headers, body.
+pub type Scripted = (u16, Vec<(&'static str, String)>, String);
+
+#[derive(Clone, Default)]
+struct StubState {
+    script: Arc<Mutex<VecDeque<Scripted>>>,
+    fallback: Arc<Mutex<Option<Scripted>>>,
+    recorded: Arc<Mutex<Vec<Recorded>>>,
+}
+
+/// A paste service that answers from a script and records every request.
+pub struct Stub {
+    pub url: String,
+    state: StubState,
+}
+
+impl Stub {
+    /// Starts a stub answering `script` in order, then `fallback` forever.
+    pub async fn start(script: Vec<Scripted>, fallback: Scripted) -> Stub {
+        let state = StubState::default();
+        *state.script.lock().unwrap() = script.into();
+        *state.fallback.lock().unwrap() = Some(fallback);
+        let app = axum::Router::new()
+            .fallback(answer)
+            .with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Stub {
+            url: format!("http://{addr}"),
+            state,
+        }
+    }
+
+    /// The requests received so far.
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.state.recorded.lock().unwrap().clone()
+    }
+}
+
+async fn answer(
+    State(state): State<StubState>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    state.recorded.lock().unwrap().push(Recorded {
+        at: Instant::now(),
+        method,
+        uri,
+        headers,
+        body,
+    });
+    let next = state.script.lock().unwrap().pop_front();
+    let (status, headers, body) =
+        next.unwrap_or_else(|| state.fallback.lock().unwrap().clone().unwrap());
+    let mut response = (StatusCode::from_u16(status).unwrap(), body).into_response();
+    response.headers_mut().insert(
+        "content-type",
+        "application/json;charset=utf-8".parse().unwrap(),
+    );
+    for (k, v) in headers {
+        response.headers_mut().insert(k, v.parse().unwrap());
+    }
+    response
+}

@@ -233,3 +233,62 @@ async fn namespaces_never_see_each_others_keys(store: &dyn PasteStore) {
 async fn health_is_ok(store: &dyn PasteStore) {
     ok(store.health().await, "health");
 }
+
+/// Backend settings for tests, from the environment `scripts/test` sets up.
+///
+/// `PLANSHARE_TEST_REDIS_URL` (e.g. `redis://127.0.0.1:6379`) and
+/// `PLANSHARE_TEST_S3_ENDPOINT` + `PLANSHARE_TEST_S3_BUCKET` name the real
+/// servers. When one is missing, a test of that backend fails under CI
+/// (`CI` set) and is skipped with a message elsewhere — never silently.
+pub mod env {
+    use crate::{RedisConfig, S3Config};
+
+    /// A Redis configuration with a key prefix of its own, or `None` (skip)
+    /// outside CI when no test Redis is configured.
+    pub fn redis() -> Option<RedisConfig> {
+        let url = required("PLANSHARE_TEST_REDIS_URL", "Redis")?;
+        Some(RedisConfig {
+            url,
+            key_prefix: format!("planshare-test:{}:", unique()),
+            ..RedisConfig::default()
+        })
+    }
+
+    /// An S3 configuration with an object prefix of its own in the test
+    /// bucket, or `None` (skip) outside CI when no test S3 server is configured.
+    pub fn s3() -> Option<S3Config> {
+        let endpoint = required("PLANSHARE_TEST_S3_ENDPOINT", "an S3 server")?;
+        let bucket =
+            std::env::var("PLANSHARE_TEST_S3_BUCKET").unwrap_or_else(|_| "planshare-test".into());
+        Some(S3Config {
+            endpoint,
+            bucket,
+            prefix: format!("test-{}/", unique()),
+            ..S3Config::default()
+        })
+    }
+
+    fn required(var: &str, what: &str) -> Option<String> {
+        match std::env::var(var) {
+            Ok(value) if !value.is_empty() => Some(value),
+            _ if std::env::var_os("CI").is_some() => panic!(
+                "{var} is not set: the tests need {what}; run them through scripts/test, which starts one"
+            ),
+            _ => {
+                #[expect(clippy::print_stderr, reason = "a skipped backend test says so")]
+                {
+                    eprintln!(
+                        "skipping: {var} is not set (scripts/test starts {what} and sets it)"
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    fn unique() -> String {
+        let mut bytes = [0u8; 8];
+        let _ = getrandom::fill(&mut bytes);
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}

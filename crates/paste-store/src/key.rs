@@ -174,6 +174,21 @@ impl PasteKey {
     }
 }
 
+impl PasteKey {
+    /// The Redis key: `<prefix><namespace>:<id>`. Namespaces cannot contain
+    /// `:` and ids are alphanumeric, so keys of different tenants never meet.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn redis_key(&self, prefix: &str) -> String {
+        format!("{prefix}{}:{}", self.namespace.as_str(), self.id.as_str())
+    }
+
+    /// The S3 object key: `<prefix><namespace>/<id>`.
+    #[cfg_attr(not(feature = "s3"), allow(dead_code))]
+    pub(crate) fn object_key(&self, prefix: &str) -> String {
+        format!("{prefix}{}/{}", self.namespace.as_str(), self.id.as_str())
+    }
+}
+
 fn hex_lower(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
@@ -263,6 +278,20 @@ mod tests {
         // the first 8 symbols by ~25 %. Allow a wide statistical margin.
         let (min, max) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
         assert!(*min > 380 && *max < 660, "min {min} max {max}");
+    }
+
+    #[test]
+    fn redis_and_s3_keys_are_pinned() {
+        let key = PasteKey::new(
+            Namespace::parse("team-a").unwrap(),
+            PasteId::parse("PwAB6RsT").unwrap(),
+        );
+        assert_eq!(
+            key.redis_key("planshare:paste:"),
+            "planshare:paste:team-a:PwAB6RsT"
+        );
+        assert_eq!(key.object_key("pastes/"), "pastes/team-a/PwAB6RsT");
+        assert_eq!(key.object_key(""), "team-a/PwAB6RsT");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! kinds, [`StoreConfig`] and the one place that turns a configuration into a
 //! backend ([`open`]).
 //!
-//! Backends live in `src/backends/`, one file each (`memory`, `fs`). Every backend
-//! passes the same conformance suite (`conformance`, behind the `testsuite`
+//! Backends live in `src/backends/`, one file each (`memory`, `fs`, `redis`,
+//! `s3`; the last two behind the cargo features of the same names). Every
+//! backend passes the same conformance suite (`conformance`, behind the `testsuite`
 //! feature).
 //!
 //! This crate knows nothing of HTTP, tenants' SQL or status codes: it must not
@@ -17,6 +18,7 @@ mod config;
 mod error;
 mod key;
 mod payload;
+mod record;
 mod time;
 
 #[cfg(feature = "testsuite")]
@@ -24,7 +26,11 @@ pub mod conformance;
 
 pub use backends::fs::FsStore;
 pub use backends::memory::MemoryStore;
-pub use config::{FsConfig, StoreConfig, StoreKind};
+#[cfg(feature = "redis")]
+pub use backends::redis::RedisStore;
+#[cfg(feature = "s3")]
+pub use backends::s3::{LIFECYCLE_RULE_ID, S3Store, apply_lifecycle_rule};
+pub use config::{FsConfig, RedisConfig, S3Config, StoreConfig, StoreKind};
 pub use error::{OpenError, StoreError};
 pub use key::{KeyError, Namespace, PasteId, PasteKey};
 pub use payload::{DeleteToken, DeleteTokenDigest, Payload, StoredPaste};
@@ -69,5 +75,19 @@ pub async fn open(config: &StoreConfig) -> Result<Arc<dyn PasteStore>, OpenError
     match config.kind {
         StoreKind::Memory => Ok(Arc::new(MemoryStore::new())),
         StoreKind::Fs => Ok(Arc::new(FsStore::open(&config.fs).await?)),
+        #[cfg(feature = "redis")]
+        StoreKind::Redis => Ok(Arc::new(
+            backends::redis::RedisStore::open(&config.redis).await?,
+        )),
+        #[cfg(feature = "s3")]
+        StoreKind::S3 => Ok(Arc::new(backends::s3::S3Store::open(&config.s3).await?)),
+        #[cfg(not(feature = "redis"))]
+        StoreKind::Redis => Err(OpenError::Config(
+            "this build of planshare has no Redis backend (cargo feature `redis`)".into(),
+        )),
+        #[cfg(not(feature = "s3"))]
+        StoreKind::S3 => Err(OpenError::Config(
+            "this build of planshare has no S3 backend (cargo feature `s3`)".into(),
+        )),
     }
 }

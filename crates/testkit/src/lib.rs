@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use paste_store::conformance::env;
+use paste_store::{StoreConfig, StoreKind};
 use planshare_server::{Server, Settings};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -16,17 +18,48 @@ use tokio::task::JoinHandle;
 
 /// Settings for a test server: defaults plus the given environment variables
 /// (upstream or `PLANSHARE_*`, as an operator would set them), listening on
-/// 127.0.0.1 with the data directory inside `data_dir`.
+/// 127.0.0.1 with the data directory inside `data_dir`, on the store backend
+/// that `PLANSHARE_TEST_STORE` names ([`test_store`]) unless `vars` choose one.
 pub fn settings_from_env(data_dir: &Path, vars: &[(&str, &str)]) -> Settings {
-    let mut env: HashMap<String, String> = vars
+    let mut vars_map: HashMap<String, String> = vars
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
-    env.entry("PLANSHARE_DATA_DIR".into())
+    vars_map
+        .entry("PLANSHARE_DATA_DIR".into())
         .or_insert_with(|| data_dir.display().to_string());
-    env.insert("PLANSHARE_HOST".into(), "127.0.0.1".into());
-    Settings::load(None, &|name| env.get(name).cloned())
-        .unwrap_or_else(|e| panic!("test settings do not load: {e}"))
+    vars_map.insert("PLANSHARE_HOST".into(), "127.0.0.1".into());
+    let mut settings = Settings::load(None, &|name| vars_map.get(name).cloned())
+        .unwrap_or_else(|e| panic!("test settings do not load: {e}"));
+    if !vars_map.contains_key("PLANSHARE_STORE") {
+        use_test_store(&mut settings.store);
+    }
+    settings
+}
+
+/// The backend the suites run on: `PLANSHARE_TEST_STORE` = `fs` (default),
+/// `redis`, `s3` or `memory`.
+pub fn test_store() -> StoreKind {
+    match std::env::var("PLANSHARE_TEST_STORE") {
+        Err(_) => StoreKind::Fs,
+        Ok(name) => name
+            .parse()
+            .unwrap_or_else(|e| panic!("PLANSHARE_TEST_STORE: {e}")),
+    }
+}
+
+/// Points `store` at the test backend, each server with a key prefix of its
+/// own (Redis, S3), so tests never see each other's pastes.
+fn use_test_store(store: &mut StoreConfig) {
+    store.kind = test_store();
+    let missing = |what: &str| -> ! {
+        panic!("PLANSHARE_TEST_STORE asks for {what} but none is configured (run scripts/test)")
+    };
+    match store.kind {
+        StoreKind::Redis => store.redis = env::redis().unwrap_or_else(|| missing("Redis")),
+        StoreKind::S3 => store.s3 = env::s3().unwrap_or_else(|| missing("an S3 server")),
+        StoreKind::Fs | StoreKind::Memory => {}
+    }
 }
 
 /// A running server and what a test needs to reach it.
@@ -179,6 +212,8 @@ impl Drop for TestApp {
         }
     }
 }
+
+pub mod proxy;
 
 /// Raw HTTP/1.1 over a socket, for requests a client library would refuse or
 /// normalise (`..` in paths, conflicting lengths, oversized heads).

@@ -30,6 +30,14 @@ enum Command {
     CheckConfig,
     /// Print the embedded defaults, a commented reference of every setting.
     DefaultConfig,
+    /// Apply the S3 bucket lifecycle rule that deletes expired pastes
+    /// (rule `planshare-expire-pastes`, objects under `store.s3.prefix`).
+    S3Lifecycle {
+        /// Delete objects this many days after they were written
+        /// [default: the paste TTL in whole days, plus one].
+        #[arg(long)]
+        days: Option<u32>,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -43,6 +51,9 @@ fn main() -> std::process::ExitCode {
         Command::Serve => Settings::load(cli.config.as_deref(), &env)
             .map_err(anyhow::Error::from)
             .and_then(run),
+        Command::S3Lifecycle { days } => Settings::load(cli.config.as_deref(), &env)
+            .map_err(anyhow::Error::from)
+            .and_then(|settings| s3_lifecycle(&settings, days)),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -87,6 +98,27 @@ fn run(settings: Settings) -> anyhow::Result<()> {
         );
         server.run(listener, shutdown_signal()).await
     })
+}
+
+fn s3_lifecycle(settings: &Settings, days: Option<u32>) -> anyhow::Result<()> {
+    let ttl_days = settings.paste.ttl_secs.div_ceil(86_400);
+    let days = match days {
+        Some(days) => days,
+        None => u32::try_from(ttl_days.saturating_add(1)).context("the paste TTL is too long")?,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime
+        .block_on(paste_store::apply_lifecycle_rule(&settings.store.s3, days))
+        .context("cannot apply the lifecycle rule")?;
+    write_stdout(&format!(
+        "applied lifecycle rule {} on bucket {}: objects under {:?} are deleted {days} days after they were written\n",
+        paste_store::LIFECYCLE_RULE_ID,
+        settings.store.s3.bucket,
+        settings.store.s3.prefix
+    ))
 }
 
 fn init_logging(settings: &Settings) {

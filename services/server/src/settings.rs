@@ -190,6 +190,46 @@ pub const ENV_VARS: &[EnvVar] = &[
         },
     },
     EnvVar {
+        name: "PLANSHARE_REDIS_URL",
+        setting: "store.redis.url",
+        apply: |s, v| {
+            s.store.redis.url = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_S3_ENDPOINT",
+        setting: "store.s3.endpoint",
+        apply: |s, v| {
+            s.store.s3.endpoint = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_S3_BUCKET",
+        setting: "store.s3.bucket",
+        apply: |s, v| {
+            s.store.s3.bucket = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_S3_REGION",
+        setting: "store.s3.region",
+        apply: |s, v| {
+            s.store.s3.region = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_S3_PREFIX",
+        setting: "store.s3.prefix",
+        apply: |s, v| {
+            s.store.s3.prefix = v.to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
         name: "PLANSHARE_MAX_SIZE",
         setting: "paste.max_size",
         apply: |s, v| {
@@ -358,6 +398,20 @@ impl Settings {
 
     fn validate(&self) -> Result<(), SettingsError> {
         self.paste.validate().map_err(SettingsError::Invalid)?;
+        let missing = |var: &str, key: &str, kind: &str| {
+            SettingsError::Invalid(format!(
+                "{var} ({key}) must be set when store.kind is \"{kind}\""
+            ))
+        };
+        match self.store.kind {
+            StoreKind::Redis if self.store.redis.url.trim().is_empty() => {
+                return Err(missing("PLANSHARE_REDIS_URL", "store.redis.url", "redis"));
+            }
+            StoreKind::S3 if self.store.s3.bucket.trim().is_empty() => {
+                return Err(missing("PLANSHARE_S3_BUCKET", "store.s3.bucket", "s3"));
+            }
+            _ => {}
+        }
         if self.server.host.parse::<std::net::IpAddr>().is_err() {
             return Err(SettingsError::Invalid(format!(
                 "server.host must be an IP address such as 0.0.0.0, 127.0.0.1 or ::, got {:?}",
@@ -460,6 +514,41 @@ mod tests {
         assert_eq!(
             (s.log.filter.as_str(), s.log.format),
             ("debug", LogFormat::Json)
+        );
+    }
+
+    #[test]
+    fn backend_variables_select_and_configure_the_store() {
+        let s = load(&[
+            ("PLANSHARE_STORE", "redis"),
+            ("PLANSHARE_REDIS_URL", "redis://:pw@cache:6379/1"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (s.store.kind, s.store.redis.url.as_str()),
+            (StoreKind::Redis, "redis://:pw@cache:6379/1")
+        );
+        assert!(
+            !s.to_toml().contains(":pw@"),
+            "the password is redacted when printed"
+        );
+        let s = load(&[
+            ("PLANSHARE_STORE", "S3"),
+            ("PLANSHARE_S3_ENDPOINT", "http://127.0.0.1:9000"),
+            ("PLANSHARE_S3_BUCKET", "pastes"),
+            ("PLANSHARE_S3_REGION", "eu-west-1"),
+            ("PLANSHARE_S3_PREFIX", "team/"),
+        ])
+        .unwrap();
+        assert_eq!(s.store.kind, StoreKind::S3);
+        assert_eq!(
+            (
+                s.store.s3.endpoint.as_str(),
+                s.store.s3.bucket.as_str(),
+                s.store.s3.region.as_str(),
+                s.store.s3.prefix.as_str()
+            ),
+            ("http://127.0.0.1:9000", "pastes", "eu-west-1", "team/")
         );
     }
 

@@ -2,3 +2,7 @@
 
 pub mod fs;
 pub mod memory;
+#[cfg(feature = "redis")]
+pub mod redis;
+#[cfg(feature = "s3")]
+pub mod s3;

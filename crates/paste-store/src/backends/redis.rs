@@ -1,0 +1,141 @@
+//! Redis backend: one key per paste, `SET key record NX PX <ttl>`.
+//!
+//! - Create-if-absent and expiry are Redis's own (`NX`, `PX`); expiry is
+//!   also checked on every read against the record's `expires_at`, so a key
+//!   Redis has not evicted yet is never served late.
+//! - A paste whose expiry has already passed is not written at all (it could
+//!   never be read), so an expired entry never blocks a later create.
+//! - The connection is a lazily connecting `ConnectionManager`: start-up
+//!   never waits for Redis, and after a failure it reconnects in the
+//!   background with capped exponential backoff.
+//! - Every operation is bounded by `connect_timeout_ms + response_timeout_ms`
+//!   on top of the client's own timeouts: a dead or black-holed Redis (a
+//!   stopped process accepts connections and never answers) makes requests
+//!   fail fast with `Unavailable`, never hang.
+//!
+//! Durability is Redis's: a 201 is sent once Redis acknowledged the `SET`.
+//! Run Redis with `appendonly yes` and `appendfsync always` for acknowledged
+//! pastes to survive a Redis crash (README, "Storage").
+
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::config::redacted;
+use crate::record;
+use crate::{OpenError, PasteKey, PasteStore, RedisConfig, StoreError, StoredPaste, now_ms};
+
+/// Pastes in Redis.
+#[derive(Clone)]
+pub struct RedisStore {
+    connection: ConnectionManager,
+    key_prefix: String,
+    deadline: Duration,
+    target: String,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("target", &self.target)
+            .field("key_prefix", &self.key_prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Prepares the client for `config.url` without connecting: start-up
+    /// succeeds with Redis down, and readiness reports it.
+    pub async fn open(config: &RedisConfig) -> Result<Self, OpenError> {
+        if config.url.trim().is_empty() {
+            return Err(OpenError::Config(
+                "store.redis.url is not set (PLANSHARE_REDIS_URL), e.g. redis://127.0.0.1:6379"
+                    .into(),
+            ));
+        }
+        let client = redis::Client::open(config.url.as_str()).map_err(|e| {
+            OpenError::Config(format!(
+                "invalid store.redis.url {}: {e}",
+                redacted(&config.url)
+            ))
+        })?;
+        let connect = Duration::from_millis(config.connect_timeout_ms.max(1));
+        let response = Duration::from_millis(config.response_timeout_ms.max(1));
+        let manager_config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(connect))
+            .set_response_timeout(Some(response))
+            .set_number_of_retries(2)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_millis(config.max_reconnect_delay_ms.max(1)));
+        let connection = ConnectionManager::new_lazy_with_config(client, manager_config)
+            .map_err(|e| OpenError::Config(format!("cannot set up the Redis client: {e}")))?;
+        Ok(RedisStore {
+            connection,
+            key_prefix: config.key_prefix.clone(),
+            deadline: connect + response,
+            target: redacted(&config.url),
+        })
+    }
+
+    /// Runs `cmd` with the store's deadline; any failure is an outage.
+    async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, StoreError> {
+        let mut connection = self.connection.clone();
+        match tokio::time::timeout(self.deadline, cmd.query_async::<T>(&mut connection)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(StoreError::unavailable("redis command failed", e)),
+            Err(_) => Err(StoreError::Unavailable {
+                reason: "redis did not answer in time",
+                retry_after: Some(Duration::from_secs(1)),
+                source: None,
+            }),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl PasteStore for RedisStore {
+    fn backend(&self) -> &'static str {
+        "redis"
+    }
+
+    async fn put_if_absent(&self, key: &PasteKey, paste: StoredPaste) -> Result<(), StoreError> {
+        let ttl_ms = paste.expires_at.saturating_sub(now_ms());
+        if ttl_ms == 0 {
+            return Ok(()); // already expired: nothing could ever read it
+        }
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key.redis_key(&self.key_prefix))
+            .arg(record::encode(&paste))
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl_ms);
+        match self.query::<Option<String>>(&cmd).await? {
+            Some(_) => Ok(()),
+            None => Err(StoreError::AlreadyExists),
+        }
+    }
+
+    async fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(key.redis_key(&self.key_prefix));
+        let bytes = self
+            .query::<Option<Vec<u8>>>(&cmd)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let paste = record::decode(&bytes)?;
+        if paste.is_expired_at(now_ms()) {
+            return Err(StoreError::NotFound);
+        }
+        Ok(paste)
+    }
+
+    async fn delete(&self, key: &PasteKey) -> Result<(), StoreError> {
+        let mut cmd = redis::cmd("DEL");
+        cmd.arg(key.redis_key(&self.key_prefix));
+        self.query::<i64>(&cmd).await.map(|_| ())
+    }
+
+    async fn health(&self) -> Result<(), StoreError> {
+        self.query::<String>(&redis::cmd("PING")).await.map(|_| ())
+    }
+}

@@ -1,42 +1,70 @@
 //! Re-anchoring: shared annotations carry only their text, so after a load
-//! each one is found again in the plan (`shared/WIRE.md` §7). The search runs
-//! over the blocks' contents in the order upstream's portal searches the
-//! rendered page:
+//! each one is found again in the plan (`shared/WIRE.md` §7). Reviewers
+//! select text in the *rendered* plan, so the search runs over two texts per
+//! block: its source (`content`) and its rendered text
+//! ([`Block::rendered_text`]: `**JWT**` reads `JWT`, `[docs](u)` reads
+//! `docs`, `\*` reads `*`), in this order:
 //!
-//! 1. **exact**, inside one block (the first block containing it wins);
-//! 2. **across blocks**, in the blocks' contents concatenated with nothing
-//!    between them (what the page's `textContent` reads);
-//! 3. **whitespace-normalised**: runs of whitespace become one space and the
+//! 1. **exact in one block's source** (the first block containing it wins);
+//! 2. **exact in one block's rendered text** ([`AnchorHow::Rendered`]);
+//! 3. **across blocks**: in the blocks' sources concatenated with nothing
+//!    between them, then in their rendered texts concatenated (what the
+//!    page's `textContent` reads);
+//! 4. **whitespace-normalised**: runs of whitespace become one space and the
 //!    ends are trimmed on both sides, blocks joined by a line break, with an
-//!    index map back to the original text.
+//!    index map back; sources first, then rendered texts;
+//! 5. **transformed**: upstream's plain-text transform (emoji shortcodes,
+//!    smart punctuation) folded out of both sides, so curly quotes, dashes
+//!    and `…` match what was typed as `"`, `--` and `...`, and `:rocket:`
+//!    matches 🚀; the needle is also tried rendered itself (a quote of the
+//!    markdown source). Steps 2–4 run again over these folded rendered texts.
 //!
-//! The first occurrence in document order wins, so duplicated text always
-//! binds to its first occurrence. Global comments and annotations made on
-//! diff content are not anchored, as upstream skips them.
+//! Within each step the first occurrence in document order wins, so
+//! duplicated text always binds to its first occurrence. Whatever text
+//! matched, the [`Anchor`] reports source offsets and lines: a rendered match
+//! is mapped back through the rendered text's map, from the source of its
+//! first character to the end of the source of its last one. Global comments
+//! and annotations made on diff content are not anchored, as upstream skips
+//! them.
+
+use std::cell::OnceCell;
 
 use serde::Serialize;
 use share_codec::{Annotation, AnnotationType};
 
 use crate::blocks::{Block, parse_blocks};
+use crate::render::{RenderedText, fold_plain_text, render_inline};
 use crate::text::{collapse_spaces, is_js_space, utf16_len};
 
-/// How an annotation's text was found.
+/// How an annotation's text was found (the search step that found it; see
+/// the module docs for the order). The JSON names are kebab-case (`"exact"`,
+/// `"rendered"`, `"cross-block"`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AnchorHow {
-    /// Verbatim inside one block.
+    /// Verbatim in one block's source (`content`).
     Exact,
-    /// Verbatim, spanning two or more blocks.
+    /// Verbatim in one block's rendered text (the selection spans inline
+    /// markup: `Use JWT tokens` in `Use **JWT** tokens`).
+    Rendered,
+    /// Verbatim, spanning two or more blocks: in the sources concatenated,
+    /// or else in the rendered texts concatenated.
     CrossBlock,
-    /// After collapsing whitespace on both sides.
+    /// After collapsing whitespace on both sides, in the sources or else in
+    /// the rendered texts (blocks joined by a line break).
     Normalized,
+    /// After folding upstream's plain-text transform (smart punctuation,
+    /// emoji shortcodes) out of both the needle and the rendered texts, or
+    /// after rendering the needle itself.
+    Transformed,
     /// Not in the plan (or the text is empty).
     NotFound,
 }
 
 /// Where an annotation's text sits in the plan. Offsets are byte offsets into
-/// a block's `content` (always on `char` boundaries); lines are 1-based
-/// source lines (see [`Block::line_at`]).
+/// a block's `content` (always on `char` boundaries), also when the text was
+/// found in the rendered text; lines are 1-based source lines (see
+/// [`Block::line_at`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Anchor {
@@ -83,9 +111,9 @@ pub struct Reanchored {
     /// The plan's blocks.
     pub blocks: Vec<Block>,
     /// The annotations, in input order. Found ones have `block_id` set to the
-    /// start block and `start_offset`/`end_offset` to the match in UTF-16
-    /// code units (JavaScript string offsets, as upstream's editor stores
-    /// them); unfound ones have `block_id` `""` and offsets 0; skipped ones
+    /// start block and `start_offset`/`end_offset` to the match in the
+    /// block's source `content`, in UTF-16 code units (JavaScript string
+    /// offsets); unfound ones have `block_id` `""` and offsets 0; skipped ones
     /// (global, diff content) are unchanged.
     pub annotations: Vec<Annotation>,
     /// Per annotation: `None` when skipped, else where its text was found.
@@ -177,40 +205,46 @@ fn utf16_offset(content: &str, byte_offset: usize) -> u64 {
     u64::try_from(utf16_len(prefix)).unwrap_or(u64::MAX)
 }
 
-/// The blocks' text, prepared once for many searches.
-struct SearchIndex<'b> {
-    blocks: &'b [Block],
-    /// Contents concatenated with nothing between them.
+/// Where a match sits in source terms: (block, byte offset in its content)
+/// of the start, and of the exclusive end.
+type Hit = ((usize, usize), (usize, usize));
+
+/// One text per block (the sources, the rendered texts, or those folded),
+/// prepared once for many searches.
+struct Layer {
+    /// Each block's text, with its map back to the block's content.
+    texts: Vec<RenderedText>,
+    /// The texts concatenated with nothing between them.
     joined: String,
     /// Where each block starts in `joined`.
     starts: Vec<usize>,
-    /// Where each block starts in the contents joined by `\n`.
+    /// Where each block starts in the texts joined by `\n`.
     spaced_starts: Vec<usize>,
-    /// The `\n`-joined contents, whitespace-normalised.
+    /// The `\n`-joined texts, whitespace-normalised.
     normalized: String,
     /// For each byte of `normalized`, the byte of the `\n`-joined text that
     /// produced it.
     normalized_map: Vec<usize>,
 }
 
-impl<'b> SearchIndex<'b> {
-    fn new(blocks: &'b [Block]) -> Self {
+impl Layer {
+    fn new(texts: Vec<RenderedText>) -> Self {
         let mut joined = String::new();
-        let mut starts = Vec::with_capacity(blocks.len());
+        let mut starts = Vec::with_capacity(texts.len());
         let mut spaced = String::new();
-        let mut spaced_starts = Vec::with_capacity(blocks.len());
-        for (i, block) in blocks.iter().enumerate() {
+        let mut spaced_starts = Vec::with_capacity(texts.len());
+        for (i, text) in texts.iter().enumerate() {
             starts.push(joined.len());
-            joined.push_str(&block.content);
+            joined.push_str(text.as_str());
             if i > 0 {
                 spaced.push('\n');
             }
             spaced_starts.push(spaced.len());
-            spaced.push_str(&block.content);
+            spaced.push_str(text.as_str());
         }
         let (normalized, normalized_map) = normalize_with_map(&spaced);
         Self {
-            blocks,
+            texts,
             joined,
             starts,
             spaced_starts,
@@ -219,42 +253,157 @@ impl<'b> SearchIndex<'b> {
         }
     }
 
+    /// A match in this layer's texts, from (block, offset) to (block,
+    /// exclusive offset), mapped to the blocks' sources.
+    fn to_source(&self, (sb, so): (usize, usize), (eb, eo): (usize, usize)) -> Option<Hit> {
+        let start = self.texts.get(sb)?.source_start(so)?;
+        let end = self.texts.get(eb)?.source_end(eo)?;
+        Some(((sb, start), (eb, end)))
+    }
+
+    /// The first block whose text contains `needle`.
+    fn find_in_block(&self, needle: &str) -> Option<Hit> {
+        self.texts.iter().enumerate().find_map(|(b, text)| {
+            let at = text.as_str().find(needle)?;
+            self.to_source((b, at), (b, at + needle.len()))
+        })
+    }
+
+    /// The first occurrence of `needle` in the concatenated texts.
+    fn find_joined(&self, needle: &str) -> Option<Hit> {
+        let at = self.joined.find(needle)?;
+        let start = locate(&self.starts, at);
+        let end = locate_end(&self.starts, at + needle.len());
+        self.to_source(start, end)
+    }
+
+    /// The first occurrence of an already normalised needle in the
+    /// normalised `\n`-joined texts.
+    fn find_normalized(&self, normalized_needle: &str) -> Option<Hit> {
+        let at = self.normalized.find(normalized_needle)?;
+        let end = at + normalized_needle.len();
+        let last_char = self.normalized[..end]
+            .chars()
+            .next_back()
+            .map_or(1, char::len_utf8);
+        let src_start = *self.normalized_map.get(at)?;
+        let src_end = self.normalized_map.get(end - last_char)? + last_char;
+        let start = locate(&self.spaced_starts, src_start);
+        let end = locate_end(&self.spaced_starts, src_end);
+        self.to_source(start, end)
+    }
+}
+
+/// The blocks' texts, prepared once for many searches; the rendered and
+/// folded layers are built on first use.
+struct SearchIndex<'b> {
+    blocks: &'b [Block],
+    source: Layer,
+    rendered: OnceCell<Layer>,
+    folded: OnceCell<Layer>,
+}
+
+impl<'b> SearchIndex<'b> {
+    fn new(blocks: &'b [Block]) -> Self {
+        let source = blocks
+            .iter()
+            .map(|b| RenderedText::identity(&b.content))
+            .collect();
+        Self {
+            blocks,
+            source: Layer::new(source),
+            rendered: OnceCell::new(),
+            folded: OnceCell::new(),
+        }
+    }
+
+    fn rendered(&self) -> &Layer {
+        self.rendered
+            .get_or_init(|| Layer::new(self.blocks.iter().map(Block::rendered_text).collect()))
+    }
+
+    fn folded(&self) -> &Layer {
+        self.folded.get_or_init(|| {
+            let folded = self
+                .rendered()
+                .texts
+                .iter()
+                .map(|text| text.compose(fold_plain_text(text.as_str())))
+                .collect();
+            Layer::new(folded)
+        })
+    }
+
     fn find(&self, needle: &str) -> Anchor {
         if needle.is_empty() {
             return Anchor::not_found();
         }
-        for (b, block) in self.blocks.iter().enumerate() {
-            if let Some(at) = block.content.find(needle) {
-                return self.anchor(AnchorHow::Exact, (b, at), (b, at + needle.len()));
-            }
+        if let Some(hit) = self.source.find_in_block(needle) {
+            return self.anchor(AnchorHow::Exact, hit);
         }
-        if let Some(at) = self.joined.find(needle) {
-            let start = locate(&self.starts, at);
-            let end = locate_end(&self.starts, at + needle.len());
-            return self.anchor(AnchorHow::CrossBlock, start, end);
+        let rendered = self.rendered();
+        if let Some(hit) = rendered.find_in_block(needle) {
+            return self.anchor(AnchorHow::Rendered, hit);
+        }
+        if let Some(hit) = self
+            .source
+            .find_joined(needle)
+            .or_else(|| rendered.find_joined(needle))
+        {
+            return self.anchor(AnchorHow::CrossBlock, hit);
         }
         let normalized_needle = collapse_spaces(needle);
         if normalized_needle.is_empty() {
             return Anchor::not_found();
         }
-        if let Some(at) = self.normalized.find(&normalized_needle) {
-            let end = at + normalized_needle.len();
-            let last_char = self.normalized[..end]
-                .chars()
-                .next_back()
-                .map_or(1, char::len_utf8);
-            let src_start = self.normalized_map[at];
-            let src_end = self.normalized_map[end - last_char] + last_char;
-            let start = locate(&self.spaced_starts, src_start);
-            let end = locate_end(&self.spaced_starts, src_end);
-            return self.anchor(AnchorHow::Normalized, start, end);
+        if let Some(hit) = self
+            .source
+            .find_normalized(&normalized_needle)
+            .or_else(|| rendered.find_normalized(&normalized_needle))
+        {
+            return self.anchor(AnchorHow::Normalized, hit);
         }
-        Anchor::not_found()
+        self.find_transformed(needle)
+            .map_or_else(Anchor::not_found, |hit| {
+                self.anchor(AnchorHow::Transformed, hit)
+            })
     }
 
-    fn anchor(&self, how: AnchorHow, (sb, so): (usize, usize), (eb, eo): (usize, usize)) -> Anchor {
-        let start_block = &self.blocks[sb];
-        let end_block = &self.blocks[eb];
+    /// Step 5: the needle folded (and the needle rendered, then folded)
+    /// against the folded rendered texts: in one block, across blocks, then
+    /// whitespace-normalised.
+    fn find_transformed(&self, needle: &str) -> Option<Hit> {
+        let folded_needle = fold_plain_text(needle).as_str().to_owned();
+        let rendered_needle = fold_plain_text(render_inline(needle).as_str())
+            .as_str()
+            .to_owned();
+        let mut needles = vec![folded_needle];
+        if !needles.contains(&rendered_needle) {
+            needles.push(rendered_needle);
+        }
+        needles.retain(|n| !n.is_empty());
+        let layer = self.folded();
+        let normalized: Vec<String> = needles
+            .iter()
+            .map(|n| collapse_spaces(n))
+            .filter(|n| !n.is_empty())
+            .collect();
+        needles
+            .iter()
+            .find_map(|n| layer.find_in_block(n))
+            .or_else(|| needles.iter().find_map(|n| layer.find_joined(n)))
+            .or_else(|| normalized.iter().find_map(|n| layer.find_normalized(n)))
+    }
+
+    fn anchor(&self, how: AnchorHow, ((sb, so), (eb, eo)): Hit) -> Anchor {
+        let (Some(start_block), Some(end_block)) = (self.blocks.get(sb), self.blocks.get(eb))
+        else {
+            return Anchor::not_found();
+        };
+        // Source maps are monotonic; clamp anyway so a slice is always valid.
+        let eo = eo.min(end_block.content.len());
+        let so = so.min(start_block.content.len());
+        let eo = if sb == eb { eo.max(so) } else { eo };
         let last_char = end_block.content[..eo]
             .char_indices()
             .next_back()
@@ -477,5 +626,230 @@ mod tests {
         let (n, map) = normalize_with_map("  a \n é  b ");
         assert_eq!(n, "a é b");
         assert_eq!(map, [2, 3, 6, 6, 8, 10]);
+    }
+
+    /// The source text an anchor covers, blocks joined by `sep`.
+    fn covered(blocks: &[Block], a: &Anchor, sep: &str) -> String {
+        let sb = blocks.iter().position(|b| b.id == a.block_id).unwrap();
+        let eb = blocks.iter().position(|b| b.id == a.end_block_id).unwrap();
+        if sb == eb {
+            return blocks[sb].content[a.start_offset..a.end_offset].to_owned();
+        }
+        let mut parts = vec![&blocks[sb].content[a.start_offset..]];
+        parts.extend(blocks[sb + 1..eb].iter().map(|b| b.content.as_str()));
+        parts.push(&blocks[eb].content[..a.end_block_offset]);
+        parts.join(sep)
+    }
+
+    const RENDERED_PLAN: &str = "# Auth plan\n\nIntro line.\nUse **JWT** tokens for `api/*` routes.\n\n- Rotate **signing keys** daily\n- Store **refresh tokens** encrypted\n\nRead [the guide](https://x.test/guide) before starting.\nMatch \\*.rs files only.\n";
+
+    #[test]
+    fn a_selection_across_bold_markup_is_found_in_the_rendered_text() {
+        let blocks = parse_blocks(RENDERED_PLAN);
+        let a = find_text(&blocks, "Use JWT tokens");
+        assert_eq!(
+            (a.how, a.block_id.as_str()),
+            (AnchorHow::Rendered, "block-1")
+        );
+        assert_eq!(slice(&blocks, &a), "Use **JWT** tokens");
+        assert_eq!((a.start_offset, a.end_offset), (12, 30));
+        assert_eq!((a.start_line, a.end_line), (4, 4));
+        // The annotation gets UTF-16 offsets into the source, and the export
+        // labels the block by its source lines.
+        let r = reanchor(RENDERED_PLAN, &[comment("Use JWT tokens")]);
+        let ann = &r.annotations[0];
+        assert_eq!(
+            (ann.block_id.as_str(), ann.start_offset, ann.end_offset),
+            ("block-1", 12, 30)
+        );
+        assert_eq!(
+            crate::line_label(&r.blocks, ann).as_deref(),
+            Some("lines 3–4")
+        );
+        // Across a line of the same paragraph.
+        let two_lines = find_text(&blocks, "Intro line.\nUse JWT");
+        assert_eq!(
+            (two_lines.how, two_lines.start_line, two_lines.end_line),
+            (AnchorHow::Rendered, 3, 4)
+        );
+        assert_eq!(slice(&blocks, &two_lines), "Intro line.\nUse **JWT");
+    }
+
+    #[test]
+    fn a_selection_over_a_code_span_is_found_without_its_backticks() {
+        let blocks = parse_blocks(RENDERED_PLAN);
+        let a = find_text(&blocks, "tokens for api/* routes");
+        assert_eq!(a.how, AnchorHow::Rendered);
+        assert_eq!(slice(&blocks, &a), "tokens for `api/*` routes");
+        let inside = find_text(&blocks, "api/*");
+        assert_eq!(
+            (inside.how, slice(&blocks, &inside)),
+            (AnchorHow::Exact, "api/*")
+        );
+    }
+
+    #[test]
+    fn a_selection_spanning_a_link_label_and_plain_text_is_found() {
+        let blocks = parse_blocks(RENDERED_PLAN);
+        let a = find_text(&blocks, "Read the guide before starting.");
+        assert_eq!(
+            (a.how, a.block_id.as_str()),
+            (AnchorHow::Rendered, "block-4")
+        );
+        assert_eq!(
+            slice(&blocks, &a),
+            "Read [the guide](https://x.test/guide) before starting."
+        );
+        assert_eq!((a.start_line, a.end_line), (9, 9));
+        let tail = find_text(&blocks, "guide before");
+        assert_eq!(slice(&blocks, &tail), "guide](https://x.test/guide) before");
+    }
+
+    #[test]
+    fn an_escaped_character_is_found_as_shown() {
+        let blocks = parse_blocks(RENDERED_PLAN);
+        let a = find_text(&blocks, "Match *.rs files");
+        assert_eq!(a.how, AnchorHow::Rendered);
+        assert_eq!(slice(&blocks, &a), "Match \\*.rs files");
+        assert_eq!((a.start_line, a.end_line), (10, 10));
+    }
+
+    #[test]
+    fn a_selection_across_bold_phrases_in_two_list_items_is_found() {
+        let blocks = parse_blocks(RENDERED_PLAN);
+        // As the page's text content reads it (items glued) …
+        let glued = find_text(&blocks, "keys dailyStore refresh tokens");
+        assert_eq!(glued.how, AnchorHow::CrossBlock);
+        assert_eq!(
+            (glued.block_id.as_str(), glued.end_block_id.as_str()),
+            ("block-2", "block-3")
+        );
+        assert_eq!(
+            covered(&blocks, &glued, "|"),
+            "keys** daily|Store **refresh tokens"
+        );
+        assert_eq!((glued.start_line, glued.end_line), (6, 7));
+        // … and as a selection reads it (a line break between the items).
+        let spaced = find_text(&blocks, "signing keys daily\nStore refresh");
+        assert_eq!(spaced.how, AnchorHow::Normalized);
+        assert_eq!(
+            covered(&blocks, &spaced, "|"),
+            "signing keys** daily|Store **refresh"
+        );
+        assert_eq!((spaced.start_line, spaced.end_line), (6, 7));
+        assert_eq!(spaced.end_offset, blocks[2].content.len());
+    }
+
+    #[test]
+    fn exact_source_matches_win_over_earlier_rendered_ones() {
+        let blocks = parse_blocks("Use **JWT** tokens.\n\nUse JWT tokens.\n");
+        let a = find_text(&blocks, "Use JWT tokens");
+        assert_eq!(
+            (a.how, a.block_id.as_str(), a.start_line),
+            (AnchorHow::Exact, "block-1", 3)
+        );
+        let markup = find_text(&blocks, "**JWT**");
+        assert_eq!(
+            (markup.how, markup.block_id.as_str()),
+            (AnchorHow::Exact, "block-0")
+        );
+        // Among rendered matches, the first block wins.
+        let blocks = parse_blocks("Use **JWT** now.\n\nUse `JWT` now.\n");
+        let first = find_text(&blocks, "Use JWT now");
+        assert_eq!(
+            (first.how, first.block_id.as_str()),
+            (AnchorHow::Rendered, "block-0")
+        );
+    }
+
+    #[test]
+    fn typographic_and_emoji_differences_are_found_transformed() {
+        let blocks = parse_blocks(
+            "# Notes\n\nSay \"hello\" -- wait... it's pages 3--5 :rocket:\n\nIt’s “done” — really\n",
+        );
+        // Selected from the page, where upstream typesets the text.
+        let a = find_text(&blocks, "Say “hello” -- wait… it’s pages 3–5 🚀");
+        assert_eq!(
+            (a.how, a.block_id.as_str(), a.start_line),
+            (AnchorHow::Transformed, "block-1", 3)
+        );
+        assert_eq!(
+            slice(&blocks, &a),
+            "Say \"hello\" -- wait... it's pages 3--5 :rocket:"
+        );
+        // Typed with straight punctuation against typographic source.
+        let b = find_text(&blocks, "It's \"done\" --- really");
+        assert_eq!(
+            (b.how, b.block_id.as_str()),
+            (AnchorHow::Transformed, "block-2")
+        );
+        assert_eq!(slice(&blocks, &b), "It’s “done” — really");
+        // And with whitespace differences on top.
+        let c = find_text(&blocks, "wait…\n  it’s");
+        assert_eq!(
+            (c.how, slice(&blocks, &c)),
+            (AnchorHow::Transformed, "wait... it's")
+        );
+    }
+
+    #[test]
+    fn a_needle_quoting_markdown_source_is_found_rendered() {
+        let blocks = parse_blocks("Use **JWT** `tokens`\nfor **all**  routes.\n");
+        let a = find_text(&blocks, "Use JWT `tokens` for **all** routes");
+        assert_eq!(a.how, AnchorHow::Transformed);
+        assert_eq!(
+            slice(&blocks, &a),
+            "Use **JWT** `tokens`\nfor **all**  routes"
+        );
+    }
+
+    #[test]
+    fn table_cells_and_html_blocks_are_found_as_rendered() {
+        let blocks = parse_blocks(
+            "| Key | Value |\n|---|---|\n| `ttl` | **15** min |\n\n<details>\n<summary>More &amp; less</summary>\n</details>\n",
+        );
+        let cell = find_text(&blocks, "15 min");
+        assert_eq!(
+            (cell.how, cell.block_id.as_str(), cell.start_line),
+            (AnchorHow::Rendered, "block-0", 3)
+        );
+        assert_eq!(slice(&blocks, &cell), "15** min");
+        let html = find_text(&blocks, "More & less");
+        assert_eq!(
+            (html.how, html.block_id.as_str(), html.start_line),
+            (AnchorHow::Rendered, "block-1", 6)
+        );
+        assert_eq!(slice(&blocks, &html), "More &amp; less");
+    }
+
+    #[test]
+    fn anchors_serialise_the_new_steps_in_kebab_case() {
+        let blocks = parse_blocks("Use **JWT** tokens\n");
+        let json = serde_json::to_value(find_text(&blocks, "JWT tokens")).unwrap();
+        assert_eq!(json["how"], "rendered");
+        assert_eq!(json["startLine"], 1);
+        assert_eq!(
+            serde_json::to_value(AnchorHow::Transformed).unwrap(),
+            "transformed"
+        );
+    }
+
+    #[test]
+    fn rendered_text_joined_across_blocks_can_match_before_normalising() {
+        // `</div>` renders as nothing, so the page reads `code #` then a line
+        // break: the needle is verbatim in the rendered text across blocks.
+        let blocks = parse_blocks("# `code` #\n</div>\nnext\n");
+        let a = find_text(&blocks, " #\n");
+        assert_eq!(a.how, AnchorHow::CrossBlock);
+        assert_eq!(
+            (
+                a.block_id.as_str(),
+                a.start_offset,
+                a.end_block_id.as_str(),
+                a.end_block_offset
+            ),
+            ("block-0", 6, "block-1", 7)
+        );
+        assert_eq!((a.start_line, a.end_line), (1, 2));
     }
 }

@@ -9,6 +9,9 @@
 //! every other part is keyed on), then [`reanchor`] in `anchor.rs` (finding
 //! shared annotations' text again), then [`export_annotations`] in
 //! `export.rs` (the feedback text, byte for byte as upstream writes it).
+//! `render.rs` gives each block's rendered text ([`Block::rendered_text`]:
+//! what upstream's viewer shows, with a map back to the source) for the
+//! re-anchoring of text selected in the rendered page.
 //! `refs.rs`, `html.rs` and `text.rs` are private helpers of the parser:
 //! reference-link resolution, HTML block extents and JavaScript string
 //! semantics. Formats: `shared/WIRE.md` §7–§8.
@@ -18,6 +21,7 @@ mod blocks;
 mod export;
 mod html;
 mod refs;
+mod render;
 mod text;
 
 pub use anchor::{
@@ -29,3 +33,4 @@ pub use export::{
     DEFAULT_SUBJECT, DEFAULT_TITLE, ExportOptions, export_annotations, export_annotations_with,
     line_label,
 };
+pub use render::{RenderedText, render_inline};

@@ -453,3 +453,38 @@ async fn html_documents_always_go_through_the_paste_service() {
     .await;
     assert_eq!(opened.stdout, "<!doctype html><h1>Hello</h1>");
 }
+
+#[tokio::test]
+async fn selections_of_rendered_text_are_re_found_in_the_markdown() {
+    // Reviewers select rendered text: "Use JWT tokens" is `Use **JWT** tokens` in the source.
+    let dir = tempfile::tempdir().unwrap();
+    let ann = write(
+        &dir,
+        "a.json",
+        r#"[{"type":"COMMENT","originalText":"Use JWT tokens","text":"prefer opaque ids"},
+            {"type":"COMMENT","originalText":"not in the plan","text":"lost"}]"#,
+    );
+    let plan = "# Auth\n\n## Tokens\n\nUse **JWT** tokens for sessions.\n";
+    let share = planshare(&["share", "-", "--annotations", &ann, "--hash"], &[], plan).await;
+    let opened = planshare(&["open", share.stdout.trim_end()], &[], "").await;
+    assert_eq!(opened.code, 0, "{}", opened.stderr);
+    assert!(
+        opened
+            .stdout
+            .contains("## 2. (line 5) Feedback on: \"Use JWT tokens\"\n> prefer opaque ids\n"),
+        "{}",
+        opened.stdout
+    );
+    // The one that is not in the plan is still exported, and reported.
+    assert!(
+        opened
+            .stdout
+            .contains("## 1. Feedback on: \"not in the plan\"\n> lost\n"),
+        "{}",
+        opened.stdout
+    );
+    assert_eq!(
+        opened.stderr,
+        "planshare: 1 of 2 annotations could not be found in the plan (exported without line numbers)\n"
+    );
+}

@@ -569,9 +569,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("PLANSHARE_STORE") && err.contains("valid kinds: fs, memory"),
+            err.contains("PLANSHARE_STORE") && err.contains("valid kinds: fs, redis, s3, memory"),
             "{err}"
         );
+        let err = load(&[("PLANSHARE_STORE", "redis")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("PLANSHARE_REDIS_URL"), "{err}");
+        let err = load(&[("PLANSHARE_STORE", "s3")]).unwrap_err().to_string();
+        assert!(err.contains("PLANSHARE_S3_BUCKET"), "{err}");
         let err = load(&[("PLANSHARE_ID_LENGTH", "20")])
             .unwrap_err()
             .to_string();

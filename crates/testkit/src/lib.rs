@@ -215,6 +215,30 @@ impl Drop for TestApp {
 
 pub mod proxy;
 
+/// A loopback port that was free a moment ago (for child processes that
+/// must be told their port; in-process servers bind port 0 instead).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+/// The upstream test vectors of `kind` (from `testdata/`).
+pub fn upstream_vectors(kind: &str) -> Vec<serde_json::Value> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/upstream-share-vectors.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let all: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    all["vectors"]
+        .as_array()
+        .map(|v| v.iter().filter(|v| v["kind"] == kind).cloned().collect())
+        .unwrap_or_default()
+}
+
 /// Raw HTTP/1.1 over a socket, for requests a client library would refuse or
 /// normalise (`..` in paths, conflicting lengths, oversized heads).
 pub mod raw {

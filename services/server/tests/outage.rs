@@ -135,14 +135,6 @@ async fn check(app: &TestApp, log: &Log, bound: Duration, resumed_at: Duration) 
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A redis-server of this test's own, with an append-only file synced on
 /// every write (so a SIGKILL loses nothing acknowledged).
 struct OwnRedis {
@@ -231,7 +223,8 @@ async fn redis_app(port: u16) -> TestApp {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn redis_stopped_black_holed_and_killed_under_load() {
-    let Some(mut redis) = OwnRedis::start_on(free_port(), tempfile::tempdir().unwrap()) else {
+    let Some(mut redis) = OwnRedis::start_on(testkit::free_port(), tempfile::tempdir().unwrap())
+    else {
         return;
     };
     let app = Arc::new(redis_app(redis.port).await);
@@ -269,7 +262,7 @@ async fn redis_stopped_black_holed_and_killed_under_load() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn planshare_starts_with_redis_down_and_recovers_when_it_comes() {
-    let port = free_port();
+    let port = testkit::free_port();
     let app = redis_app(port).await;
     assert_eq!(app.get_path("/healthz").await.status(), 200);
     assert_eq!(app.get_path("/readyz").await.status(), 503);

@@ -96,11 +96,7 @@ async fn a_service_that_stays_down_gets_three_attempts_then_exit_7() {
 
 #[tokio::test]
 async fn an_unreachable_service_is_exit_7() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = testkit::free_port();
     let url = format!("http://127.0.0.1:{port}");
     let run = planshare(
         &["paste", "get", "abcdefgh"],

@@ -8,18 +8,7 @@ use testkit::TestApp;
 use crate::support::{Stub, planshare};
 
 fn vectors(kind: &str) -> Vec<Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/upstream-share-vectors.json"
-    );
-    let all: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    all["vectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|v| v["kind"] == kind)
-        .cloned()
-        .collect()
+    testkit::upstream_vectors(kind)
 }
 
 fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
@@ -329,14 +318,7 @@ async fn failures_have_distinct_exit_codes_and_print_nothing_on_stdout() {
     .await;
     let url = hash.stdout.trim_end();
     let truncated = &url[..url.len() - 10];
-    let dead = format!(
-        "http://127.0.0.1:{}",
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    );
+    let dead = format!("http://127.0.0.1:{}", testkit::free_port());
     let cases: Vec<Case> = vec![
         (vec!["open".into(), truncated.into()], vec![], 4),
         (

@@ -8,19 +8,7 @@ use serde_json::Value;
 use testkit::TestApp;
 
 fn vectors() -> Vec<Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/upstream-share-vectors.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap();
-    let all: Value = serde_json::from_str(&text).unwrap();
-    all["vectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|v| v["kind"] == "paste_http")
-        .cloned()
-        .collect()
+    testkit::upstream_vectors("paste_http")
 }
 
 /// Turns a vector's `config` text (`PASTE_MAX_SIZE=2000, PASTE_ALLOWED_ORIGINS="a, b"`)

@@ -14,14 +14,6 @@ impl Drop for Killed {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 async fn start(dir: &std::path::Path, port: u16) -> Killed {
     let child = Killed(
         Command::new(env!("CARGO_BIN_EXE_planshare-server"))
@@ -53,7 +45,7 @@ async fn start(dir: &std::path::Path, port: u16) -> Killed {
 #[tokio::test]
 async fn every_acknowledged_paste_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = testkit::free_port();
     let mut server = start(dir.path(), port).await;
     let acknowledged = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
     let client = reqwest::Client::new();

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::client::conn::http1::{self, SendRequest};
-use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
+use hyper::header::{CONTENT_TYPE, HOST, HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
@@ -75,6 +75,25 @@ impl Conn {
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .body(Full::new(body))?;
         self.send(request).await
+    }
+
+    /// Any request: `method uri` with `headers` (besides `Host`) and `body`,
+    /// reading the whole response.
+    pub async fn request(
+        &mut self,
+        method: Method,
+        uri: Uri,
+        headers: &[(HeaderName, HeaderValue)],
+        body: Bytes,
+    ) -> anyhow::Result<Reply> {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header(HOST, self.host.clone());
+        for (name, value) in headers {
+            builder = builder.header(name, value);
+        }
+        self.send(builder.body(Full::new(body))?).await
     }
 
     async fn send(&mut self, request: Request<Full<Bytes>>) -> anyhow::Result<Reply> {

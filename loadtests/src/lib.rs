@@ -1,14 +1,17 @@
 //! The pieces of the `planshare-loadtest` runner: a closed-loop HTTP/1.1 load
 //! generator ([`generator`]), the *floor* reference server every figure is
 //! compared with ([`reference`]), child-process handling for the servers under
-//! test ([`process`], [`procstat`]), request bodies ([`payload`]) and the
-//! statistics and reports ([`stats`]).
+//! test ([`process`], [`procstat`]), the store backends planshare is measured
+//! with ([`backend`]), request bodies ([`payload`]) and the statistics and
+//! reports ([`stats`]).
 //!
-//! This crate talks to servers over loopback HTTP only; it links none of the
+//! This crate talks to servers over HTTP only (on loopback, plus the S3
+//! endpoint a run is given, to create its bucket); it links none of the
 //! planshare server crates, so it measures the built binary exactly as it ships.
 //! The command line and the orchestration of a run live in the binary
 //! (`src/main.rs`, `src/run.rs`, `src/startup.rs`); start reading there.
 
+pub mod backend;
 pub mod client;
 pub mod generator;
 pub mod payload;

@@ -1,18 +1,22 @@
 //! `run`: planshare against the floor reference server, scenario by scenario,
-//! A/B interleaved, and the report with medians and ratios.
+//! interleaved, and the report with medians and ratios.
 //!
-//! Order: start planshare (fs store in a fresh temporary data directory) and
-//! one reference server per payload size; seed 200 pastes of each size into
-//! both; then for each round, for each scenario (create/fetch × size): the
-//! reference, then planshare, each with an unrecorded warm-up first.
+//! Order: prepare the stores asked for (`--stores`; an S3 bucket of the run's
+//! own), start one planshare server per store (the fs store in a fresh
+//! temporary data directory) and one reference server per payload size; seed
+//! 200 pastes of each size into every server; then for each round, for each
+//! scenario (create/fetch × size): the reference, then planshare with each
+//! store in turn, each with an unrecorded warm-up first.
 
 use crate::DEFAULT_SERVER_BIN;
 use anyhow::{Context as _, bail};
 use clap::Args;
+use loadtests::backend::{self, DEFAULT_REDIS_URL, MOTO_HINT, Store, StoreConfig};
 use loadtests::generator::{self, Phase, Workload};
+use loadtests::payload::Rng;
 use loadtests::process::{ServerProcess, free_port};
 use loadtests::procstat;
-use loadtests::stats::{self, Record, RunInfo, Server, UtcTime};
+use loadtests::stats::{self, Record, RunInfo, Server, StoreInfo, UtcTime};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -26,11 +30,40 @@ pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// How often `/readyz` is polled while waiting in `run`.
 pub(crate) const READY_POLL: Duration = Duration::from_millis(20);
 
+/// Added to twice the run's planned length for the TTL of Redis pastes: long
+/// enough for every phase, short enough that a run's pastes leave Redis soon.
+const REDIS_TTL_MARGIN_SECS: u64 = 600;
+
+/// How long removing a run's S3 bucket (and its objects) may take.
+const BUCKET_REMOVAL_TIMEOUT: Duration = Duration::from_secs(180);
+
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// The planshare server binary.
     #[arg(long, default_value = DEFAULT_SERVER_BIN)]
     server_bin: PathBuf,
+    /// Store backends to measure, comma-separated: fs, redis, s3, memory. Each
+    /// gets a planshare server of its own; fs is also the baseline of the
+    /// `/ fs` ratios.
+    #[arg(long, value_delimiter = ',', default_value = "fs")]
+    stores: Vec<Store>,
+    /// Redis for the `redis` store. Nothing is flushed: use a database index of
+    /// the run's own; the pastes expire by themselves an hour after the run.
+    #[arg(
+        long,
+        env = "PLANSHARE_TEST_REDIS_URL",
+        hide_env_values = true,
+        default_value = DEFAULT_REDIS_URL
+    )]
+    redis_url: String,
+    /// S3-compatible server for the `s3` store, e.g. http://127.0.0.1:5055
+    /// (moto). Required when `s3` is measured.
+    #[arg(long, env = "PLANSHARE_TEST_S3_ENDPOINT", hide_env_values = true)]
+    s3_endpoint: Option<String>,
+    /// An existing bucket for the `s3` store (each run writes under a prefix of
+    /// its own). Default: a fresh bucket per run, created with an unsigned PUT.
+    #[arg(long)]
+    s3_bucket: Option<String>,
     /// Measured seconds per phase.
     #[arg(long, default_value_t = 10.0)]
     duration: f64,
@@ -68,13 +101,19 @@ pub(crate) fn check_server_bin(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The command that starts planshare on 127.0.0.1:`port` with the fs store in
-/// `<work_dir>/data` (created here). Inherited `PLANSHARE_*` and upstream
-/// `PASTE_*` variables are removed, and the XDG config and data homes point
-/// into `work_dir`, so neither the caller's shell nor their user config (nor a
-/// default catalog under `~/.local/share`) can change or receive what is
-/// measured.
-pub(crate) fn planshare_command(bin: &Path, port: u16, work_dir: &Path) -> anyhow::Result<Command> {
+/// The command that starts planshare on 127.0.0.1:`port` with `store`, its
+/// data directory in `<work_dir>/data` (created here; the fs store keeps its
+/// pastes there). Inherited `PLANSHARE_*` and upstream `PASTE_*` variables are
+/// removed, and the XDG config and data homes point into `work_dir`, so
+/// neither the caller's shell nor their user config (nor a default catalog
+/// under `~/.local/share`) can change or receive what is measured; the store's
+/// settings are passed explicitly.
+pub(crate) fn planshare_command(
+    bin: &Path,
+    port: u16,
+    work_dir: &Path,
+    store: &StoreConfig,
+) -> anyhow::Result<Command> {
     let data_dir = work_dir.join("data");
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("creating {}", data_dir.display()))?;
@@ -88,11 +127,13 @@ pub(crate) fn planshare_command(bin: &Path, port: u16, work_dir: &Path) -> anyho
     command
         .env("PLANSHARE_HOST", "127.0.0.1")
         .env("PLANSHARE_PORT", port.to_string())
-        .env("PLANSHARE_STORE", "fs")
         .env("PLANSHARE_DATA_DIR", &data_dir)
         .env("XDG_CONFIG_HOME", work_dir.join("xdg-config"))
         .env("XDG_DATA_HOME", work_dir.join("xdg-data"))
         .env("RUST_LOG", "warn");
+    for (key, value) in store.env() {
+        command.env(key, value);
+    }
     Ok(command)
 }
 
@@ -123,6 +164,93 @@ async fn start_reference(exe: &Path, size: usize, name: &str) -> anyhow::Result<
     Ok(server)
 }
 
+/// The S3 endpoint to use: `--s3-endpoint` (or its variable), else an error
+/// that says how to start moto.
+fn s3_endpoint(args: &RunArgs) -> anyhow::Result<String> {
+    match args.s3_endpoint.as_deref().map(str::trim) {
+        Some(endpoint) if !endpoint.is_empty() => Ok(endpoint.to_owned()),
+        _ => bail!(
+            "--stores includes s3, but no S3 server is known: pass --s3-endpoint URL or set \
+             PLANSHARE_TEST_S3_ENDPOINT. To start a local one (moto, installed by scripts/test):\n    \
+             {MOTO_HINT} &\n\
+             then add --s3-endpoint http://127.0.0.1:5055"
+        ),
+    }
+}
+
+/// The settings of each store, preparing what needs it: the S3 bucket is
+/// created here (unless `--s3-bucket` names an existing one), and Redis pastes
+/// get a TTL of twice the run's planned length plus ten minutes.
+async fn store_configs(
+    args: &RunArgs,
+    started: &UtcTime,
+    planned: Duration,
+) -> anyhow::Result<Vec<StoreConfig>> {
+    let mut configs = Vec::new();
+    for &store in &args.stores {
+        configs.push(match store {
+            Store::Fs => StoreConfig::Fs,
+            Store::Memory => StoreConfig::Memory,
+            Store::Redis => StoreConfig::Redis {
+                url: args.redis_url.trim().to_owned(),
+                ttl_secs: planned.as_secs().saturating_mul(2) + REDIS_TTL_MARGIN_SECS,
+            },
+            Store::S3 => {
+                let endpoint = s3_endpoint(args)?;
+                let (bucket, prefix) = match &args.s3_bucket {
+                    Some(bucket) => (
+                        bucket.clone(),
+                        format!("planshare-loadtest-{}/", started.compact()),
+                    ),
+                    None => {
+                        let salt = Rng::from_entropy(0x5_3b0c).next_u64() as u16;
+                        let bucket = backend::run_bucket_name(&started.compact(), salt);
+                        eprintln!(
+                            "creating bucket `{bucket}` on {}",
+                            backend::redacted(&endpoint)
+                        );
+                        backend::create_bucket(&endpoint, &bucket).await?;
+                        (bucket, "pastes/".to_owned())
+                    }
+                };
+                let has = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
+                StoreConfig::S3 {
+                    endpoint,
+                    bucket,
+                    prefix,
+                    dummy_credentials: !has("AWS_ACCESS_KEY_ID") && !has("AWS_PROFILE"),
+                }
+            }
+        });
+    }
+    Ok(configs)
+}
+
+/// Starts planshare with `config` in `<work_dir>/<store>` and waits until it
+/// is ready.
+async fn start_planshare(
+    bin: &Path,
+    work_dir: &Path,
+    config: &StoreConfig,
+) -> anyhow::Result<ServerProcess> {
+    let store = config.store();
+    let port = free_port()?;
+    let command = planshare_command(bin, port, &work_dir.join(store.name()), config)?;
+    let name = format!("planshare-server ({store} store)");
+    let mut server = ServerProcess::spawn(&name, command, port)?;
+    let hint = match store {
+        Store::Redis => "; is Redis running there?",
+        Store::S3 => "; is the S3 server running there, with the bucket?",
+        Store::Fs | Store::Memory => "",
+    };
+    let waited = server
+        .wait_ready(READY_TIMEOUT, READY_POLL)
+        .await
+        .with_context(|| format!("the {store} store: {}{hint}", config.describe()))?;
+    eprintln!("{name} ready on {} after {waited:.2?}", server.addr());
+    Ok(server)
+}
+
 /// One server and the workloads prepared for it, per payload size.
 struct Target {
     server: Server,
@@ -134,6 +262,7 @@ impl Target {
     /// Seeds [`SEEDED_PASTES`] pastes of `size` into `processes[index]`.
     async fn seeded(
         server: Server,
+        info: &RunInfo,
         index: usize,
         processes: &[ServerProcess],
         size: usize,
@@ -143,13 +272,11 @@ impl Target {
             .get(index)
             .context("internal: no such server process")?
             .addr();
-        eprintln!(
-            "seeding {SEEDED_PASTES} pastes of {size} B into {}",
-            server.name()
-        );
+        let label = info.label(server);
+        eprintln!("seeding {SEEDED_PASTES} pastes of {size} B into {label}");
         let ids = generator::seed(addr, size, SEEDED_PASTES, concurrency, |_, _| {})
             .await
-            .with_context(|| format!("seeding {}", server.name()))?;
+            .with_context(|| format!("seeding {label}"))?;
         Ok(Self {
             server,
             process_index: index,
@@ -164,20 +291,47 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     if duration.is_zero() || args.rounds == 0 || args.concurrency == 0 || args.sizes.is_empty() {
         bail!("--duration, --rounds, --concurrency and --sizes must all be positive");
     }
+    backend::check_stores(&args.stores)?;
     if !args.reference_only {
         check_server_bin(&args.server_bin)?;
+        if args.stores.contains(&Store::S3) {
+            s3_endpoint(&args)?;
+        }
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
 
+    // Every phase: the reference and each store, per round, size and scenario.
+    let servers = 1 + args.stores.len();
+    let total = args.rounds * args.sizes.len() * 2 * servers;
+    let planned = (warmup + duration).saturating_mul(u32::try_from(total).unwrap_or(u32::MAX));
+
+    let started = UtcTime::now();
+    let configs = if args.reference_only {
+        Vec::new()
+    } else {
+        store_configs(&args, &started, planned).await?
+    };
     let mut info = RunInfo {
-        started: UtcTime::now(),
+        started,
         server_bin: if args.reference_only {
             "(self-check: a second reference server)".to_owned()
         } else {
             args.server_bin.display().to_string()
         },
+        stores: args
+            .stores
+            .iter()
+            .enumerate()
+            .map(|(i, &store)| StoreInfo {
+                store,
+                settings: configs.get(i).map_or_else(
+                    || "(self-check: a reference server stands in)".to_owned(),
+                    StoreConfig::describe,
+                ),
+            })
+            .collect(),
         concurrency: args.concurrency,
         duration_s: duration.as_secs_f64(),
         warmup_s: warmup.as_secs_f64(),
@@ -202,57 +356,113 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     for note in &info.notes {
         eprintln!("warning: {note}");
     }
+    eprintln!(
+        "{total} phases of {:.1} s: about {:.1} min plus seeding",
+        (warmup + duration).as_secs_f64(),
+        planned.as_secs_f64() / 60.0
+    );
 
-    // Declared before the servers, so it is removed only after they are killed.
-    let data_dir = temp_dir()?;
-    let mut processes: Vec<ServerProcess> = Vec::new();
-    let mut planshare_of_size = Vec::new();
-    if args.reference_only {
-        for &size in &args.sizes {
-            planshare_of_size.push(processes.len());
-            processes.push(start_reference(&exe, size, "planshare (reference stand-in)").await?);
+    let plan = Plan {
+        exe,
+        warmup,
+        duration,
+        total,
+    };
+    let outcome = measure(&args, &info, &configs, &plan).await;
+
+    // A bucket created for this run is removed again, also after a failure.
+    for config in &configs {
+        if let StoreConfig::S3 {
+            endpoint,
+            bucket,
+            dummy_credentials,
+            ..
+        } = config
+            && args.s3_bucket.is_none()
+        {
+            let key_id = match std::env::var("AWS_ACCESS_KEY_ID") {
+                Ok(id) if !dummy_credentials && !id.is_empty() => id,
+                _ => "test".to_owned(),
+            };
+            let date = &started.compact()[..8];
+            let removed = match backend::unsigned_authorization(&key_id, date) {
+                Ok(authorization) => {
+                    backend::remove_bucket(endpoint, bucket, authorization, BUCKET_REMOVAL_TIMEOUT)
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            match removed {
+                Ok(deleted) => {
+                    eprintln!("removed bucket `{bucket}` ({deleted} objects)");
+                }
+                Err(e) => eprintln!("warning: bucket `{bucket}` was left behind: {e:#}"),
+            }
         }
-    } else {
-        let port = free_port()?;
-        let command = planshare_command(&args.server_bin, port, data_dir.path())?;
-        let mut server = ServerProcess::spawn("planshare-server", command, port)?;
-        let waited = server.wait_ready(READY_TIMEOUT, READY_POLL).await?;
-        eprintln!(
-            "planshare-server ready on {} after {waited:.2?}",
-            server.addr()
-        );
-        planshare_of_size = vec![processes.len(); args.sizes.len()];
-        processes.push(server);
+    }
+    outcome
+}
+
+/// What `measure` needs besides the arguments.
+struct Plan {
+    /// This executable (it serves the reference servers).
+    exe: PathBuf,
+    warmup: Duration,
+    duration: Duration,
+    /// Number of phases.
+    total: usize,
+}
+
+/// Starts the servers, seeds them, runs every phase and writes the reports.
+async fn measure(
+    args: &RunArgs,
+    info: &RunInfo,
+    configs: &[StoreConfig],
+    plan: &Plan,
+) -> anyhow::Result<()> {
+    let (exe, warmup, duration, total) = (&plan.exe, plan.warmup, plan.duration, plan.total);
+    let servers = 1 + args.stores.len();
+    // Declared before the servers, so it is removed only after they are killed.
+    let work_dir = temp_dir()?;
+    let mut processes: Vec<ServerProcess> = Vec::new();
+    // For each store, the process serving each size.
+    let mut store_processes: Vec<(Server, Vec<usize>)> = Vec::new();
+    for (i, &store) in args.stores.iter().enumerate() {
+        let server = Server::Planshare(store);
+        let mut of_size = Vec::new();
+        if let Some(config) = configs.get(i) {
+            of_size = vec![processes.len(); args.sizes.len()];
+            processes.push(start_planshare(&args.server_bin, work_dir.path(), config).await?);
+        } else {
+            let name = format!("{} (reference stand-in)", info.label(server));
+            for &size in &args.sizes {
+                of_size.push(processes.len());
+                processes.push(start_reference(exe, size, &name).await?);
+            }
+        }
+        store_processes.push((server, of_size));
     }
     let mut reference_of_size = Vec::new();
     for &size in &args.sizes {
         reference_of_size.push(processes.len());
-        processes.push(start_reference(&exe, size, "reference server").await?);
+        processes.push(start_reference(exe, size, "reference server").await?);
     }
 
-    // Seed the pastes the `fetch` scenarios read.
-    let mut targets: Vec<[Target; 2]> = Vec::new();
+    // Seed the pastes the `fetch` scenarios read: per size, the reference
+    // first, then each store in order (the order the phases run in).
+    let mut targets: Vec<Vec<Target>> = Vec::new();
     for (i, &size) in args.sizes.iter().enumerate() {
-        let reference = Target::seeded(
-            Server::Reference,
-            reference_of_size[i],
-            &processes,
-            size,
-            args.concurrency,
-        )
-        .await?;
-        let planshare = Target::seeded(
-            Server::Planshare,
-            planshare_of_size[i],
-            &processes,
-            size,
-            args.concurrency,
-        )
-        .await?;
-        targets.push([reference, planshare]);
+        let mut of_size = Vec::with_capacity(servers);
+        let servers_of_size = std::iter::once((Server::Reference, reference_of_size[i]))
+            .chain(store_processes.iter().map(|(server, of)| (*server, of[i])));
+        for (server, index) in servers_of_size {
+            of_size.push(
+                Target::seeded(server, info, index, &processes, size, args.concurrency).await?,
+            );
+        }
+        targets.push(of_size);
     }
 
-    let total = args.rounds * args.sizes.len() * 2 * 2;
     let mut done = 0;
     let mut records = Vec::new();
     for round in 1..=args.rounds {
@@ -262,10 +472,8 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
                     done += 1;
                     let process = &mut processes[target.process_index];
                     process.ensure_running()?;
-                    eprint!(
-                        "[{done}/{total}] {scenario} {size} B {} ... ",
-                        target.server.name()
-                    );
+                    let label = info.label(target.server);
+                    eprint!("[{done}/{total}] {scenario} {size} B {label} ... ");
                     let workload = match scenario {
                         "create" => Workload::Create { size },
                         _ => target.fetch.clone(),
@@ -315,8 +523,8 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     drop(processes);
 
     let rows = stats::summarize(&records);
-    let markdown = stats::markdown(&info, &rows, &records);
-    let json = stats::json_report(&info, &rows, &records);
+    let markdown = stats::markdown(info, &rows, &records);
+    let json = stats::json_report(info, &rows, &records);
     let stem = args.out.join(info.started.compact());
     let md_path = stem.with_extension("md");
     let json_path = stem.with_extension("json");
@@ -326,6 +534,6 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", json_path.display()))?;
     print!("{markdown}");
     eprintln!("wrote {} and {}", md_path.display(), json_path.display());
-    drop(data_dir);
+    drop(work_dir);
     Ok(())
 }

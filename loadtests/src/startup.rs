@@ -13,6 +13,7 @@ use crate::DEFAULT_SERVER_BIN;
 use crate::run::{READY_POLL, READY_TIMEOUT, check_server_bin, planshare_command, temp_dir};
 use anyhow::{Context as _, bail};
 use clap::Args;
+use loadtests::backend::StoreConfig;
 use loadtests::generator;
 use loadtests::process::{ServerProcess, free_port};
 use loadtests::stats::{self, UtcTime};
@@ -136,7 +137,7 @@ async fn measure(bin: &Path, pastes: usize, restarts: usize) -> anyhow::Result<V
     let port = free_port()?;
     let mut server = ServerProcess::spawn(
         "planshare-server",
-        planshare_command(bin, port, work_dir.path())?,
+        planshare_command(bin, port, work_dir.path(), &StoreConfig::Fs)?,
         port,
     )?;
     server.wait_ready(READY_TIMEOUT, READY_POLL).await?;
@@ -160,7 +161,7 @@ async fn measure(bin: &Path, pastes: usize, restarts: usize) -> anyhow::Result<V
     let mut times = Vec::with_capacity(restarts);
     for i in 1..=restarts {
         let port = free_port()?;
-        let command = planshare_command(bin, port, work_dir.path())?;
+        let command = planshare_command(bin, port, work_dir.path(), &StoreConfig::Fs)?;
         let spawned = Instant::now();
         let mut server = ServerProcess::spawn("planshare-server", command, port)?;
         server.wait_ready(TIMED_READY_TIMEOUT, TIMED_POLL).await?;

@@ -1,6 +1,7 @@
 //! Medians, ratios, UTC timestamps, and the Markdown and JSON reports of a
 //! `run`. Pure functions: the binary decides where the text goes.
 
+use crate::backend::Store;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,16 +12,32 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub enum Server {
     /// The floor reference server.
     Reference,
-    /// The planshare server under test.
-    Planshare,
+    /// The planshare server under test, with this store.
+    Planshare(Store),
 }
 
 impl Server {
-    /// Lower-case name for tables and file contents.
+    /// `"reference"` or `"planshare"` (the store is [`Server::store`]).
     pub fn name(self) -> &'static str {
         match self {
             Self::Reference => "reference",
-            Self::Planshare => "planshare",
+            Self::Planshare(_) => "planshare",
+        }
+    }
+
+    /// The store of a planshare server.
+    pub fn store(self) -> Option<Store> {
+        match self {
+            Self::Reference => None,
+            Self::Planshare(store) => Some(store),
+        }
+    }
+
+    /// `"reference"` or `"planshare/<store>"`.
+    pub fn label(self) -> String {
+        match self {
+            Self::Reference => "reference".to_owned(),
+            Self::Planshare(store) => format!("planshare/{store}"),
         }
     }
 }
@@ -65,6 +82,7 @@ impl Record {
             "scenario": self.scenario,
             "size": self.size,
             "server": self.server.name(),
+            "store": self.server.store().map(Store::name),
             "requests_per_second": self.requests_per_second,
             "p50_ms": self.p50_ms,
             "p90_ms": self.p90_ms,
@@ -148,67 +166,116 @@ impl Aggregate {
     }
 }
 
-/// One scenario (kind × size): both servers and their ratios.
+/// One scenario (kind × size): the reference, each store, and their ratios.
 #[derive(Debug, Clone)]
 pub struct Row {
     /// `"create"` or `"fetch"`.
     pub scenario: &'static str,
     /// Payload size.
     pub size: usize,
-    /// planshare's medians.
-    pub planshare: Aggregate,
     /// The reference server's medians.
     pub reference: Aggregate,
+    /// planshare's medians with each store, in the order they were measured.
+    pub stores: Vec<(Store, Aggregate)>,
 }
 
 impl Row {
-    /// planshare req/s ÷ reference req/s (higher is better, 1 = the floor).
-    pub fn throughput_ratio(&self) -> Option<f64> {
+    /// planshare's medians with `store`, if it was measured.
+    pub fn store(&self, store: Store) -> Option<&Aggregate> {
+        self.stores
+            .iter()
+            .find(|(s, _)| *s == store)
+            .map(|(_, agg)| agg)
+    }
+
+    fn store_figure(&self, store: Store, f: fn(&Aggregate) -> Option<f64>) -> Option<f64> {
+        self.store(store).and_then(f)
+    }
+
+    /// planshare (`store`) req/s ÷ reference req/s (higher is better, 1 = the floor).
+    pub fn throughput_ratio(&self, store: Store) -> Option<f64> {
         ratio(
-            self.planshare.requests_per_second,
+            self.store_figure(store, |a| a.requests_per_second),
             self.reference.requests_per_second,
         )
     }
 
-    /// planshare p99 ÷ reference p99 (lower is better).
-    pub fn p99_ratio(&self) -> Option<f64> {
-        ratio(self.planshare.p99_ms, self.reference.p99_ms)
+    /// planshare (`store`) p99 ÷ reference p99 (lower is better).
+    pub fn p99_ratio(&self, store: Store) -> Option<f64> {
+        ratio(
+            self.store_figure(store, |a| a.p99_ms),
+            self.reference.p99_ms,
+        )
     }
 
-    /// planshare CPU/request ÷ reference CPU/request (lower is better).
-    pub fn cpu_ratio(&self) -> Option<f64> {
+    /// planshare (`store`) CPU/request ÷ reference CPU/request (lower is better).
+    pub fn cpu_ratio(&self, store: Store) -> Option<f64> {
         ratio(
-            self.planshare.cpu_us_per_request,
+            self.store_figure(store, |a| a.cpu_us_per_request),
             self.reference.cpu_us_per_request,
+        )
+    }
+
+    /// planshare req/s with `store` ÷ with `fs` (higher is better, 1 = as fast as fs).
+    pub fn throughput_vs_fs(&self, store: Store) -> Option<f64> {
+        ratio(
+            self.store_figure(store, |a| a.requests_per_second),
+            self.store_figure(Store::Fs, |a| a.requests_per_second),
+        )
+    }
+
+    /// planshare p99 with `store` ÷ with `fs` (lower is better).
+    pub fn p99_vs_fs(&self, store: Store) -> Option<f64> {
+        ratio(
+            self.store_figure(store, |a| a.p99_ms),
+            self.store_figure(Store::Fs, |a| a.p99_ms),
         )
     }
 }
 
-/// Groups records by scenario and size, in first-seen order.
+/// Groups records by scenario and size, in first-seen order; within a row,
+/// the stores are in the order they were first measured.
 pub fn summarize(records: &[Record]) -> Vec<Row> {
     let mut keys: Vec<(&'static str, usize)> = Vec::new();
+    let mut stores: Vec<Store> = Vec::new();
     for r in records {
         if !keys.contains(&(r.scenario, r.size)) {
             keys.push((r.scenario, r.size));
         }
+        if let Some(store) = r.server.store()
+            && !stores.contains(&store)
+        {
+            stores.push(store);
+        }
     }
     keys.into_iter()
         .map(|(scenario, size)| {
-            let of = |server| {
-                Aggregate::of(
-                    records
-                        .iter()
-                        .filter(|r| r.scenario == scenario && r.size == size && r.server == server),
-                )
+            let of_key = |server: Server| {
+                records
+                    .iter()
+                    .filter(move |r| r.scenario == scenario && r.size == size && r.server == server)
             };
             Row {
                 scenario,
                 size,
-                planshare: of(Server::Planshare),
-                reference: of(Server::Reference),
+                reference: Aggregate::of(of_key(Server::Reference)),
+                stores: stores
+                    .iter()
+                    .filter(|&&store| of_key(Server::Planshare(store)).next().is_some())
+                    .map(|&store| (store, Aggregate::of(of_key(Server::Planshare(store)))))
+                    .collect(),
             }
         })
         .collect()
+}
+
+/// A measured store and the settings its server ran with.
+#[derive(Debug, Clone)]
+pub struct StoreInfo {
+    /// The store.
+    pub store: Store,
+    /// Its settings, for the report (no secrets).
+    pub settings: String,
 }
 
 /// What a run was, for the report's header and the JSON file.
@@ -218,6 +285,8 @@ pub struct RunInfo {
     pub started: UtcTime,
     /// Path of the planshare binary (or a note when it was replaced).
     pub server_bin: String,
+    /// The stores measured, in order.
+    pub stores: Vec<StoreInfo>,
     /// Connections per phase.
     pub concurrency: usize,
     /// Measured seconds per phase.
@@ -238,14 +307,78 @@ pub struct RunInfo {
     pub notes: Vec<String>,
 }
 
+impl RunInfo {
+    /// Whether only the fs store is measured: the reports then keep the
+    /// single-store layout (planshare against the reference).
+    pub fn single_fs(&self) -> bool {
+        matches!(self.stores.as_slice(), [only] if only.store == Store::Fs)
+    }
+
+    /// How `server` is named in progress lines and reports: `planshare` in a
+    /// single-fs run, `planshare/<store>` otherwise.
+    pub fn label(&self, server: Server) -> String {
+        if self.single_fs() {
+            server.name().to_owned()
+        } else {
+            server.label()
+        }
+    }
+}
+
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "–".to_owned(), |v| format!("{v:.decimals$}"))
 }
 
-/// The Markdown report: ratios first, then the medians, then any errors.
+/// A ratio with two decimals, or two significant digits below 0.1 (so that a
+/// store at 0.4 % of the floor does not read `0.00`).
+fn ratio_text(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v > 0.0 && v < 0.095 => {
+            let decimals = (-v.log10()).ceil() as usize + 1;
+            format!("{v:.decimals$}")
+        }
+        _ => opt(v, 2),
+    }
+}
+
+/// The Markdown report. With the fs store alone: ratios first, then the
+/// medians, then any errors. With several stores (or one other than fs): one
+/// table with a row for the reference and each store per scenario — medians,
+/// ratios against the reference and against fs — then any errors.
 pub fn markdown(info: &RunInfo, rows: &[Row], records: &[Record]) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# planshare load test — {}\n", info.started.iso());
+    if info.single_fs() {
+        single_store_tables(&mut md, info, rows);
+    } else {
+        per_store_table(&mut md, info, rows);
+    }
+    let failing: Vec<&Record> = records.iter().filter(|r| r.errors > 0).collect();
+    if !failing.is_empty() {
+        let _ = writeln!(md, "\n## Errors\n");
+        for r in failing {
+            let kinds = r
+                .error_kinds
+                .iter()
+                .map(|(kind, n)| format!("{n} × {}", kind.replace('|', "\\|").replace('\n', " ")))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let _ = writeln!(
+                md,
+                "- round {} {} {} B {}: {} errors — {kinds}",
+                r.round,
+                r.scenario,
+                r.size,
+                info.label(r.server),
+                r.errors
+            );
+        }
+    }
+    md
+}
+
+/// The layout of a run with the fs store alone.
+fn single_store_tables(md: &mut String, info: &RunInfo, rows: &[Row]) {
     let _ = writeln!(
         md,
         "planshare `{}` vs the floor reference server (hyper, same payloads), loopback, \
@@ -273,9 +406,9 @@ pub fn markdown(info: &RunInfo, rows: &[Row], records: &[Record]) -> String {
             "| {} | {} | {} | {} | {} |",
             row.scenario,
             row.size,
-            opt(row.throughput_ratio(), 2),
-            opt(row.p99_ratio(), 2),
-            opt(row.cpu_ratio(), 2),
+            opt(row.throughput_ratio(Store::Fs), 2),
+            opt(row.p99_ratio(Store::Fs), 2),
+            opt(row.cpu_ratio(Store::Fs), 2),
         );
     }
     let _ = writeln!(md, "\n## Medians across rounds\n");
@@ -284,9 +417,13 @@ pub fn markdown(info: &RunInfo, rows: &[Row], records: &[Record]) -> String {
         "| scenario | size (B) | server | req/s | p50 ms | p99 ms | CPU µs/req | errors (all rounds) |"
     );
     let _ = writeln!(md, "|---|---:|---|---:|---:|---:|---:|---:|");
+    let empty = Aggregate::default();
     for row in rows {
         for (server, agg) in [
-            (Server::Planshare, &row.planshare),
+            (
+                Server::Planshare(Store::Fs),
+                row.store(Store::Fs).unwrap_or(&empty),
+            ),
             (Server::Reference, &row.reference),
         ] {
             let _ = writeln!(
@@ -303,35 +440,133 @@ pub fn markdown(info: &RunInfo, rows: &[Row], records: &[Record]) -> String {
             );
         }
     }
-    let failing: Vec<&Record> = records.iter().filter(|r| r.errors > 0).collect();
-    if !failing.is_empty() {
-        let _ = writeln!(md, "\n## Errors\n");
-        for r in failing {
-            let kinds = r
-                .error_kinds
-                .iter()
-                .map(|(kind, n)| format!("{n} × {}", kind.replace('|', "\\|").replace('\n', " ")))
-                .collect::<Vec<_>>()
-                .join("; ");
+}
+
+/// The layout of a run with several stores.
+fn per_store_table(md: &mut String, info: &RunInfo, rows: &[Row]) {
+    let names = info
+        .stores
+        .iter()
+        .map(|s| format!("`{}`", s.store))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(
+        md,
+        "planshare `{}` with the stores {names} vs the floor reference server (hyper, same \
+         payloads), loopback, {} CPUs, {} connections, {} s measured after {} s warm-up per \
+         phase, median of {} rounds run interleaved (reference, then each store, per \
+         scenario).\n",
+        info.server_bin, info.cpus, info.concurrency, info.duration_s, info.warmup_s, info.rounds
+    );
+    for store in &info.stores {
+        let _ = writeln!(md, "- `{}`: {}", store.store, store.settings);
+    }
+    let _ = writeln!(md);
+    for note in &info.notes {
+        let _ = writeln!(md, "> **Note:** {note}\n");
+    }
+    let _ = writeln!(md, "## Per store\n");
+    let _ = writeln!(
+        md,
+        "req/s, p50, p99, CPU µs/req (planshare's process only, not Redis's or the S3 \
+         server's): medians across rounds; errors: all rounds. Ratios: throughput higher is \
+         better, p99 and CPU lower is better; `/ ref` = against the floor reference server \
+         (1.00 = the floor), `/ fs` = against planshare with the fs store in the same run.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| scenario | size (B) | server | req/s | p50 ms | p99 ms | CPU µs/req | errors | \
+         throughput / ref | p99 / ref | CPU / ref | throughput / fs | p99 / fs |"
+    );
+    let _ = writeln!(
+        md,
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for row in rows {
+        let medians = |agg: &Aggregate| {
+            format!(
+                "{} | {} | {} | {} | {}",
+                opt(agg.requests_per_second, 0),
+                opt(agg.p50_ms, 2),
+                opt(agg.p99_ms, 2),
+                opt(agg.cpu_us_per_request, 0),
+                agg.errors_total,
+            )
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | reference | {} | – | – | – | – | – |",
+            row.scenario,
+            row.size,
+            medians(&row.reference),
+        );
+        for (store, agg) in &row.stores {
             let _ = writeln!(
                 md,
-                "- round {} {} {} B {}: {} errors — {kinds}",
-                r.round,
-                r.scenario,
-                r.size,
-                r.server.name(),
-                r.errors
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                row.scenario,
+                row.size,
+                Server::Planshare(*store).label(),
+                medians(agg),
+                ratio_text(row.throughput_ratio(*store)),
+                ratio_text(row.p99_ratio(*store)),
+                ratio_text(row.cpu_ratio(*store)),
+                ratio_text(row.throughput_vs_fs(*store)),
+                ratio_text(row.p99_vs_fs(*store)),
             );
         }
     }
-    md
 }
 
 /// The JSON report: settings, every phase, and the per-scenario summary.
+///
+/// Each summary entry has the reference's medians and, under `stores`, each
+/// store's medians with its ratios to the reference and to fs. When the fs
+/// store was measured, the entry also keeps the single-store keys
+/// `planshare` (fs's medians) and `ratio` (fs against the reference).
 pub fn json_report(info: &RunInfo, rows: &[Row], records: &[Record]) -> Value {
+    let summary = rows
+        .iter()
+        .map(|row| {
+            let mut entry = json!({
+                "scenario": row.scenario,
+                "size": row.size,
+                "reference": row.reference.to_json(),
+                "stores": row.stores.iter().map(|(store, agg)| json!({
+                    "store": store.name(),
+                    "medians": agg.to_json(),
+                    "ratio_to_reference": {
+                        "throughput": row.throughput_ratio(*store),
+                        "p99": row.p99_ratio(*store),
+                        "cpu_per_request": row.cpu_ratio(*store),
+                    },
+                    "ratio_to_fs": {
+                        "throughput": row.throughput_vs_fs(*store),
+                        "p99": row.p99_vs_fs(*store),
+                    },
+                })).collect::<Vec<_>>(),
+            });
+            if let (Some(fs), Some(object)) = (row.store(Store::Fs), entry.as_object_mut()) {
+                object.insert("planshare".to_owned(), fs.to_json());
+                object.insert(
+                    "ratio".to_owned(),
+                    json!({
+                        "throughput": row.throughput_ratio(Store::Fs),
+                        "p99": row.p99_ratio(Store::Fs),
+                        "cpu_per_request": row.cpu_ratio(Store::Fs),
+                    }),
+                );
+            }
+            entry
+        })
+        .collect::<Vec<_>>();
     json!({
         "started_utc": info.started.iso(),
         "server_bin": info.server_bin,
+        "stores": info.stores.iter().map(|s| json!({
+            "store": s.store.name(),
+            "settings": s.settings,
+        })).collect::<Vec<_>>(),
         "settings": {
             "concurrency": info.concurrency,
             "duration_s": info.duration_s,
@@ -345,17 +580,7 @@ pub fn json_report(info: &RunInfo, rows: &[Row], records: &[Record]) -> Value {
             "runner_debug_build": info.debug_build,
         },
         "notes": info.notes,
-        "summary": rows.iter().map(|row| json!({
-            "scenario": row.scenario,
-            "size": row.size,
-            "planshare": row.planshare.to_json(),
-            "reference": row.reference.to_json(),
-            "ratio": {
-                "throughput": row.throughput_ratio(),
-                "p99": row.p99_ratio(),
-                "cpu_per_request": row.cpu_ratio(),
-            },
-        })).collect::<Vec<_>>(),
+        "summary": summary,
         "phases": records.iter().map(Record::to_json).collect::<Vec<_>>(),
     })
 }
@@ -444,6 +669,17 @@ mod tests {
     }
 
     #[test]
+    fn small_ratios_keep_two_significant_digits() {
+        assert_eq!(ratio_text(None), "–");
+        assert_eq!(ratio_text(Some(0.0)), "0.00");
+        assert_eq!(ratio_text(Some(0.4)), "0.40");
+        assert_eq!(ratio_text(Some(0.1)), "0.10");
+        assert_eq!(ratio_text(Some(0.06)), "0.060");
+        assert_eq!(ratio_text(Some(0.0035)), "0.0035");
+        assert_eq!(ratio_text(Some(12.345)), "12.35");
+    }
+
+    #[test]
     fn utc_dates() {
         assert_eq!(UtcTime::from_unix(0).iso(), "1970-01-01T00:00:00Z");
         assert_eq!(
@@ -479,18 +715,215 @@ mod tests {
         }
     }
 
+    fn with_p99(mut record: Record, p99_ms: f64) -> Record {
+        record.p99_ms = p99_ms;
+        record
+    }
+
+    fn info(stores: &[Store]) -> RunInfo {
+        RunInfo {
+            started: UtcTime::from_unix(0),
+            server_bin: "target/release/planshare-server".to_owned(),
+            stores: stores
+                .iter()
+                .map(|&store| StoreInfo {
+                    store,
+                    settings: format!("settings of {store}"),
+                })
+                .collect(),
+            concurrency: 32,
+            duration_s: 5.0,
+            warmup_s: 2.0,
+            rounds: 2,
+            sizes: vec![8192],
+            cpus: 2,
+            clock_ticks: 100,
+            debug_build: false,
+            notes: Vec::new(),
+        }
+    }
+
+    const FS: Server = Server::Planshare(Store::Fs);
+    const REDIS: Server = Server::Planshare(Store::Redis);
+    const S3: Server = Server::Planshare(Store::S3);
+
     #[test]
     fn summary_takes_medians_and_sums_errors() {
         let records = [
             record(Server::Reference, 1, 1000.0, 0),
-            record(Server::Planshare, 1, 400.0, 2),
+            record(FS, 1, 400.0, 2),
             record(Server::Reference, 2, 1200.0, 0),
-            record(Server::Planshare, 2, 600.0, 0),
+            record(FS, 2, 600.0, 0),
         ];
         let rows = summarize(&records);
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].throughput_ratio(), Some(500.0 / 1100.0));
-        assert_eq!(rows[0].planshare.errors_total, 2);
-        assert_eq!(rows[0].p99_ratio(), Some(1.0));
+        assert_eq!(rows[0].throughput_ratio(Store::Fs), Some(500.0 / 1100.0));
+        assert_eq!(rows[0].store(Store::Fs).map(|a| a.errors_total), Some(2));
+        assert_eq!(rows[0].p99_ratio(Store::Fs), Some(1.0));
+        assert_eq!(rows[0].throughput_vs_fs(Store::Fs), Some(1.0));
+        assert_eq!(rows[0].throughput_ratio(Store::Redis), None);
+    }
+
+    /// Two rounds of the reference, fs, redis and s3, interleaved as `run`
+    /// measures them, in two scenarios.
+    fn three_stores() -> Vec<Record> {
+        let mut records = Vec::new();
+        for round in 1..=2 {
+            let r = round as f64;
+            for scenario in ["create", "fetch"] {
+                let base = if scenario == "create" { 1.0 } else { 2.0 };
+                for (server, rps, p99, errors) in [
+                    (Server::Reference, 1000.0, 1.0, 0),
+                    (FS, 400.0, 4.0, 0),
+                    (REDIS, 200.0 * r, 8.0, 1),
+                    (S3, 60.0, 40.0 * r, 3),
+                ] {
+                    let mut rec = with_p99(record(server, round, rps * base, errors), p99);
+                    rec.scenario = scenario;
+                    records.push(rec);
+                }
+            }
+        }
+        records
+    }
+
+    #[test]
+    fn summary_of_several_stores() {
+        let records = three_stores();
+        let rows = summarize(&records);
+        assert_eq!(rows.len(), 2);
+        let create = &rows[0];
+        assert_eq!(create.scenario, "create");
+        let order: Vec<Store> = create.stores.iter().map(|(s, _)| *s).collect();
+        assert_eq!(order, [Store::Fs, Store::Redis, Store::S3]);
+        assert_eq!(create.reference.rounds, 2);
+        for (_, agg) in &create.stores {
+            assert_eq!(agg.rounds, 2);
+        }
+        // Medians per store: redis 200 and 400 req/s, s3 p99 40 and 80 ms.
+        assert_eq!(
+            create
+                .store(Store::Redis)
+                .and_then(|a| a.requests_per_second),
+            Some(300.0)
+        );
+        assert_eq!(create.store(Store::S3).and_then(|a| a.p99_ms), Some(60.0));
+        // Errors are summed per store, not mixed across stores.
+        assert_eq!(create.store(Store::Fs).map(|a| a.errors_total), Some(0));
+        assert_eq!(create.store(Store::Redis).map(|a| a.errors_total), Some(2));
+        assert_eq!(create.store(Store::S3).map(|a| a.errors_total), Some(6));
+        // Against the reference…
+        assert_eq!(create.throughput_ratio(Store::Fs), Some(0.4));
+        assert_eq!(create.throughput_ratio(Store::Redis), Some(0.3));
+        assert_eq!(create.p99_ratio(Store::S3), Some(60.0));
+        assert_eq!(create.cpu_ratio(Store::Redis), Some(1.0));
+        // …and against fs.
+        assert_eq!(create.throughput_vs_fs(Store::Fs), Some(1.0));
+        assert_eq!(create.throughput_vs_fs(Store::Redis), Some(0.75));
+        assert_eq!(create.throughput_vs_fs(Store::S3), Some(0.15));
+        assert_eq!(create.p99_vs_fs(Store::Redis), Some(2.0));
+        assert_eq!(create.p99_vs_fs(Store::S3), Some(15.0));
+        // The fetch row has its own figures.
+        assert_eq!(
+            rows[1].store(Store::Fs).and_then(|a| a.requests_per_second),
+            Some(800.0)
+        );
+        assert_eq!(rows[1].throughput_vs_fs(Store::Redis), Some(0.75));
+    }
+
+    #[test]
+    fn ratios_to_fs_need_fs() {
+        let records: Vec<Record> = three_stores()
+            .into_iter()
+            .filter(|r| r.server != FS)
+            .collect();
+        let rows = summarize(&records);
+        assert!(rows[0].store(Store::Fs).is_none());
+        assert_eq!(rows[0].throughput_vs_fs(Store::Redis), None);
+        assert_eq!(rows[0].p99_vs_fs(Store::S3), None);
+        assert_eq!(rows[0].throughput_ratio(Store::Redis), Some(0.3));
+    }
+
+    #[test]
+    fn single_fs_report_keeps_its_layout() {
+        let records = [
+            record(Server::Reference, 1, 1000.0, 0),
+            record(FS, 1, 500.0, 1),
+        ];
+        let info = info(&[Store::Fs]);
+        assert!(info.single_fs());
+        assert_eq!(info.label(FS), "planshare");
+        let rows = summarize(&records);
+        let md = markdown(&info, &rows, &records);
+        assert!(md.contains("## planshare / reference"), "{md}");
+        assert!(md.contains("| fetch | 8192 | 0.50 | 1.00 | 1.00 |"), "{md}");
+        assert!(
+            md.contains("| fetch | 8192 | planshare | 500 | 1.00 | 2.00 | 100 | 1 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fetch | 8192 | reference | 1000 | 1.00 | 2.00 | 100 | 0 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- round 1 fetch 8192 B planshare: 1 errors"),
+            "{md}"
+        );
+        assert!(!md.contains("planshare/fs"), "{md}");
+
+        let json = json_report(&info, &rows, &records);
+        let entry = &json["summary"][0];
+        assert_eq!(entry["ratio"]["throughput"], 0.5);
+        assert_eq!(entry["planshare"]["requests_per_second"], 500.0);
+        assert_eq!(entry["stores"][0]["store"], "fs");
+        assert_eq!(json["phases"][1]["server"], "planshare");
+        assert_eq!(json["phases"][1]["store"], "fs");
+    }
+
+    #[test]
+    fn multi_store_report_has_a_row_per_store() {
+        let records = three_stores();
+        let info = info(&[Store::Fs, Store::Redis, Store::S3]);
+        assert!(!info.single_fs());
+        assert_eq!(info.label(REDIS), "planshare/redis");
+        let rows = summarize(&records);
+        let md = markdown(&info, &rows, &records);
+        assert!(md.contains("- `redis`: settings of redis"), "{md}");
+        assert!(
+            md.contains(
+                "| create | 8192 | reference | 1000 | 1.00 | 1.00 | 100 | 0 | – | – | – | – | – |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| create | 8192 | planshare/fs | 400 | 1.00 | 4.00 | 100 | 0 | 0.40 | 4.00 | 1.00 | 1.00 | 1.00 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| create | 8192 | planshare/redis | 300 | 1.00 | 8.00 | 100 | 2 | 0.30 | 8.00 | 1.00 | 0.75 | 2.00 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fetch | 8192 | planshare/s3 | 120 | 1.00 | 60.00 | 100 | 6 | 0.060 | 60.00 | 1.00 | 0.15 | 15.00 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- round 2 create 8192 B planshare/s3: 3 errors"),
+            "{md}"
+        );
+        assert!(!md.contains("## planshare / reference"), "{md}");
+
+        let json = json_report(&info, &rows, &records);
+        let stores = &json["summary"][0]["stores"];
+        assert_eq!(stores[1]["store"], "redis");
+        assert_eq!(stores[1]["medians"]["requests_per_second"], 300.0);
+        assert_eq!(stores[1]["ratio_to_reference"]["throughput"], 0.3);
+        assert_eq!(stores[1]["ratio_to_fs"]["throughput"], 0.75);
+        assert_eq!(stores[2]["ratio_to_fs"]["p99"], 15.0);
+        // The single-store keys still describe fs.
+        assert_eq!(json["summary"][0]["ratio"]["throughput"], 0.4);
+        assert_eq!(json["stores"][2]["store"], "s3");
+        assert_eq!(json["phases"][2]["store"], "redis");
+        assert_eq!(json["phases"][0]["store"], Value::Null);
     }
 }

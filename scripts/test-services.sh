@@ -73,3 +73,26 @@ stop_test_services() {
   for pid in "${started_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$services_dir"
 }
+
+# PostgreSQL: the machine's on 127.0.0.1:5432 (trust auth) when it answers,
+# else the local cluster is started (installed first if missing). Tests create
+# and drop databases of their own through PLANSHARE_TEST_DATABASE_URL.
+start_postgres() {
+  if [ -n "${PLANSHARE_TEST_DATABASE_URL:-}" ]; then
+    echo "postgres: using the configured PLANSHARE_TEST_DATABASE_URL"
+    return
+  fi
+  if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+    local version
+    version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1)
+    if [ -z "$version" ]; then
+      echo "postgres: no cluster found (install the postgresql package)" >&2
+      return 1
+    fi
+    echo "postgres: starting cluster $version/main"
+    pg_ctlcluster --skip-systemctl-redirect "$version" main start
+    wait_for "postgres on 5432" pg_isready -q -h 127.0.0.1 -p 5432
+  fi
+  export PLANSHARE_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres
+  echo "postgres: on 127.0.0.1:5432"
+}

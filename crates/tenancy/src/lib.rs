@@ -1,0 +1,41 @@
+//! The tenant catalog of planshare: tenants and their settings, host names,
+//! hashed API keys, quotas and usage, stored over sqlx in SQLite (the embedded
+//! default) or PostgreSQL.
+//!
+//! Start reading at [`Catalog`]: [`Catalog::open`] picks the backend from the
+//! URL scheme in [`CatalogConfig`], checks the database's durability settings,
+//! applies the embedded migrations (`migrations/sqlite`, `migrations/postgres`
+//! at the workspace root) and serves every query. API keys are modelled in
+//! `keys.rs` ([`ApiKey`]): a key is parsed and its checksum checked before any
+//! lookup, and it is stored and looked up only as its SHA-256 digest. Every
+//! function that touches a tenant's data takes the [`TenantId`] first, so a
+//! query can never forget the tenant (cross-tenant ids read as
+//! [`CatalogError::NotFound`]).
+//!
+//! This crate knows nothing of HTTP or paste storage: it must not depend on
+//! axum or paste-store. It hands the HTTP layer a tenant's namespace as a
+//! string; errors are semantic kinds ([`CatalogError`]), mapped to status
+//! codes only by the HTTP crate. The conformance suite (`conformance`, behind
+//! the `testsuite` feature) runs against both databases.
+
+mod catalog;
+mod config;
+mod error;
+mod ids;
+mod keys;
+mod model;
+mod time;
+
+#[cfg(feature = "testsuite")]
+pub mod conformance;
+
+pub use catalog::{Backend, Catalog};
+pub use config::CatalogConfig;
+pub use error::{BoxError, CatalogError};
+pub use ids::{KeyId, TenantId};
+pub use keys::{ApiKey, KeyDigest, KeyFormatError};
+pub use model::{
+    CreatedKey, KeyInfo, NewTenant, Tenant, TenantSettings, TenantStatus, TenantUpdate, Usage,
+    validate_namespace,
+};
+pub use time::now_ms;

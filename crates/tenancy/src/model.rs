@@ -1,0 +1,404 @@
+//! The catalog's records and the DTOs that create or change them, with their
+//! validation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ApiKey, CatalogError, KeyId, TenantId};
+
+/// Whether a tenant may be served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TenantStatus {
+    /// Served normally.
+    Active,
+    /// Its keys fail to authenticate and its host no longer resolves to it
+    /// for new requests (the HTTP layer decides what to answer).
+    Disabled,
+}
+
+impl TenantStatus {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            TenantStatus::Active => "active",
+            TenantStatus::Disabled => "disabled",
+        }
+    }
+
+    pub(crate) fn from_db(s: &str) -> Result<Self, CatalogError> {
+        match s {
+            "active" => Ok(TenantStatus::Active),
+            "disabled" => Ok(TenantStatus::Disabled),
+            other => Err(CatalogError::internal(format!(
+                "unknown tenant status {other:?} in the catalog"
+            ))),
+        }
+    }
+}
+
+/// A tenant's settable limits and options.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TenantSettings {
+    /// Host names (custom domains or subdomains, lower case, optional
+    /// `:port`) that resolve to this tenant; each belongs to one tenant only.
+    pub hosts: Vec<String>,
+    /// Exact origins (`https://app.example.com`) allowed by CORS.
+    pub cors_origins: Vec<String>,
+    /// Largest accepted paste `data`, in bytes.
+    pub max_paste_size: i64,
+    /// TTL of a paste created without one, in seconds.
+    pub default_ttl_secs: i64,
+    /// Longest TTL a client may ask for, in seconds.
+    pub max_ttl_secs: i64,
+    /// Storage quota, in bytes of live pastes.
+    pub quota_bytes: i64,
+    /// Quota of live pastes.
+    pub quota_pastes: i64,
+    /// Sustained request rate per API key, per second.
+    pub rate_per_sec: i64,
+    /// Burst size of the rate limiter.
+    pub rate_burst: i64,
+    /// Length of issued paste ids (8–16).
+    pub id_length: i64,
+    /// Whether requests without an API key may create pastes.
+    pub allow_anonymous: bool,
+}
+
+/// "Unlimited" quota: large, but far from overflowing `bytes + size` in SQL.
+const UNLIMITED: i64 = i64::MAX / 2;
+
+impl Default for TenantSettings {
+    fn default() -> Self {
+        TenantSettings {
+            hosts: Vec::new(),
+            cors_origins: Vec::new(),
+            max_paste_size: 524_288,
+            default_ttl_secs: 7 * 86_400,
+            max_ttl_secs: 30 * 86_400,
+            quota_bytes: UNLIMITED,
+            quota_pastes: UNLIMITED,
+            rate_per_sec: 10,
+            rate_burst: 60,
+            id_length: 8,
+            allow_anonymous: false,
+        }
+    }
+}
+
+impl TenantSettings {
+    /// Normalises host names and origins (lower case, trimmed, sorted,
+    /// deduplicated) and checks every value's range.
+    pub fn validate(&mut self) -> Result<(), CatalogError> {
+        let invalid = |m: &str| Err(CatalogError::Invalid(m.to_owned()));
+        for h in &mut self.hosts {
+            *h = h.trim().to_ascii_lowercase();
+            if !valid_host(h) {
+                return Err(CatalogError::Invalid(format!(
+                    "invalid host {h:?}: expected a host name such as team.example.com[:port]"
+                )));
+            }
+        }
+        self.hosts.sort();
+        self.hosts.dedup();
+        for o in &mut self.cors_origins {
+            *o = o.trim().to_owned();
+            if !valid_origin(o) {
+                return Err(CatalogError::Invalid(format!(
+                    "invalid CORS origin {o:?}: expected scheme://host[:port] with no path"
+                )));
+            }
+        }
+        self.cors_origins.sort();
+        self.cors_origins.dedup();
+        if self.hosts.len() > 100 || self.cors_origins.len() > 100 {
+            return invalid("at most 100 hosts and 100 CORS origins");
+        }
+        if !(1..=UNLIMITED).contains(&self.max_paste_size) {
+            return invalid("max_paste_size must be positive");
+        }
+        if self.default_ttl_secs < 1 || self.max_ttl_secs < self.default_ttl_secs {
+            return invalid("ttls must satisfy 1 <= default_ttl_secs <= max_ttl_secs");
+        }
+        if self.max_ttl_secs > 100 * 365 * 86_400 {
+            return invalid("max_ttl_secs is at most 100 years");
+        }
+        if !(0..=UNLIMITED).contains(&self.quota_bytes)
+            || !(0..=UNLIMITED).contains(&self.quota_pastes)
+        {
+            return invalid("quotas must be between 0 and 2^62");
+        }
+        if !(1..=1_000_000).contains(&self.rate_per_sec)
+            || !(1..=1_000_000).contains(&self.rate_burst)
+        {
+            return invalid("rate_per_sec and rate_burst must be between 1 and 1000000");
+        }
+        if !(8..=16).contains(&self.id_length) {
+            return invalid("id_length must be between 8 and 16");
+        }
+        Ok(())
+    }
+
+    /// Applies the fields `update` sets.
+    pub(crate) fn apply(&mut self, update: &TenantUpdate) {
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = &update.$f { self.$f = v.clone(); } )* };
+        }
+        set!(
+            hosts,
+            cors_origins,
+            max_paste_size,
+            default_ttl_secs,
+            max_ttl_secs,
+            quota_bytes,
+            quota_pastes,
+            rate_per_sec,
+            rate_burst,
+            id_length,
+            allow_anonymous
+        );
+    }
+}
+
+fn valid_host(h: &str) -> bool {
+    let (name, port) = match h.rsplit_once(':') {
+        Some((n, p)) => (n, Some(p)),
+        None => (h, None),
+    };
+    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|p| p > 0));
+    port_ok
+        && (1..=253).contains(&name.len())
+        && name.split('.').all(|label| {
+            (1..=63).contains(&label.len())
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        })
+}
+
+fn valid_origin(o: &str) -> bool {
+    let rest = o
+        .strip_prefix("https://")
+        .or_else(|| o.strip_prefix("http://"));
+    rest.is_some_and(valid_host)
+}
+
+/// Validates a paste-store namespace: `[a-z0-9][a-z0-9_-]{0,62}`.
+pub fn validate_namespace(ns: &str) -> Result<(), CatalogError> {
+    let b = ns.as_bytes();
+    let ok = (1..=63).contains(&b.len())
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(CatalogError::Invalid(
+            "invalid namespace: expected [a-z0-9][a-z0-9_-]{0,62}".into(),
+        ))
+    }
+}
+
+fn validate_name(name: &str) -> Result<(), CatalogError> {
+    if name.trim().is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+        return Err(CatalogError::Invalid(
+            "name must be 1-200 characters with no control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What an administrator supplies to create a tenant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewTenant {
+    /// Human-readable name.
+    pub name: String,
+    /// The paste-store namespace; unique, never changes.
+    pub namespace: String,
+    /// Limits and options (defaults when omitted).
+    #[serde(default)]
+    pub settings: TenantSettings,
+}
+
+impl NewTenant {
+    pub(crate) fn validate(&mut self) -> Result<(), CatalogError> {
+        validate_name(&self.name)?;
+        validate_namespace(&self.namespace)?;
+        self.settings.validate()
+    }
+}
+
+/// The fields an administrator may change; `None` leaves a field as it is.
+/// The id, namespace, status and timestamps are not settable here.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TenantUpdate {
+    /// New name.
+    pub name: Option<String>,
+    /// Replaces the host list.
+    pub hosts: Option<Vec<String>>,
+    /// Replaces the CORS origin list.
+    pub cors_origins: Option<Vec<String>>,
+    /// See [`TenantSettings::max_paste_size`].
+    pub max_paste_size: Option<i64>,
+    /// See [`TenantSettings::default_ttl_secs`].
+    pub default_ttl_secs: Option<i64>,
+    /// See [`TenantSettings::max_ttl_secs`].
+    pub max_ttl_secs: Option<i64>,
+    /// See [`TenantSettings::quota_bytes`].
+    pub quota_bytes: Option<i64>,
+    /// See [`TenantSettings::quota_pastes`].
+    pub quota_pastes: Option<i64>,
+    /// See [`TenantSettings::rate_per_sec`].
+    pub rate_per_sec: Option<i64>,
+    /// See [`TenantSettings::rate_burst`].
+    pub rate_burst: Option<i64>,
+    /// See [`TenantSettings::id_length`].
+    pub id_length: Option<i64>,
+    /// See [`TenantSettings::allow_anonymous`].
+    pub allow_anonymous: Option<bool>,
+}
+
+impl TenantUpdate {
+    pub(crate) fn validate_name(&self) -> Result<(), CatalogError> {
+        self.name.as_deref().map_or(Ok(()), validate_name)
+    }
+}
+
+/// A tenant as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tenant {
+    /// Its id.
+    pub id: TenantId,
+    /// Human-readable name.
+    pub name: String,
+    /// The paste-store namespace of its pastes.
+    pub namespace: String,
+    /// Limits and options.
+    pub settings: TenantSettings,
+    /// Active or disabled.
+    pub status: TenantStatus,
+    /// Creation time, Unix ms.
+    pub created_at: i64,
+    /// Last change, Unix ms.
+    pub updated_at: i64,
+}
+
+impl Tenant {
+    /// Whether the tenant may be served.
+    pub fn is_active(&self) -> bool {
+        self.status == TenantStatus::Active
+    }
+}
+
+/// An API key as listed: never the secret, never the digest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyInfo {
+    /// Its id.
+    pub id: KeyId,
+    /// The tenant it authenticates as.
+    pub tenant_id: TenantId,
+    /// Non-secret prefix, e.g. `pst_live_AbCd…`.
+    pub display: String,
+    /// Human-readable name.
+    pub name: String,
+    /// Creation time, Unix ms.
+    pub created_at: i64,
+    /// Revocation time, Unix ms, if revoked.
+    pub revoked_at: Option<i64>,
+    /// Last successful authentication, Unix ms (updated at most once a minute).
+    pub last_used_at: Option<i64>,
+}
+
+/// A newly created key: the only value that ever carries the plaintext.
+#[derive(Debug)]
+pub struct CreatedKey {
+    /// The key's id.
+    pub id: KeyId,
+    /// The full key; show it once, never store or log it.
+    pub key: ApiKey,
+    /// The key as it will be listed.
+    pub info: KeyInfo,
+}
+
+/// A tenant's accounted usage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    /// Bytes of pastes reserved and not released.
+    pub bytes: i64,
+    /// Pastes reserved and not released.
+    pub pastes: i64,
+    /// Requests counted with [`Catalog::add_requests`](crate::Catalog::add_requests).
+    pub requests: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_validation_normalises_and_rejects() {
+        let mut s = TenantSettings {
+            hosts: vec![
+                "Team.Example.com".into(),
+                "team.example.com".into(),
+                "x:8080".into(),
+            ],
+            cors_origins: vec!["https://app.example.com".into()],
+            ..TenantSettings::default()
+        };
+        s.validate().unwrap();
+        assert_eq!(s.hosts, ["team.example.com", "x:8080"]);
+        for bad in [
+            "",
+            "a b",
+            "-a.com",
+            "a..b",
+            "http://a.com",
+            "a.com:0",
+            "a.com/x",
+        ] {
+            let mut s = TenantSettings {
+                hosts: vec![bad.into()],
+                ..TenantSettings::default()
+            };
+            assert!(s.validate().is_err(), "host {bad:?} accepted");
+        }
+        for bad in [
+            "*",
+            "null",
+            "https://a.com/",
+            "https://a.com/x",
+            "ftp://a.com",
+        ] {
+            let mut s = TenantSettings {
+                cors_origins: vec![bad.into()],
+                ..TenantSettings::default()
+            };
+            assert!(s.validate().is_err(), "origin {bad:?} accepted");
+        }
+        let mut s = TenantSettings {
+            default_ttl_secs: 10,
+            max_ttl_secs: 5,
+            ..TenantSettings::default()
+        };
+        assert!(s.validate().is_err());
+        assert!(validate_namespace("team-a_1").is_ok());
+        for bad in ["", "-a", "A", "a/b", &"a".repeat(64)] {
+            assert!(validate_namespace(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn updates_reject_unknown_fields() {
+        assert!(serde_json::from_str::<TenantUpdate>(r#"{"namespace": "x"}"#).is_err());
+        assert!(serde_json::from_str::<TenantUpdate>(r#"{"status": "active"}"#).is_err());
+        let u: TenantUpdate = serde_json::from_str(r#"{"quota_bytes": 10}"#).unwrap();
+        assert_eq!(u.quota_bytes, Some(10));
+    }
+}

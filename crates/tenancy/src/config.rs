@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 pub struct CatalogConfig {
     /// `sqlite://<path>` (the file is created if missing) or
     /// `postgres://[user[:password]@]host[:port]/db` (also `postgresql://`).
-    /// May carry a password: printed redacted.
+    /// May carry a password: printed redacted. Empty by default: the server
+    /// fills in `sqlite://<data_dir>/catalog.sqlite`.
     #[serde(serialize_with = "redact_url")]
     pub url: String,
     /// Connections in the pool.
@@ -32,7 +33,7 @@ pub struct CatalogConfig {
 impl Default for CatalogConfig {
     fn default() -> Self {
         CatalogConfig {
-            url: "sqlite://catalog.sqlite".into(),
+            url: String::new(),
             max_connections: 20,
             acquire_timeout_ms: 2000,
             connect_timeout_ms: 2000,

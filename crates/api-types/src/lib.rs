@@ -51,6 +51,15 @@ pub struct HealthResponse {
     pub status: String,
 }
 
+/// `POST /admin/v1/tenants/{id}/keys` request: the new key's name. Unknown
+/// fields are refused (422), as on every admin body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKeyRequest {
+    /// Human-readable name (at most 200 characters, no control characters).
+    pub name: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

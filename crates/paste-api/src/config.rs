@@ -107,3 +107,32 @@ pub mod origins {
 }
 
 pub use origins::split as split_origins;
+
+/// `[admin]`: the admin API (`/admin/v1/…`).
+#[derive(Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdminConfig {
+    /// The bearer token of the admin API; empty turns the admin API off.
+    /// `PLANSHARE_ADMIN_TOKEN`. Printed redacted.
+    #[serde(serialize_with = "redact_secret")]
+    pub token: String,
+}
+
+impl std::fmt::Debug for AdminConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminConfig")
+            .field(
+                "token",
+                &if self.token.is_empty() {
+                    ""
+                } else {
+                    "<redacted>"
+                },
+            )
+            .finish()
+    }
+}
+
+fn redact_secret<S: serde::Serializer>(secret: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if secret.is_empty() { "" } else { "<redacted>" })
+}

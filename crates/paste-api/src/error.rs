@@ -8,6 +8,7 @@ use std::time::Duration;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use paste_store::StoreError;
+use tenancy::CatalogError;
 
 use crate::middleware::json_response;
 
@@ -76,6 +77,52 @@ pub enum ApiError {
     /// A bug or damaged data. The body says nothing more.
     #[error("internal error: {0}")]
     Internal(String),
+    /// Valid credentials of the wrong kind (a tenant API key on the admin API).
+    #[error("forbidden")]
+    Forbidden,
+    /// A new route got a body that is not `application/json` (UTF-8).
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
+    /// A new route got a body that is not one JSON object.
+    #[error("malformed JSON body")]
+    MalformedJson,
+    /// A new route got a body larger than it accepts.
+    #[error("request body too large")]
+    BodyTooLarge,
+    /// The body names a field the route does not accept (no mass assignment).
+    #[error("unknown field")]
+    UnknownField {
+        /// The field's name, when it is short and printable.
+        field: Option<String>,
+    },
+    /// A field is missing or has the wrong type; the message says which.
+    #[error("invalid field: {0}")]
+    InvalidField(String),
+    /// A value was refused by the tenant catalog's validation; the message
+    /// is the catalog's (safe to show: never a secret or a connection string).
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+    /// A tenant or key id that is not well-formed.
+    #[error("invalid id")]
+    InvalidId {
+        /// What kind of id (`tenant id`, `key id`).
+        what: &'static str,
+    },
+    /// No such tenant or key (or a key of another tenant). One body for every cause.
+    #[error("not found")]
+    NotFound,
+    /// A unique value is already taken (`namespace`, `host`, `key`, `tenant`).
+    #[error("{0} already exists")]
+    Conflict(&'static str),
+    /// The tenant catalog is down or too slow.
+    #[error("tenant catalog unavailable")]
+    CatalogUnavailable {
+        /// Hint for `Retry-After`.
+        retry_after: Duration,
+        /// The catalog's error, for the log only.
+        #[source]
+        source: Option<CatalogError>,
+    },
 }
 
 impl ApiError {
@@ -148,13 +195,70 @@ impl ApiError {
                 "internal server error".into(),
                 Some("internal"),
             ),
+            Forbidden => (
+                StatusCode::FORBIDDEN,
+                "these credentials may not use this route".into(),
+                Some("forbidden"),
+            ),
+            UnsupportedMediaType => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send the body as Content-Type: application/json".into(),
+                Some("unsupported-media-type"),
+            ),
+            MalformedJson => (
+                StatusCode::BAD_REQUEST,
+                "the request body must be one valid JSON object".into(),
+                Some("invalid-json"),
+            ),
+            BodyTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the request body is too large".into(),
+                Some("body-too-large"),
+            ),
+            UnknownField { field } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                match field {
+                    Some(f) => format!("unknown field \"{f}\""),
+                    None => "the body has an unknown field".into(),
+                },
+                Some("unknown-field"),
+            ),
+            InvalidField(message) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                message.clone(),
+                Some("invalid-field"),
+            ),
+            InvalidValue(message) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                message.clone(),
+                Some("invalid-value"),
+            ),
+            InvalidId { what } => (
+                StatusCode::BAD_REQUEST,
+                format!("invalid {what}"),
+                Some("invalid-id"),
+            ),
+            NotFound => (StatusCode::NOT_FOUND, "not found".into(), Some("not-found")),
+            Conflict(subject) => (
+                StatusCode::CONFLICT,
+                format!("{subject} already exists"),
+                Some("conflict"),
+            ),
+            CatalogUnavailable { .. } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the tenant catalog is temporarily unavailable, retry later".into(),
+                Some("catalog-unavailable"),
+            ),
         }
     }
 
     /// Seconds for `Retry-After`, on the statuses that promise recovery.
     fn retry_after(&self) -> Option<u64> {
         match self {
-            ApiError::StoreUnavailable { retry_after, .. } => Some(retry_after.as_secs().max(1)),
+            ApiError::StoreUnavailable { retry_after, .. }
+            | ApiError::CatalogUnavailable { retry_after, .. } => {
+                Some(retry_after.as_secs().max(1))
+            }
             ApiError::Overloaded | ApiError::ShuttingDown => Some(1),
             _ => None,
         }
@@ -172,6 +276,42 @@ impl ApiError {
             StoreError::AlreadyExists | StoreError::Internal { .. } => {
                 ApiError::Internal(format!("{err}: {:?}", std::error::Error::source(&err)))
             }
+        }
+    }
+}
+
+impl ApiError {
+    /// Maps a catalog failure of an admin operation.
+    pub(crate) fn from_catalog(err: CatalogError) -> Self {
+        match err {
+            CatalogError::NotFound => ApiError::NotFound,
+            CatalogError::Conflict(subject) => ApiError::Conflict(subject),
+            CatalogError::Invalid(message) => ApiError::InvalidValue(message),
+            CatalogError::Unavailable { retry_after, .. } => ApiError::CatalogUnavailable {
+                retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
+                source: Some(err),
+            },
+            CatalogError::Internal { .. } => {
+                ApiError::Internal(format!("{err}: {:?}", std::error::Error::source(&err)))
+            }
+        }
+    }
+
+    /// Maps a failure to open the catalog: never the client's fault, so an
+    /// `Invalid` (bad configuration) is an internal error, not a 422.
+    pub(crate) fn from_catalog_open(err: CatalogError) -> Self {
+        match err {
+            CatalogError::Unavailable { retry_after, .. } => ApiError::CatalogUnavailable {
+                retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
+                source: Some(err),
+            },
+            CatalogError::NotFound
+            | CatalogError::Conflict(_)
+            | CatalogError::Invalid(_)
+            | CatalogError::Internal { .. } => ApiError::Internal(format!(
+                "cannot open the tenant catalog: {err}: {:?}",
+                std::error::Error::source(&err)
+            )),
         }
     }
 }

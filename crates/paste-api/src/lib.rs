@@ -21,7 +21,7 @@ mod middleware;
 mod router;
 mod state;
 
-pub use config::{HttpConfig, PasteConfig, split_origins};
+pub use config::{AdminConfig, HttpConfig, PasteConfig, split_origins};
 pub use error::ApiError;
 pub use router::router;
 pub use state::{AppState, Readiness};

@@ -23,6 +23,7 @@ mod config;
 mod error;
 mod ids;
 mod keys;
+mod lazy;
 mod model;
 mod time;
 
@@ -34,6 +35,7 @@ pub use config::CatalogConfig;
 pub use error::{BoxError, CatalogError};
 pub use ids::{KeyId, TenantId};
 pub use keys::{ApiKey, KeyDigest, KeyFormatError};
+pub use lazy::LazyCatalog;
 pub use model::{
     CreatedKey, KeyInfo, NewTenant, Tenant, TenantSettings, TenantStatus, TenantUpdate, Usage,
     validate_namespace,

@@ -116,8 +116,9 @@ impl TenantSettings {
         if !(1..=UNLIMITED).contains(&self.max_paste_size) {
             return invalid("max_paste_size must be positive");
         }
-        if self.default_ttl_secs < 1 || self.max_ttl_secs < self.default_ttl_secs {
-            return invalid("ttls must satisfy 1 <= default_ttl_secs <= max_ttl_secs");
+        // 0 is upstream's PASTE_TTL_DAYS=0: pastes expire at once.
+        if self.default_ttl_secs < 0 || self.max_ttl_secs < self.default_ttl_secs {
+            return invalid("ttls must satisfy 0 <= default_ttl_secs <= max_ttl_secs");
         }
         if self.max_ttl_secs > 100 * 365 * 86_400 {
             return invalid("max_ttl_secs is at most 100 years");
@@ -177,7 +178,11 @@ fn valid_host(h: &str) -> bool {
         })
 }
 
+/// `scheme://host[:port]`, or `*` (any origin, as upstream's allow-list allows).
 fn valid_origin(o: &str) -> bool {
+    if o == "*" {
+        return true;
+    }
     let rest = o
         .strip_prefix("https://")
         .or_else(|| o.strip_prefix("http://"));
@@ -369,13 +374,14 @@ mod tests {
             };
             assert!(s.validate().is_err(), "host {bad:?} accepted");
         }
-        for bad in [
-            "*",
-            "null",
-            "https://a.com/",
-            "https://a.com/x",
-            "ftp://a.com",
-        ] {
+        // `*` allows any origin, as upstream's allow-list does.
+        let mut s = TenantSettings {
+            cors_origins: vec!["*".into()],
+            default_ttl_secs: 0, // upstream's PASTE_TTL_DAYS=0: expire at once
+            ..TenantSettings::default()
+        };
+        assert!(s.validate().is_ok());
+        for bad in ["null", "https://a.com/", "https://a.com/x", "ftp://a.com"] {
             let mut s = TenantSettings {
                 cors_origins: vec![bad.into()],
                 ..TenantSettings::default()

@@ -37,6 +37,13 @@ pub enum CliError {
     /// A wrong delete token or a refused credential.
     #[error("not authorised: {0}")]
     Unauthorized(String),
+    /// The admin API has no such tenant or key.
+    #[error("not found: {0}")]
+    AdminNotFound(String),
+    /// The admin API refused the request: invalid, conflicting or unknown
+    /// fields or values (HTTP 400, 409, 413, 415, 422).
+    #[error("rejected: {0}")]
+    Rejected(String),
     /// Writing the output failed (e.g. a closed pipe).
     #[error("cannot write output: {0}")]
     Output(String),
@@ -50,7 +57,7 @@ impl CliError {
             CliError::ShareDisabled(_) => 3,
             CliError::InvalidLink(_) => 4,
             CliError::Decrypt => 5,
-            CliError::NotFound => 6,
+            CliError::NotFound | CliError::AdminNotFound(_) => 6,
             CliError::Unavailable(_) => 7,
             CliError::TooLarge(_) => 8,
             CliError::Input(_) => 9,
@@ -58,6 +65,7 @@ impl CliError {
             CliError::Service(_) => 11,
             CliError::Unauthorized(_) => 12,
             CliError::Output(_) => 13,
+            CliError::Rejected(_) => 14,
         }
     }
 }

@@ -1,11 +1,13 @@
 //! `planshare`: make share links from a plan and its annotations (`share`),
-//! read them back (`open`), and reach the paste API directly (`paste`).
+//! read them back (`open`), reach the paste API directly (`paste`), and
+//! administer a planshare server's tenants and keys (`admin`).
 //!
 //! This binary never links the server stack: it uses `share-codec` and
 //! `plan-doc` for the formats, `api-types` for the wire bodies, and reqwest.
 //! Output contract: results go to stdout, messages to stderr, and every
 //! failure exits with its own code (see `error.rs`).
 
+mod admin;
 mod annotations;
 mod client;
 mod env;
@@ -39,6 +41,8 @@ enum Command {
     /// Store, read or delete raw pastes (for scripts).
     #[command(subcommand)]
     Paste(paste::PasteCommand),
+    /// Administer a planshare server: tenants, API keys, usage (admin API).
+    Admin(admin::AdminCli),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
             Command::Share(args) => share::run(args, &env).await,
             Command::Open(args) => open::run(args, &env).await,
             Command::Paste(command) => paste::run(command, &env).await,
+            Command::Admin(cli) => admin::run(cli).await,
         }
     });
     match result.and_then(|output| write_stdout(&output)) {

@@ -14,6 +14,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use paste_api::AppState;
+use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tower::ServiceExt as _;
@@ -33,7 +34,26 @@ impl Server {
         let store = paste_store::open(&settings.store)
             .await
             .context("cannot open the paste store")?;
-        let state = AppState::new(store, settings.paste.clone(), settings.http.clone());
+        let catalog = Arc::new(LazyCatalog::new(
+            settings.catalog.clone(),
+            default_tenant(settings),
+        ));
+        // A bad setting (e.g. a CORS origin the catalog refuses) stops start-up;
+        // a database that is down does not: readiness reports it until it opens.
+        match tokio::time::timeout(Duration::from_secs(5), catalog.get()).await {
+            Ok(Err(error @ (CatalogError::Invalid(_) | CatalogError::Conflict(_)))) => {
+                return Err(error).context("cannot open the tenant catalog");
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(_)) | Err(_) => open_in_background(catalog.clone()),
+        }
+        let state = AppState::new(
+            store,
+            catalog,
+            settings.paste.clone(),
+            settings.http.clone(),
+            settings.admin.clone(),
+        );
         Ok(Server {
             router: paste_api::router(state.clone()),
             state,
@@ -161,6 +181,38 @@ async fn serve_connection(
     if let Err(error) = watcher.watch(connection).await {
         tracing::debug!(%error, "connection ended with an error");
     }
+}
+
+/// The default tenant (which anonymous, upstream clients use) follows the
+/// `[paste]` settings.
+fn default_tenant(settings: &Settings) -> TenantUpdate {
+    let paste = &settings.paste;
+    let ttl = i64::try_from(paste.ttl_secs).unwrap_or(i64::MAX);
+    TenantUpdate {
+        cors_origins: Some(paste.allowed_origins.clone()),
+        max_paste_size: Some(i64::try_from(paste.max_size).unwrap_or(i64::MAX)),
+        default_ttl_secs: Some(ttl),
+        max_ttl_secs: Some(ttl),
+        id_length: i64::try_from(paste.id_length).ok(),
+        allow_anonymous: Some(true),
+        ..TenantUpdate::default()
+    }
+}
+
+/// Opens the catalog right away when it can, and keeps trying every two
+/// seconds when it cannot (readiness reports it meanwhile).
+fn open_in_background(catalog: Arc<LazyCatalog>) {
+    tokio::spawn(async move {
+        loop {
+            match catalog.get().await {
+                Ok(_) => return,
+                Err(error) => {
+                    tracing::warn!(%error, "tenant catalog not available yet; retrying");
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+            }
+        }
+    });
 }
 
 /// Builds and runs a server on `listener` until `shutdown` resolves.

@@ -14,9 +14,10 @@
 
 use std::path::{Path, PathBuf};
 
-use paste_api::{HttpConfig, PasteConfig, split_origins};
+use paste_api::{AdminConfig, HttpConfig, PasteConfig, split_origins};
 use paste_store::{StoreConfig, StoreKind};
 use serde::{Deserialize, Serialize};
+use tenancy::CatalogConfig;
 
 /// The embedded defaults, a commented reference for operators.
 pub const DEFAULT_TOML: &str = include_str!("../planshare.default.toml");
@@ -33,6 +34,10 @@ pub struct Settings {
     pub http: HttpConfig,
     /// `[store]`: the storage backend.
     pub store: StoreConfig,
+    /// `[catalog]`: the tenant catalog's database.
+    pub catalog: CatalogConfig,
+    /// `[admin]`: the admin API.
+    pub admin: AdminConfig,
     /// `[log]`: log format and filter.
     pub log: LogConfig,
 }
@@ -230,6 +235,22 @@ pub const ENV_VARS: &[EnvVar] = &[
         },
     },
     EnvVar {
+        name: "PLANSHARE_DATABASE_URL",
+        setting: "catalog.url",
+        apply: |s, v| {
+            s.catalog.url = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_ADMIN_TOKEN",
+        setting: "admin.token",
+        apply: |s, v| {
+            s.admin.token = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
         name: "PLANSHARE_MAX_SIZE",
         setting: "paste.max_size",
         apply: |s, v| {
@@ -393,6 +414,10 @@ impl Settings {
         if self.store.fs.path.as_os_str().is_empty() {
             self.store.fs.path = self.server.data_dir.join("pastes");
         }
+        if self.catalog.url.trim().is_empty() {
+            let file = self.server.data_dir.join("catalog.sqlite");
+            self.catalog.url = format!("sqlite://{}", file.display());
+        }
         Ok(())
     }
 
@@ -550,6 +575,31 @@ mod tests {
             ),
             ("http://127.0.0.1:9000", "pastes", "eu-west-1", "team/")
         );
+    }
+
+    #[test]
+    fn the_catalog_defaults_to_sqlite_in_the_data_directory() {
+        let s = load(&[]).unwrap();
+        assert_eq!(s.catalog.url, "sqlite:///srv/planshare/catalog.sqlite");
+        let s = load(&[
+            (
+                "PLANSHARE_DATABASE_URL",
+                "postgres://planshare:s3cret@db:5432/planshare",
+            ),
+            ("PLANSHARE_ADMIN_TOKEN", "admin-secret"),
+        ])
+        .unwrap();
+        assert_eq!(
+            s.catalog.url,
+            "postgres://planshare:s3cret@db:5432/planshare"
+        );
+        assert_eq!(s.admin.token, "admin-secret");
+        let printed = s.to_toml();
+        assert!(
+            !printed.contains("s3cret") && !printed.contains("admin-secret"),
+            "{printed}"
+        );
+        assert!(!format!("{s:?}").contains("admin-secret"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 // Helpers outside `#[test]` functions unwrap too: a failed step is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod admin;
 mod paste;
 mod share_open;
 mod support;

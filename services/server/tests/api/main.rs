@@ -10,6 +10,7 @@
 // Helpers outside `#[test]` functions unwrap too: a failed step is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod admin;
 mod bad_input;
 mod connections;
 mod delete;

@@ -1,0 +1,424 @@
+//! `/admin/v1/…`: tenants, their API keys and their usage, for operators.
+//!
+//! The whole API sits behind [`gate`]: with no admin token configured every
+//! admin path answers the generic route 404 (its existence is not revealed);
+//! otherwise it needs `Authorization: Bearer <admin token>`, compared in
+//! constant time on SHA-256 digests so neither content nor length leaks.
+//! Bodies must be `application/json` objects whose fields the DTO knows
+//! (`deny_unknown_fields`): unknown fields are refused with 422, so nothing
+//! server-controlled (id, namespace of an existing tenant, status,
+//! timestamps) can be set through a body.
+
+use std::future::Future;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use paste_store::DeleteTokenDigest;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use subtle::ConstantTimeEq;
+use tenancy::{ApiKey, Catalog, CatalogError, KeyId, KeyInfo, NewTenant, Tenant, TenantId};
+
+use crate::body;
+use crate::error::ApiError;
+use crate::middleware::json_response;
+use crate::state::AppState;
+
+/// Largest admin request body (a tenant with 100 hosts and 100 origins fits).
+const MAX_BODY: usize = 64 * 1024;
+
+/// Authorises every admin request (see the module docs). Runs inside the
+/// shared layers, so admin requests are shed and logged like any other.
+pub(crate) async fn gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let expected = state.inner.admin.token.as_str();
+    if expected.is_empty() {
+        return ApiError::RouteNotFound.into_response();
+    }
+    let Some(presented) = bearer_token(request.headers()) else {
+        return ApiError::Unauthorized.into_response();
+    };
+    let matches: bool = DeleteTokenDigest::of(presented)
+        .0
+        .ct_eq(&DeleteTokenDigest::of(expected).0)
+        .into();
+    if !matches {
+        // A well-formed tenant key is a valid credential of the wrong kind.
+        return if ApiKey::parse(presented).is_ok() {
+            ApiError::Forbidden.into_response()
+        } else {
+            ApiError::Unauthorized.into_response()
+        };
+    }
+    let mut response = next.run(request).await;
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+// ---- tenants -----------------------------------------------------------
+
+#[derive(Serialize)]
+struct TenantList {
+    tenants: Vec<Tenant>,
+}
+
+#[derive(Serialize)]
+struct KeyList {
+    keys: Vec<KeyInfo>,
+}
+
+/// `POST /admin/v1/tenants` — 201 with the tenant as stored.
+pub(crate) async fn create_tenant(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let new: NewTenant = read_json(&state, &headers, body).await?;
+    let tenant = catalog_call(&state, |c| async move { c.create_tenant(&new).await }).await?;
+    Ok(json_response(StatusCode::CREATED, &tenant))
+}
+
+/// `GET /admin/v1/tenants` — `{"tenants": [...]}`, oldest first.
+pub(crate) async fn list_tenants(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let tenants = catalog_call(&state, |c| async move { c.list_tenants().await }).await?;
+    Ok(json_response(StatusCode::OK, &TenantList { tenants }))
+}
+
+/// `GET /admin/v1/tenants/{id}`.
+pub(crate) async fn get_tenant(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = tenant_id(id)?;
+    let tenant = catalog_call(&state, |c| async move { c.tenant(&id).await }).await?;
+    Ok(json_response(StatusCode::OK, &tenant))
+}
+
+/// `PATCH /admin/v1/tenants/{id}` with a `TenantUpdate` — the tenant as stored.
+pub(crate) async fn update_tenant(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let id = tenant_id(id)?;
+    let update: tenancy::TenantUpdate = read_json(&state, &headers, body).await?;
+    let tenant = catalog_call(
+        &state,
+        |c| async move { c.update_tenant(&id, &update).await },
+    )
+    .await?;
+    Ok(json_response(StatusCode::OK, &tenant))
+}
+
+/// `POST /admin/v1/tenants/{id}/disable` — the tenant as stored.
+pub(crate) async fn disable_tenant(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = tenant_id(id)?;
+    let tenant = catalog_call(&state, |c| async move {
+        c.disable_tenant(&id).await?;
+        c.tenant(&id).await
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &tenant))
+}
+
+/// `POST /admin/v1/tenants/{id}/enable` — the tenant as stored.
+pub(crate) async fn enable_tenant(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = tenant_id(id)?;
+    let tenant = catalog_call(&state, |c| async move {
+        c.enable_tenant(&id).await?;
+        c.tenant(&id).await
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &tenant))
+}
+
+/// `DELETE /admin/v1/tenants/{id}` — 204.
+pub(crate) async fn delete_tenant(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = tenant_id(id)?;
+    catalog_call(&state, |c| async move { c.delete_tenant(&id).await }).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `GET /admin/v1/tenants/{id}/usage`.
+pub(crate) async fn usage(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = tenant_id(id)?;
+    let usage = catalog_call(&state, |c| async move { c.usage(&id).await }).await?;
+    Ok(json_response(StatusCode::OK, &usage))
+}
+
+// ---- keys --------------------------------------------------------------
+
+/// The one response that carries a key's plaintext.
+#[derive(Serialize)]
+struct CreatedKeyBody<'a> {
+    #[serde(flatten)]
+    info: &'a KeyInfo,
+    key: &'a str,
+}
+
+/// `POST /admin/v1/tenants/{id}/keys` with `{"name"}` — 201 with the key's
+/// listing fields and `key`, the plaintext, shown only here.
+pub(crate) async fn create_key(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let id = tenant_id(id)?;
+    let request: api_types::CreateKeyRequest = read_json(&state, &headers, body).await?;
+    let created = catalog_call(&state, |c| async move {
+        // The catalog would answer a missing tenant as a foreign-key failure;
+        // check first so the answer is a plain 404.
+        c.tenant(&id).await?;
+        c.create_key(&id, &request.name).await
+    })
+    .await?;
+    let body = CreatedKeyBody {
+        info: &created.info,
+        key: created.key.expose_secret(),
+    };
+    Ok(json_response(StatusCode::CREATED, &body))
+}
+
+/// `GET /admin/v1/tenants/{id}/keys` — `{"keys": [...]}`, never a secret.
+pub(crate) async fn list_keys(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = tenant_id(id)?;
+    let keys = catalog_call(&state, |c| async move { c.list_keys(&id).await }).await?;
+    Ok(json_response(StatusCode::OK, &KeyList { keys }))
+}
+
+/// `DELETE /admin/v1/tenants/{id}/keys/{key_id}` — revokes, 204. A key of
+/// another tenant is 404.
+pub(crate) async fn revoke_key(
+    State(state): State<AppState>,
+    ids: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Ok(Path((tenant, key))) = ids else {
+        return Err(ApiError::InvalidId { what: "tenant id" });
+    };
+    let tenant = TenantId::parse(&tenant).map_err(|_| ApiError::InvalidId { what: "tenant id" })?;
+    let key = KeyId::parse(&key).map_err(|_| ApiError::InvalidId { what: "key id" })?;
+    catalog_call(&state, |c| async move { c.revoke_key(&tenant, &key).await }).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+// ---- helpers -----------------------------------------------------------
+
+fn tenant_id(id: Result<Path<String>, PathRejection>) -> Result<TenantId, ApiError> {
+    id.ok()
+        .and_then(|Path(id)| TenantId::parse(&id).ok())
+        .ok_or(ApiError::InvalidId { what: "tenant id" })
+}
+
+/// Opens the catalog and runs `op` on it, bounded by `http.store_timeout_secs`
+/// (a late answer is an outage, 503).
+async fn catalog_call<T, F, Fut>(state: &AppState, op: F) -> Result<T, ApiError>
+where
+    F: FnOnce(std::sync::Arc<Catalog>) -> Fut,
+    Fut: Future<Output = Result<T, CatalogError>>,
+{
+    let timed_out = || ApiError::CatalogUnavailable {
+        retry_after: Duration::from_secs(1),
+        source: None,
+    };
+    let timeout = state.store_timeout();
+    let catalog = tokio::time::timeout(timeout, state.inner.catalog.get())
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(ApiError::from_catalog_open)?;
+    tokio::time::timeout(timeout, op(catalog))
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(ApiError::from_catalog)
+}
+
+/// Reads a JSON object body into `T`: 415 unless `application/json` (UTF-8),
+/// 400 unless one JSON object, 422 for unknown, missing or mistyped fields.
+/// Messages are ours: no parser positions or Rust type names.
+async fn read_json<T: DeserializeOwned>(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<T, ApiError> {
+    if !is_json(headers) {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let raw = body::read_limited(
+        headers,
+        body,
+        MAX_BODY,
+        MAX_BODY,
+        Duration::from_secs(state.inner.http.body_timeout_secs.max(1)),
+        &state.inner.body_budget,
+    )
+    .await
+    .map_err(|e| match e {
+        ApiError::PayloadTooLarge { .. } => ApiError::BodyTooLarge,
+        other => other,
+    })?;
+    parse_object(&raw.bytes)
+}
+
+fn parse_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|_| ApiError::MalformedJson)?;
+    if !value.is_object() {
+        return Err(ApiError::MalformedJson);
+    }
+    serde_json::from_value(value).map_err(|e| classify(&e.to_string()))
+}
+
+/// Turns serde's message into ours, keeping only a field name that is short
+/// and plain.
+fn classify(message: &str) -> ApiError {
+    let field = || {
+        message
+            .split('`')
+            .nth(1)
+            .filter(|f| {
+                (1..=64).contains(&f.len())
+                    && f.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            })
+            .map(str::to_owned)
+    };
+    if message.starts_with("unknown field") {
+        ApiError::UnknownField { field: field() }
+    } else if message.starts_with("missing field") {
+        ApiError::InvalidField(match field() {
+            Some(f) => format!("missing field \"{f}\""),
+            None => "a required field is missing".into(),
+        })
+    } else {
+        ApiError::InvalidField("a field has the wrong type or value".into())
+    }
+}
+
+/// `application/json`, with no charset or `charset=utf-8`.
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let mut parts = value.split(';');
+    let essence = parts.next().unwrap_or("").trim();
+    if !essence.eq_ignore_ascii_case("application/json") {
+        return false;
+    }
+    parts.all(|param| match param.split_once('=') {
+        Some((name, value)) if name.trim().eq_ignore_ascii_case("charset") => {
+            value.trim().trim_matches('"').eq_ignore_ascii_case("utf-8")
+        }
+        Some(_) => true,
+        None => param.trim().is_empty(),
+    })
+}
+
+/// The token of a single well-formed `Authorization: Bearer <token>` header
+/// (the same rules as the paste delete route).
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    let text = value.to_str().ok()?;
+    let (scheme, token) = text.split_once(' ')?;
+    let valid = scheme.eq_ignore_ascii_case("bearer")
+        && (1..=256).contains(&token.len())
+        && token.bytes().all(|b| b.is_ascii_graphic());
+    valid.then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content_type(v: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
+        h
+    }
+
+    #[test]
+    fn only_utf8_json_is_accepted() {
+        for ok in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            "application/json;charset=\"UTF-8\"",
+        ] {
+            assert!(is_json(&content_type(ok)), "{ok}");
+        }
+        for bad in [
+            "text/plain",
+            "application/json; charset=utf-16",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "application/jsonx",
+        ] {
+            assert!(!is_json(&content_type(bad)), "{bad}");
+        }
+        assert!(!is_json(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn body_errors_are_ours() {
+        for bad in [
+            &b""[..],
+            b"null",
+            b"[]",
+            b"\"s\"",
+            b"{\"name\":",
+            b"{} x",
+            b"\xef\xbb\xbf{}",
+        ] {
+            assert!(
+                matches!(
+                    parse_object::<api_types::CreateKeyRequest>(bad),
+                    Err(ApiError::MalformedJson)
+                ),
+                "{bad:?}"
+            );
+        }
+        let unknown = parse_object::<api_types::CreateKeyRequest>(br#"{"name":"a","role":"x"}"#);
+        assert!(
+            matches!(&unknown, Err(ApiError::UnknownField { field: Some(f) }) if f == "role"),
+            "{unknown:?}"
+        );
+        let missing = parse_object::<api_types::CreateKeyRequest>(b"{}");
+        assert!(
+            matches!(&missing, Err(ApiError::InvalidField(m)) if m == "missing field \"name\""),
+            "{missing:?}"
+        );
+        let mistyped = parse_object::<api_types::CreateKeyRequest>(br#"{"name":1}"#);
+        assert!(
+            matches!(&mistyped, Err(ApiError::InvalidField(m)) if !m.contains("i64") && !m.contains("line")),
+            "{mistyped:?}"
+        );
+    }
+}

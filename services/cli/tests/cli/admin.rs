@@ -1,0 +1,166 @@
+//! `planshare admin …` against a real server with the admin API on.
+
+use testkit::TestApp;
+
+use crate::support::planshare;
+
+const TOKEN: &str = "cli-admin-token-0123456789";
+
+#[tokio::test]
+async fn tenants_keys_and_usage_round_trip() {
+    let app = TestApp::spawn_configured(&[], |s| s.admin.token = TOKEN.into()).await;
+    let env = [
+        ("PLANSHARE_ADMIN_URL", app.base_url.as_str()),
+        ("PLANSHARE_ADMIN_TOKEN", TOKEN),
+    ];
+    let run = |args: &'static [&'static str]| planshare(args, &env, "");
+
+    let created = planshare(
+        &[
+            "admin",
+            "tenants",
+            "create",
+            "--name",
+            "Team A",
+            "--namespace",
+            "team-a",
+            "--host",
+            "a.example.com",
+            "--quota-pastes",
+            "50",
+            "--allow-anonymous",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let tenant: serde_json::Value = serde_json::from_str(&created.stdout).unwrap();
+    let tid = tenant["id"].as_str().unwrap().to_owned();
+    assert_eq!(tenant["settings"]["hosts"][0], "a.example.com");
+    assert_eq!(tenant["settings"]["quota_pastes"], 50);
+    assert_eq!(tenant["settings"]["allow_anonymous"], true);
+
+    let list = run(&["admin", "tenants", "list"]).await;
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert!(list.stdout.contains(&tid));
+
+    let key = planshare(&["admin", "keys", "create", &tid, "--name", "ci"], &env, "").await;
+    assert_eq!(key.code, 0, "{}", key.stderr);
+    let created_key: serde_json::Value = serde_json::from_str(&key.stdout).unwrap();
+    let secret = created_key["key"].as_str().unwrap();
+    let key_id = created_key["id"].as_str().unwrap();
+    assert!(secret.starts_with("pst_live_"));
+    assert_eq!(key.stdout.matches(secret).count(), 1, "the key once");
+    assert!(key.stderr.contains("not shown again"), "{}", key.stderr);
+
+    let keys = planshare(&["admin", "keys", "list", &tid], &env, "").await;
+    assert_eq!(keys.code, 0, "{}", keys.stderr);
+    assert!(keys.stdout.contains(key_id) && !keys.stdout.contains(secret));
+
+    let revoke = planshare(&["admin", "keys", "revoke", &tid, key_id], &env, "").await;
+    assert_eq!(
+        (revoke.code, revoke.stdout.as_str()),
+        (0, ""),
+        "{}",
+        revoke.stderr
+    );
+    let keys = planshare(&["admin", "keys", "list", &tid], &env, "").await;
+    let listed: serde_json::Value = serde_json::from_str(&keys.stdout).unwrap();
+    assert!(listed["keys"][0]["revoked_at"].is_i64(), "{listed}");
+
+    let usage = planshare(&["admin", "usage", &tid], &env, "").await;
+    assert_eq!(usage.code, 0, "{}", usage.stderr);
+    let usage: serde_json::Value = serde_json::from_str(&usage.stdout).unwrap();
+    assert_eq!(usage["pastes"], 0);
+
+    let update = planshare(
+        &[
+            "admin",
+            "tenants",
+            "update",
+            &tid,
+            "--allow-anonymous",
+            "false",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(update.code, 0, "{}", update.stderr);
+    assert!(update.stdout.contains("\"allow_anonymous\": false"));
+
+    let again = planshare(
+        &[
+            "admin",
+            "tenants",
+            "create",
+            "--name",
+            "B",
+            "--namespace",
+            "team-a",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(
+        again.code, 14,
+        "duplicate namespace is rejected: {}",
+        again.stderr
+    );
+
+    let delete = planshare(&["admin", "tenants", "delete", &tid], &env, "").await;
+    assert_eq!(delete.code, 0, "{}", delete.stderr);
+    let gone = planshare(&["admin", "tenants", "get", &tid], &env, "").await;
+    assert_eq!(gone.code, 6, "{}", gone.stderr);
+}
+
+#[tokio::test]
+async fn a_wrong_token_fails_with_one_line() {
+    let app = TestApp::spawn_configured(&[], |s| s.admin.token = TOKEN.into()).await;
+    let run = planshare(
+        &[
+            "admin",
+            "tenants",
+            "list",
+            "--url",
+            &app.base_url,
+            "--token",
+            "wrong",
+        ],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(run.code, 12, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(!run.stderr.contains("wrong"), "{}", run.stderr);
+
+    let no_token = planshare(
+        &["admin", "tenants", "list", "--url", &app.base_url],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(no_token.code, 2, "{}", no_token.stderr);
+
+    let off = TestApp::spawn(&[]).await;
+    let run = planshare(
+        &[
+            "admin",
+            "tenants",
+            "list",
+            "--url",
+            &off.base_url,
+            "--token",
+            TOKEN,
+        ],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(run.code, 11, "{}", run.stderr);
+    assert!(run.stderr.contains("no admin API"), "{}", run.stderr);
+}

@@ -13,6 +13,7 @@ use clap::{Args, Subcommand};
 use reqwest::{Method, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
+use crate::client::{describe, is_loopback};
 use crate::error::CliError;
 
 /// Default admin API: the server on this machine.
@@ -397,25 +398,6 @@ impl AdminClient {
             }
             _ => CliError::Service(detail),
         }
-    }
-}
-
-fn is_loopback(url: &reqwest::Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
-}
-
-fn describe(error: &reqwest::Error, base: &str) -> String {
-    if error.is_timeout() {
-        format!("{base} did not answer in time")
-    } else if error.is_connect() {
-        format!("cannot connect to {base}")
-    } else {
-        format!("request to {base} failed")
     }
 }
 

@@ -180,7 +180,8 @@ fn idempotency_key() -> Result<String, CliError> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn is_loopback(url: &reqwest::Url) -> bool {
+/// Whether `url` points at this machine (plain HTTP is fine there).
+pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -189,7 +190,8 @@ fn is_loopback(url: &reqwest::Url) -> bool {
     }
 }
 
-fn describe(error: &reqwest::Error, base: &str) -> String {
+/// A one-line description of a transport failure talking to `base`.
+pub(crate) fn describe(error: &reqwest::Error, base: &str) -> String {
     if error.is_timeout() {
         format!("{base} did not answer in time")
     } else if error.is_connect() {

@@ -26,6 +26,7 @@ use tenancy::{ApiKey, Catalog, CatalogError, KeyId, KeyInfo, NewTenant, Tenant, 
 
 use crate::body;
 use crate::error::ApiError;
+use crate::handlers::bearer_token;
 use crate::middleware::json_response;
 use crate::state::AppState;
 
@@ -338,22 +339,6 @@ fn is_json(headers: &HeaderMap) -> bool {
         Some(_) => true,
         None => param.trim().is_empty(),
     })
-}
-
-/// The token of a single well-formed `Authorization: Bearer <token>` header
-/// (the same rules as the paste delete route).
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let mut values = headers.get_all(header::AUTHORIZATION).iter();
-    let value = values.next()?;
-    if values.next().is_some() {
-        return None;
-    }
-    let text = value.to_str().ok()?;
-    let (scheme, token) = text.split_once(' ')?;
-    let valid = scheme.eq_ignore_ascii_case("bearer")
-        && (1..=256).contains(&token.len())
-        && token.bytes().all(|b| b.is_ascii_graphic());
-    valid.then_some(token)
 }
 
 #[cfg(test)]

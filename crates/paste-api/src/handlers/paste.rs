@@ -12,6 +12,7 @@ use paste_store::{DeleteToken, PasteId, PasteKey, Payload, StoreError, StoredPas
 
 use crate::body::{self, ENVELOPE_ALLOWANCE};
 use crate::error::ApiError;
+use crate::handlers::bearer_token;
 use crate::middleware::json_response;
 use crate::state::AppState;
 
@@ -127,21 +128,6 @@ pub(crate) async fn delete_paste(
         .await
         .map_err(|e| ApiError::from_store(e, false))?;
     Ok(StatusCode::NO_CONTENT.into_response())
-}
-
-/// The token of a single well-formed `Authorization: Bearer <token>` header.
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let mut values = headers.get_all(header::AUTHORIZATION).iter();
-    let value = values.next()?;
-    if values.next().is_some() {
-        return None;
-    }
-    let text = value.to_str().ok()?;
-    let (scheme, token) = text.split_once(' ')?;
-    let valid = scheme.eq_ignore_ascii_case("bearer")
-        && (1..=256).contains(&token.len())
-        && token.bytes().all(|b| b.is_ascii_graphic());
-    valid.then_some(token)
 }
 
 /// Bounds a store call by `http.store_timeout_secs`; a late answer is an outage.

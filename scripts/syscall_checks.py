@@ -56,7 +56,8 @@ class Traced:
         self.trace = os.path.join(self.work, "trace.txt")
         self.port = free_port()
         env = dict(os.environ, PLANSHARE_HOST="127.0.0.1", PLANSHARE_PORT=str(self.port),
-                   PLANSHARE_DATA_DIR=os.path.join(self.work, "data"), PLANSHARE_LOG="error")
+                   PLANSHARE_DATA_DIR=os.path.join(self.work, "data"), PLANSHARE_LOG="error",
+                   PLANSHARE_RATE_LIMITS="off")
         self.proc = subprocess.Popen(["strace", "-f", "-qq", "-o", self.trace, *strace_args, binary],
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 30

@@ -21,6 +21,50 @@ pub struct CreatePasteResponse {
     /// When the paste expires, in Unix milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// Whether the first read deletes the paste (sent only when it does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burn_after_read: Option<bool>,
+}
+
+/// `POST /api/v1/pastes` request. Unknown fields are refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreatePasteRequest {
+    /// The payload (base64url text as upstream clients send it).
+    pub data: String,
+    /// Lifetime in seconds, within the tenant's range (default: the tenant's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<u64>,
+    /// Delete the paste when it is first read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burn_after_read: Option<bool>,
+}
+
+/// One paste in `GET /api/v1/pastes` (never its data or delete token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PasteSummary {
+    /// The paste id.
+    pub id: String,
+    /// Stored size in bytes (as accounted against the quota).
+    pub bytes: u64,
+    /// Creation time, Unix milliseconds.
+    pub created_at: u64,
+    /// Expiry time, Unix milliseconds.
+    pub expires_at: u64,
+    /// Whether the first read deletes it.
+    pub burn_after_read: bool,
+}
+
+/// `GET /api/v1/pastes` response: a page of the tenant's live pastes, by id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PasteList {
+    /// This page.
+    pub pastes: Vec<PasteSummary>,
+    /// Pass as `?after=` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 /// `GET /api/paste/{id}` response, exactly upstream's shape.
@@ -70,6 +114,7 @@ mod tests {
             id: "PwAB6RsTPwAB6RsT".into(),
             delete_token: Some("t".into()),
             expires_at: Some(1),
+            burn_after_read: None,
         };
         assert_eq!(
             serde_json::to_string(&body).unwrap(),

@@ -114,6 +114,27 @@ pub enum ApiError {
     /// A unique value is already taken (`namespace`, `host`, `key`, `tenant`).
     #[error("{0} already exists")]
     Conflict(&'static str),
+    /// A rate limit ran out.
+    #[error("too many requests")]
+    TooManyRequests {
+        /// Until the next request is allowed.
+        retry_after: Duration,
+    },
+    /// The tenant the request's host maps to is disabled.
+    #[error("tenant disabled")]
+    TenantDisabled,
+    /// The tenant's storage quota (bytes or pastes) is used up.
+    #[error("quota exceeded")]
+    QuotaExceeded,
+    /// A create with this `Idempotency-Key` is still running.
+    #[error("idempotent request in progress")]
+    IdempotencyInProgress,
+    /// The `Idempotency-Key` was used with a different body.
+    #[error("idempotency key reused with another body")]
+    IdempotencyMismatch,
+    /// `Idempotency-Key` is empty, too long, repeated or not printable ASCII.
+    #[error("invalid idempotency key")]
+    InvalidIdempotencyKey,
     /// The tenant catalog is down or too slow.
     #[error("tenant catalog unavailable")]
     CatalogUnavailable {
@@ -244,6 +265,37 @@ impl ApiError {
                 format!("{subject} already exists"),
                 Some("conflict"),
             ),
+            TooManyRequests { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many requests, retry later".into(),
+                Some("rate-limited"),
+            ),
+            TenantDisabled => (
+                StatusCode::FORBIDDEN,
+                "this tenant is disabled".into(),
+                Some("tenant-disabled"),
+            ),
+            QuotaExceeded => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the tenant's storage quota is used up: delete pastes or ask for a larger quota"
+                    .into(),
+                Some("quota-exceeded"),
+            ),
+            IdempotencyInProgress => (
+                StatusCode::CONFLICT,
+                "a request with this Idempotency-Key is still in progress, retry later".into(),
+                Some("idempotency-in-progress"),
+            ),
+            IdempotencyMismatch => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "this Idempotency-Key was already used with a different request body".into(),
+                Some("idempotency-key-reused"),
+            ),
+            InvalidIdempotencyKey => (
+                StatusCode::BAD_REQUEST,
+                "Idempotency-Key must be one header of 1-255 printable ASCII characters".into(),
+                Some("invalid-idempotency-key"),
+            ),
             CatalogUnavailable { .. } => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the tenant catalog is temporarily unavailable, retry later".into(),
@@ -259,7 +311,14 @@ impl ApiError {
             | ApiError::CatalogUnavailable { retry_after, .. } => {
                 Some(retry_after.as_secs().max(1))
             }
-            ApiError::Overloaded | ApiError::ShuttingDown => Some(1),
+            ApiError::Overloaded | ApiError::ShuttingDown | ApiError::IdempotencyInProgress => {
+                Some(1)
+            }
+            ApiError::TooManyRequests { retry_after } => {
+                // Round up: a client that waits this long is let through.
+                Some(retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0))
+                    .map(|s| s.max(1))
+            }
             _ => None,
         }
     }

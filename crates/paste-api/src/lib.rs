@@ -18,10 +18,15 @@ mod cors;
 mod error;
 mod handlers;
 mod middleware;
+mod ratelimit;
+mod resolve;
 mod router;
 mod state;
+mod tenants;
 
 pub use config::{AdminConfig, HttpConfig, PasteConfig, split_origins};
 pub use error::ApiError;
+pub use ratelimit::LimitsConfig;
 pub use router::router;
 pub use state::{AppState, Readiness};
+pub use tenants::CACHE_TTL;

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use paste_store::{Namespace, PasteStore, StoreError};
+use paste_store::{PasteStore, StoreError};
 use tenancy::LazyCatalog;
 use tokio::sync::{Mutex, Semaphore};
 
 use crate::body::BodyBudget;
 use crate::config::{AdminConfig, HttpConfig, PasteConfig};
-use crate::cors::CorsPolicy;
+use crate::ratelimit::{Limiters, LimitsConfig};
+use crate::tenants::{CACHE_TTL, Directory};
 
 /// Everything a handler needs; cheap to clone.
 #[derive(Clone)]
@@ -25,36 +26,38 @@ pub(crate) struct Inner {
     pub(crate) catalog: Arc<LazyCatalog>,
     /// The admin API's settings (off when the token is empty).
     pub(crate) admin: AdminConfig,
-    /// Namespace of the single tenant served until tenancy lands.
-    pub(crate) namespace: Namespace,
-    pub(crate) paste: PasteConfig,
+    /// Tenants and key checks, cached.
+    pub(crate) directory: Directory,
+    pub(crate) limits: LimitsConfig,
+    pub(crate) limiters: Limiters,
     pub(crate) http: HttpConfig,
-    pub(crate) cors: CorsPolicy,
     pub(crate) in_flight: Arc<Semaphore>,
     pub(crate) body_budget: BodyBudget,
     pub(crate) readiness: Readiness,
 }
 
 impl AppState {
-    /// Builds the state. `paste` must have passed [`PasteConfig::validate`].
+    /// Builds the state. `paste` must have passed [`PasteConfig::validate`]
+    /// and `limits` [`LimitsConfig::validate`].
     pub fn new(
         store: Arc<dyn PasteStore>,
         catalog: Arc<LazyCatalog>,
         paste: PasteConfig,
         http: HttpConfig,
         admin: AdminConfig,
+        limits: LimitsConfig,
     ) -> Self {
         AppState {
             inner: Arc::new(Inner {
-                cors: CorsPolicy::new(&paste.allowed_origins),
+                directory: Directory::new(catalog.clone(), &paste),
+                limiters: Limiters::new(&limits),
+                limits,
                 in_flight: Arc::new(Semaphore::new(http.max_in_flight.max(1))),
                 body_budget: BodyBudget::new(http.body_memory_mib),
                 readiness: Readiness::new(store.clone(), catalog.clone()),
                 catalog,
                 admin,
-                namespace: Namespace::default_tenant(),
                 store,
-                paste,
                 http,
             }),
         }
@@ -63,6 +66,46 @@ impl AppState {
     /// The readiness switch (flip it at the start of a graceful shutdown).
     pub fn readiness(&self) -> &Readiness {
         &self.inner.readiness
+    }
+
+    /// Starts the background upkeep, which lives as long as the state does:
+    /// tenant snapshot refresh (every [`CACHE_TTL`]), limiter and key-cache
+    /// cleaning (every 10 s) and the sweep of expired index entries, which
+    /// gives their quota back (every minute). Call once, inside a runtime.
+    pub fn spawn_maintenance(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(CACHE_TTL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut ticks: u64 = 0;
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { return };
+                ticks += 1;
+                if let Err(error) = inner.directory.refresh().await {
+                    tracing::debug!(%error, "tenant snapshot not refreshed");
+                }
+                if ticks.is_multiple_of(10) {
+                    inner.limiters.clean();
+                    inner.directory.clean();
+                }
+                if ticks.is_multiple_of(60)
+                    && let Ok(catalog) = inner.catalog.get().await
+                {
+                    let now = tenancy::now_ms();
+                    match catalog.sweep_expired(now, 10_000).await {
+                        Ok(0) => {}
+                        Ok(n) => tracing::info!(swept = n, "expired pastes released from quotas"),
+                        Err(error) => tracing::warn!(%error, "expiry sweep failed"),
+                    }
+                }
+            }
+        });
+    }
+
+    /// Entries held by the rate limiters (bounded by the upkeep).
+    pub fn limiter_entries(&self) -> usize {
+        self.inner.limiters.entries()
     }
 
     pub(crate) fn store_timeout(&self) -> Duration {

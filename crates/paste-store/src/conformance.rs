@@ -37,6 +37,7 @@ pub fn paste(text: &str, ttl_ms: i64) -> StoredPaste {
         created_at: now,
         expires_at: now.saturating_add_signed(ttl_ms),
         delete_token: Some(DeleteTokenDigest::of("token")),
+        burn_after_read: false,
     }
 }
 

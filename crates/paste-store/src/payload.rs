@@ -68,9 +68,16 @@ pub struct DeleteToken(String);
 impl DeleteToken {
     /// Draws a fresh token: 256 random bits as 43 base64url characters.
     pub fn generate() -> Result<Self, crate::KeyError> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|_| crate::KeyError::Random)?;
-        Ok(DeleteToken(URL_SAFE_NO_PAD.encode(bytes)))
+        // A token never looks like an API key (`pst_…`), so a bearer can be
+        // told apart by its prefix; redrawing costs 1 in 16 million draws.
+        loop {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(|_| crate::KeyError::Random)?;
+            let token = URL_SAFE_NO_PAD.encode(bytes);
+            if !token.starts_with("pst_") {
+                return Ok(DeleteToken(token));
+            }
+        }
     }
 
     /// The token text to hand to the creator.
@@ -123,6 +130,9 @@ pub struct StoredPaste {
     pub expires_at: UnixMillis,
     /// Digest of the owner's delete token; `None` when the paste cannot be deleted.
     pub delete_token: Option<DeleteTokenDigest>,
+    /// Whether the first successful read deletes it (who wins that read is
+    /// decided by the tenant catalog, not by the store).
+    pub burn_after_read: bool,
 }
 
 impl StoredPaste {

@@ -5,6 +5,7 @@
 //! 0  magic "PSP1"          4 bytes
 //! 4  flags                 1 byte   bit 0: payload is decoded base64url
 //!                                   bit 1: a delete-token digest is present
+//!                                   bit 2: burn after read
 //! 5  reserved              3 bytes  zero
 //! 8  created_at  (ms, LE)  8 bytes
 //! 16 expires_at  (ms, LE)  8 bytes
@@ -18,6 +19,7 @@ const MAGIC: &[u8; 4] = b"PSP1";
 const HEADER_LEN: usize = 64;
 const FLAG_BASE64URL: u8 = 1;
 const FLAG_TOKEN: u8 = 2;
+const FLAG_BURN: u8 = 4;
 
 pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
     let (flags, body): (u8, &[u8]) = match &paste.payload {
@@ -29,7 +31,8 @@ pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
             FLAG_TOKEN
         } else {
             0
-        };
+        }
+        | if paste.burn_after_read { FLAG_BURN } else { 0 };
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[flags, 0, 0, 0]);
@@ -71,6 +74,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<StoredPaste, StoreError> {
         created_at: u64_at(8),
         expires_at: u64_at(16),
         delete_token,
+        burn_after_read: flags & FLAG_BURN != 0,
     })
 }
 
@@ -84,6 +88,7 @@ mod tests {
             created_at: 1_700_000_000_000,
             expires_at: 1_700_000_604_800,
             delete_token: token.then_some(DeleteTokenDigest([7; 32])),
+            burn_after_read: token,
         }
     }
 

@@ -57,7 +57,7 @@ impl Backend {
 }
 
 #[derive(Clone, Debug)]
-enum Pool {
+pub(crate) enum Pool {
     Sqlite(SqlitePool),
     Postgres(PgPool),
 }
@@ -66,16 +66,18 @@ enum Pool {
 macro_rules! with_pool {
     ($self:expr, $p:ident => $body:expr) => {
         match &$self.pool {
-            Pool::Sqlite($p) => $body,
-            Pool::Postgres($p) => $body,
+            $crate::catalog::Pool::Sqlite($p) => $body,
+            $crate::catalog::Pool::Postgres($p) => $body,
         }
     };
 }
+/// For the other `impl Catalog` blocks of the crate (`pastes.rs`).
+pub(crate) use with_pool;
 
 /// The tenant catalog. Cheap to clone (the pool is shared).
 #[derive(Clone, Debug)]
 pub struct Catalog {
-    pool: Pool,
+    pub(crate) pool: Pool,
     key_lookups: Arc<AtomicU64>,
 }
 
@@ -194,6 +196,20 @@ const INSERT_HOST: &str = "INSERT INTO tenant_hosts (host, tenant_id) VALUES ($1
 #[cfg(test)]
 const KEY_COLUMNS: &str =
     "SELECT id, tenant_id, display, name, created_at, revoked_at, last_used_at FROM api_keys";
+
+/// Reserves one paste of `$1` bytes for tenant `$2` if it fits the tenant's
+/// quotas (one guarded `UPDATE`; no row changed = over quota or no tenant).
+/// Shared by [`Catalog::reserve`] and [`Catalog::record_paste`].
+pub(crate) const RESERVE_USAGE: &str = "UPDATE usage SET bytes = bytes + $1, pastes = pastes + 1 \
+     WHERE tenant_id = $2 \
+     AND bytes + $1 <= (SELECT quota_bytes FROM tenants WHERE id = $2) \
+     AND pastes + 1 <= (SELECT quota_pastes FROM tenants WHERE id = $2)";
+
+/// Gives back one paste of `$1` bytes of tenant `$2`, never below zero.
+/// Shared by [`Catalog::release`] and [`Catalog::forget_paste`].
+pub(crate) const RELEASE_USAGE: &str = "UPDATE usage SET bytes = CASE WHEN bytes >= $1 THEN bytes - $1 ELSE 0 END, \
+     pastes = CASE WHEN pastes >= 1 THEN pastes - 1 ELSE 0 END \
+     WHERE tenant_id = $2";
 
 fn json(v: &[String]) -> Result<String, CatalogError> {
     serde_json::to_string(v).map_err(|e| CatalogError::Internal {
@@ -534,8 +550,9 @@ impl Catalog {
         self.set_status(id, TenantStatus::Active).await
     }
 
-    /// Deletes a tenant with its hosts, keys and usage. The default tenant
-    /// cannot be deleted. (Its pastes are the paste store's business.)
+    /// Deletes a tenant with its hosts, keys, usage, paste index and
+    /// Idempotency-Key records. The default tenant cannot be deleted. (Its
+    /// pastes themselves are the paste store's business.)
     pub async fn delete_tenant(&self, id: &TenantId) -> Result<(), CatalogError> {
         if id.is_default() {
             return Err(CatalogError::Invalid(
@@ -716,11 +733,7 @@ impl Catalog {
                 "a reservation cannot be negative".into(),
             ));
         }
-        let done = with_pool!(self, p => sqlx::query(
-            "UPDATE usage SET bytes = bytes + $1, pastes = pastes + 1 \
-             WHERE tenant_id = $2 \
-             AND bytes + $1 <= (SELECT quota_bytes FROM tenants WHERE id = $2) \
-             AND pastes + 1 <= (SELECT quota_pastes FROM tenants WHERE id = $2)")
+        let done = with_pool!(self, p => sqlx::query(RESERVE_USAGE)
             .bind(bytes)
             .bind(tenant.as_str())
             .execute(p)
@@ -739,10 +752,7 @@ impl Catalog {
         if bytes < 0 {
             return Err(CatalogError::Invalid("a release cannot be negative".into()));
         }
-        let done = with_pool!(self, p => sqlx::query(
-            "UPDATE usage SET bytes = CASE WHEN bytes >= $1 THEN bytes - $1 ELSE 0 END, \
-             pastes = CASE WHEN pastes >= 1 THEN pastes - 1 ELSE 0 END \
-             WHERE tenant_id = $2")
+        let done = with_pool!(self, p => sqlx::query(RELEASE_USAGE)
             .bind(bytes)
             .bind(tenant.as_str())
             .execute(p)

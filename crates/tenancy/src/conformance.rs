@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::{
-    ApiKey, Catalog, CatalogError, KeyId, NewTenant, TenantId, TenantSettings, TenantStatus,
-    TenantUpdate,
+    ApiKey, Catalog, CatalogError, Idempotency, KeyId, NewTenant, PasteRecord, TenantId,
+    TenantSettings, TenantStatus, TenantUpdate, now_ms,
 };
 
 /// Runs every check against `catalog`, panicking with the check's name on failure.
@@ -23,6 +23,12 @@ pub async fn run(catalog: &Catalog) {
     usage_release_and_requests(catalog).await;
     invalid_input_is_rejected(catalog).await;
     malformed_keys_never_reach_the_database(catalog).await;
+    paste_index_round_trips_and_is_tenant_isolated(catalog).await;
+    paste_quota_race_never_overshoots(catalog.clone()).await;
+    burn_after_read_claims_are_won_once(catalog, catalog).await;
+    sweep_removes_expired_pastes_and_releases_quota(catalog).await;
+    idempotency_keys_start_replay_and_mismatch(catalog).await;
+    concurrent_idempotent_begins_start_once(catalog.clone()).await;
 }
 
 fn ok<T>(r: Result<T, CatalogError>, what: &str) -> T {
@@ -372,6 +378,467 @@ async fn malformed_keys_never_reach_the_database(c: &Catalog) {
     }
     // Only a parsed ApiKey can be presented, so no lookup happened.
     assert_eq!(c.key_lookups(), before);
+}
+
+fn paste(id: &str, bytes: i64, created_at: i64, expires_at: i64, burn: bool) -> PasteRecord {
+    PasteRecord {
+        id: id.to_owned(),
+        bytes,
+        created_at,
+        expires_at,
+        burn_after_read: burn,
+    }
+}
+
+fn ids(list: &[PasteRecord]) -> Vec<&str> {
+    list.iter().map(|p| p.id.as_str()).collect()
+}
+
+async fn usage_of(c: &Catalog, t: &TenantId) -> (i64, i64) {
+    let u = ok(c.usage(t).await, "usage");
+    (u.bytes, u.pastes)
+}
+
+async fn paste_index_round_trips_and_is_tenant_isolated(c: &Catalog) {
+    let now = now_ms();
+    let a = ok(c.create_tenant(&new_tenant("pidx")).await, "create a").id;
+    let b = ok(c.create_tenant(&new_tenant("pidxb")).await, "create b").id;
+    let pa = paste("Pa", 10, now, now + 60_000, false);
+    let pb = paste("pb", 20, now, now + 60_000, true);
+    let pc = paste("pc", 30, now, now + 60_000, false);
+    let gone = paste("pd", 40, now - 10_000, now, false); // expired at `now`
+    for p in [&pc, &gone, &pa, &pb] {
+        assert!(ok(c.record_paste(&a, p).await, "record"), "{} fits", p.id);
+    }
+    let mine = paste("Pa", 5, now, now + 1000, false); // same id, other tenant
+    let only_b = paste("qb", 7, now, now + 1000, false);
+    assert!(ok(c.record_paste(&b, &mine).await, "record b"));
+    assert!(ok(c.record_paste(&b, &only_b).await, "record b 2"));
+    assert_eq!(usage_of(c, &a).await, (100, 4), "a's usage counts all four");
+
+    // Listing: live only, by id in byte order ("P" < "p"), keyset pages.
+    let all = ok(c.list_pastes(&a, now, None, 100).await, "list");
+    assert_eq!(all, vec![pa.clone(), pb.clone(), pc.clone()]);
+    let page = ok(c.list_pastes(&a, now, None, 2).await, "page 1");
+    assert_eq!(ids(&page), ["Pa", "pb"]);
+    let page = ok(c.list_pastes(&a, now, Some("pb"), 2).await, "page 2");
+    assert_eq!(ids(&page), ["pc"]);
+    assert!(ok(c.list_pastes(&a, now, Some("pc"), 2).await, "page 3").is_empty());
+    assert_eq!(
+        ok(c.list_pastes(&a, now, None, 0).await, "limit 0").len(),
+        1,
+        "limit clamps up to 1"
+    );
+    assert_eq!(
+        ok(
+            c.list_pastes(&a, now - 1, None, 5000).await,
+            "before expiry"
+        )
+        .len(),
+        4
+    );
+    assert_eq!(
+        ok(c.list_pastes(&b, now, None, 100).await, "b's"),
+        vec![mine.clone(), only_b.clone()]
+    );
+    let missing = TenantId::generate().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        ok(
+            c.list_pastes(&missing, now, None, 10).await,
+            "unknown tenant"
+        )
+        .is_empty()
+    );
+
+    // Single records: expired ones too, never another tenant's.
+    assert_eq!(ok(c.paste_record(&a, "pb").await, "get"), Some(pb.clone()));
+    assert_eq!(
+        ok(c.paste_record(&a, "pd").await, "get expired"),
+        Some(gone.clone())
+    );
+    assert_eq!(ok(c.paste_record(&a, "qb").await, "b's id as a"), None);
+    assert_eq!(
+        ok(c.paste_record(&b, "Pa").await, "b's own Pa"),
+        Some(mine.clone())
+    );
+
+    // Duplicates, unknown tenants and bad input change nothing.
+    let r = c
+        .record_paste(&a, &paste("pb", 1, now, now + 1, false))
+        .await;
+    assert!(
+        matches!(r, Err(CatalogError::Conflict("paste"))),
+        "duplicate: {r:?}"
+    );
+    assert_eq!(
+        usage_of(c, &a).await,
+        (100, 4),
+        "a duplicate reserves nothing"
+    );
+    assert_eq!(ok(c.paste_record(&a, "pb").await, "kept"), Some(pb.clone()));
+    let r = c.record_paste(&missing, &pa).await;
+    assert!(
+        matches!(r, Err(CatalogError::NotFound)),
+        "unknown tenant: {r:?}"
+    );
+    let r = c
+        .record_paste(&a, &paste("neg", -1, now, now + 1, false))
+        .await;
+    assert!(
+        matches!(r, Err(CatalogError::Invalid(_))),
+        "negative size: {r:?}"
+    );
+    let r = c.record_paste(&a, &paste("", 1, now, now + 1, false)).await;
+    assert!(
+        matches!(r, Err(CatalogError::Invalid(_))),
+        "empty id: {r:?}"
+    );
+
+    // Forgetting: only one's own rows, once, releasing exactly their quota.
+    assert_eq!(ok(c.forget_paste(&a, "qb").await, "b's id as a"), None);
+    assert_eq!(
+        ok(c.forget_paste(&missing, "qb").await, "unknown tenant"),
+        None
+    );
+    assert_eq!(
+        ok(c.paste_record(&b, "qb").await, "b's row stays"),
+        Some(only_b)
+    );
+    assert_eq!(usage_of(c, &b).await, (12, 2), "b's usage untouched");
+    assert_eq!(
+        ok(c.forget_paste(&a, "Pa").await, "forget"),
+        Some(pa.clone())
+    );
+    assert_eq!(ok(c.forget_paste(&a, "Pa").await, "forget again"), None);
+    assert_eq!(usage_of(c, &a).await, (90, 3), "released once");
+    assert_eq!(
+        ok(c.paste_record(&b, "Pa").await, "b's Pa stays"),
+        Some(mine)
+    );
+    assert_eq!(
+        ids(&ok(c.list_pastes(&a, now, None, 100).await, "list")),
+        ["pb", "pc"]
+    );
+    // A forgotten id may be indexed again.
+    assert!(ok(c.record_paste(&a, &pa).await, "record again"));
+
+    // quota_pastes is enforced as well as quota_bytes.
+    let mut one = new_tenant("pone");
+    one.settings.quota_pastes = 1;
+    let one = ok(c.create_tenant(&one).await, "create one").id;
+    assert!(ok(c.record_paste(&one, &pa).await, "first"));
+    assert!(!ok(c.record_paste(&one, &pb).await, "second is over quota"));
+    assert_eq!(ok(c.paste_record(&one, "pb").await, "not indexed"), None);
+    assert_eq!(usage_of(c, &one).await, (10, 1));
+
+    // Deleting a tenant drops its index.
+    ok(c.delete_tenant(&a).await, "delete a");
+    assert_eq!(ok(c.paste_record(&a, "pb").await, "after delete"), None);
+    assert!(ok(c.list_pastes(&a, now, None, 10).await, "after delete").is_empty());
+}
+
+async fn paste_quota_race_never_overshoots(c: Catalog) {
+    const SIZE: i64 = 10 * 1024;
+    let now = now_ms();
+    let mut new = new_tenant("pquota");
+    new.settings.quota_bytes = 50 * SIZE;
+    let t = ok(c.create_tenant(&new).await, "create").id;
+    let c = Arc::new(c);
+    let tasks: Vec<_> = (0..100)
+        .map(|i| {
+            let (c, t) = (c.clone(), t.clone());
+            tokio::spawn(async move {
+                let p = paste(&format!("race{i:03}"), SIZE, now, now + 60_000, false);
+                c.record_paste(&t, &p).await
+            })
+        })
+        .collect();
+    let mut won = 0;
+    for task in tasks {
+        let r = task.await.unwrap_or_else(|e| panic!("task: {e}"));
+        if ok(r, "record_paste") {
+            won += 1;
+        }
+    }
+    assert_eq!(won, 50, "exactly 50 of 100 pastes fit");
+    assert_eq!(usage_of(&c, &t).await, (50 * SIZE, 50));
+    let listed = ok(c.list_pastes(&t, now, None, 1000).await, "list");
+    assert_eq!(
+        listed.len(),
+        50,
+        "an index row for every reservation, no more"
+    );
+    assert!(!ok(
+        c.record_paste(&t, &paste("late", 1, now, now + 1, false))
+            .await,
+        "full"
+    ));
+}
+
+/// Of 20 concurrent [`Catalog::forget_paste`] calls of one burn-after-read
+/// paste, split between `a` and `b` (two catalogs on one database act as two
+/// replicas), exactly one claims it and its quota is released once.
+pub async fn burn_after_read_claims_are_won_once(a: &Catalog, b: &Catalog) {
+    let now = now_ms();
+    let t = ok(a.create_tenant(&new_tenant("burn")).await, "create").id;
+    let burn = paste("burnme01", 777, now, now + 60_000, true);
+    let keep = paste("keepme01", 100, now, now + 60_000, false);
+    assert!(ok(a.record_paste(&t, &burn).await, "record burn"));
+    assert!(ok(a.record_paste(&t, &keep).await, "record keep"));
+    assert_eq!(usage_of(b, &t).await, (877, 2));
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let c = if i % 2 == 0 { a.clone() } else { b.clone() };
+            let t = t.clone();
+            tokio::spawn(async move { c.forget_paste(&t, "burnme01").await })
+        })
+        .collect();
+    let mut claims = Vec::new();
+    for task in tasks {
+        let r = task.await.unwrap_or_else(|e| panic!("task: {e}"));
+        if let Some(p) = ok(r, "forget_paste") {
+            claims.push(p);
+        }
+    }
+    assert_eq!(claims, vec![burn], "exactly one claim wins");
+    assert_eq!(usage_of(a, &t).await, (100, 1), "released exactly once");
+    assert_eq!(
+        ok(a.paste_record(&t, "keepme01").await, "other paste"),
+        Some(keep)
+    );
+}
+
+async fn sweep_removes_expired_pastes_and_releases_quota(c: &Catalog) {
+    let now = now_ms();
+    let t = ok(c.create_tenant(&new_tenant("sweep")).await, "create").id;
+    let expired = [
+        paste("exp1", 11, now - 9000, now - 10, false),
+        paste("exp2", 22, now - 9000, now - 5, true),
+        paste("exp3", 33, now - 9000, now, false), // expires_at <= now: expired
+    ];
+    let live = paste("live", 44, now - 9000, now + 1, false);
+    for p in expired.iter().chain([&live]) {
+        assert!(ok(c.record_paste(&t, p).await, "record"));
+    }
+    assert_eq!(usage_of(c, &t).await, (110, 4));
+    assert_eq!(ok(c.sweep_expired(now, 0).await, "limit 0"), 0);
+    // Other checks' expired rows may be swept too: count at least ours.
+    assert_eq!(
+        ok(c.sweep_expired(now, 1).await, "limit 1"),
+        1,
+        "the limit holds"
+    );
+    let mut removed = 1;
+    loop {
+        let n = ok(c.sweep_expired(now, 2).await, "sweep");
+        assert!(n <= 2, "the limit holds");
+        if n == 0 {
+            break;
+        }
+        removed += n;
+    }
+    assert!(removed >= 3, "removed {removed}");
+    for p in &expired {
+        assert_eq!(
+            ok(c.paste_record(&t, &p.id).await, "swept"),
+            None,
+            "{}",
+            p.id
+        );
+    }
+    assert_eq!(
+        ok(c.paste_record(&t, "live").await, "kept"),
+        Some(live.clone())
+    );
+    assert_eq!(usage_of(c, &t).await, (44, 1), "expired pastes released");
+    assert_eq!(
+        ok(c.list_pastes(&t, now, None, 10).await, "list"),
+        vec![live]
+    );
+    assert_eq!(ok(c.sweep_expired(now, 100).await, "nothing left"), 0);
+
+    // Idempotency records older than 24 h go; younger ones stay.
+    let (d1, d2) = ([1u8; 32], [2u8; 32]);
+    let day = 24 * 3_600_000;
+    let begin = |key: &'static str, d: [u8; 32], at: i64| {
+        let t = t.clone();
+        async move { ok(c.begin_idempotent(&t, key, &d, at).await, key) }
+    };
+    assert_eq!(begin("old", d1, now - day - 1).await, Idempotency::Started);
+    ok(
+        c.complete_idempotent(&t, "old", "live", now + 1).await,
+        "complete old",
+    );
+    assert_eq!(
+        begin("young", d1, now - day + 1000).await,
+        Idempotency::Started
+    );
+    ok(
+        c.complete_idempotent(&t, "young", "live", now + 1).await,
+        "complete young",
+    );
+    ok(c.sweep_expired(now, 0).await, "sweep keys");
+    assert_eq!(
+        begin("old", d2, now).await,
+        Idempotency::Started,
+        "old record swept"
+    );
+    assert_eq!(
+        begin("young", d2, now).await,
+        Idempotency::Mismatch,
+        "young record kept"
+    );
+}
+
+async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
+    let now = now_ms();
+    let t = ok(c.create_tenant(&new_tenant("idem")).await, "create").id;
+    let other = ok(c.create_tenant(&new_tenant("idemb")).await, "create b").id;
+    let (d1, d2) = ([1u8; 32], [2u8; 32]);
+    let begin = |t: &TenantId, key: &str, d: &[u8; 32], at: i64| {
+        let (t, key, d) = (t.clone(), key.to_owned(), *d);
+        async move { ok(c.begin_idempotent(&t, &key, &d, at).await, "begin") }
+    };
+    assert_eq!(begin(&t, "k1", &d1, now).await, Idempotency::Started);
+    assert_eq!(begin(&t, "k1", &d1, now + 1).await, Idempotency::InProgress);
+    assert_eq!(begin(&t, "k1", &d2, now + 1).await, Idempotency::Mismatch);
+    assert_eq!(
+        begin(&other, "k1", &d2, now).await,
+        Idempotency::Started,
+        "keys are per tenant"
+    );
+    ok(
+        c.complete_idempotent(&t, "k1", "made0001", now + 5000)
+            .await,
+        "complete",
+    );
+    let done = Idempotency::Completed {
+        paste_id: "made0001".into(),
+        expires_at: now + 5000,
+    };
+    assert_eq!(begin(&t, "k1", &d1, now + 2).await, done);
+    assert_eq!(
+        begin(&t, "k1", &d1, now + 3_600_000).await,
+        done,
+        "no takeover once completed"
+    );
+    assert_eq!(begin(&t, "k1", &d2, now + 2).await, Idempotency::Mismatch);
+    ok(
+        c.complete_idempotent(&t, "k1", "made0001", now + 5000)
+            .await,
+        "complete again",
+    );
+    let r = c.complete_idempotent(&t, "k1", "other001", now).await;
+    assert!(
+        matches!(r, Err(CatalogError::Conflict(_))),
+        "complete with another paste: {r:?}"
+    );
+    ok(
+        c.abandon_idempotent(&t, "k1").await,
+        "abandon a completed key is a no-op",
+    );
+    assert_eq!(begin(&t, "k1", &d1, now + 2).await, done);
+    assert_eq!(
+        begin(&other, "k1", &d2, now + 1).await,
+        Idempotency::InProgress,
+        "b's own record"
+    );
+
+    // Abandon: the key starts afresh (with any body).
+    assert_eq!(begin(&t, "k2", &d1, now).await, Idempotency::Started);
+    ok(c.abandon_idempotent(&t, "k2").await, "abandon");
+    ok(c.abandon_idempotent(&t, "k2").await, "abandon again");
+    assert_eq!(begin(&t, "k2", &d2, now + 1).await, Idempotency::Started);
+    assert_eq!(begin(&t, "k2", &d2, now + 2).await, Idempotency::InProgress);
+
+    // A create in progress for over 60 s crashed: the next begin takes over.
+    assert_eq!(begin(&t, "k3", &d1, now).await, Idempotency::Started);
+    assert_eq!(
+        begin(&t, "k3", &d1, now + 59_000).await,
+        Idempotency::InProgress
+    );
+    assert_eq!(
+        begin(&t, "k3", &d2, now + 61_000).await,
+        Idempotency::Mismatch
+    );
+    assert_eq!(
+        begin(&t, "k3", &d1, now + 61_000).await,
+        Idempotency::Started,
+        "takeover"
+    );
+    assert_eq!(
+        begin(&t, "k3", &d1, now + 62_000).await,
+        Idempotency::InProgress,
+        "the takeover restarted the clock"
+    );
+    ok(
+        c.complete_idempotent(&t, "k3", "made0003", now + 9000)
+            .await,
+        "complete k3",
+    );
+    assert_eq!(
+        begin(&t, "k3", &d1, now + 63_000).await,
+        Idempotency::Completed {
+            paste_id: "made0003".into(),
+            expires_at: now + 9000
+        }
+    );
+
+    // Errors.
+    let r = c.complete_idempotent(&t, "never", "made0004", now).await;
+    assert!(
+        matches!(r, Err(CatalogError::NotFound)),
+        "complete unknown key: {r:?}"
+    );
+    let missing = TenantId::generate().unwrap_or_else(|e| panic!("{e}"));
+    let r = c.begin_idempotent(&missing, "k1", &d1, now).await;
+    assert!(
+        matches!(r, Err(CatalogError::NotFound)),
+        "unknown tenant: {r:?}"
+    );
+    for bad in ["", "new\nline"] {
+        let r = c.begin_idempotent(&t, bad, &d1, now).await;
+        assert!(
+            matches!(r, Err(CatalogError::Invalid(_))),
+            "key {bad:?}: {r:?}"
+        );
+    }
+    ok(c.delete_tenant(&t).await, "delete");
+    let r = c.begin_idempotent(&t, "k1", &d1, now).await;
+    assert!(
+        matches!(r, Err(CatalogError::NotFound)),
+        "deleted tenant: {r:?}"
+    );
+}
+
+async fn concurrent_idempotent_begins_start_once(c: Catalog) {
+    let now = now_ms();
+    let t = ok(c.create_tenant(&new_tenant("idemrace")).await, "create").id;
+    let c = Arc::new(c);
+    let race = |key: &'static str, at: i64| {
+        let tasks: Vec<_> = (0..20)
+            .map(|_| {
+                let (c, t) = (c.clone(), t.clone());
+                tokio::spawn(async move { c.begin_idempotent(&t, key, &[7u8; 32], at).await })
+            })
+            .collect();
+        async move {
+            let mut out = Vec::new();
+            for task in tasks {
+                let r = task.await.unwrap_or_else(|e| panic!("task: {e}"));
+                out.push(ok(r, "begin_idempotent"));
+            }
+            out
+        }
+    };
+    let count = |v: &[Idempotency], x: &Idempotency| v.iter().filter(|y| *y == x).count();
+    let first = race("race-key", now).await;
+    assert_eq!(count(&first, &Idempotency::Started), 1, "{first:?}");
+    assert_eq!(count(&first, &Idempotency::InProgress), 19, "{first:?}");
+    // Concurrent takeovers of a crashed create: one wins.
+    let later = race("race-key", now + 61_000).await;
+    assert_eq!(count(&later, &Idempotency::Started), 1, "{later:?}");
+    assert_eq!(count(&later, &Idempotency::InProgress), 19, "{later:?}");
 }
 
 /// Test databases from the environment. A missing URL fails under `CI` and

@@ -13,7 +13,8 @@ pub enum CatalogError {
     #[error("not found")]
     NotFound,
     /// A unique value is already taken; the payload names it
-    /// (`"namespace"`, `"host"`, `"key"`, `"tenant"`).
+    /// (`"namespace"`, `"host"`, `"key"`, `"tenant"`, `"paste"`,
+    /// `"idempotency key"`).
     #[error("{0} already exists")]
     Conflict(&'static str),
     /// The input or configuration is invalid; the message says why and is

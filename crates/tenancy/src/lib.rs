@@ -12,8 +12,13 @@
 //! query can never forget the tenant (cross-tenant ids read as
 //! [`CatalogError::NotFound`]).
 //!
+//! `pastes.rs` keeps the per-tenant paste index ([`PasteRecord`]: quota
+//! accounting, listings, burn-after-read claims, expiry sweeps) and the
+//! Idempotency-Key records of paste creates ([`Idempotency`]), in the same
+//! transactions as the `usage` quota counter.
+//!
 //! This crate knows nothing of HTTP or paste storage: it must not depend on
-//! axum or paste-store. It hands the HTTP layer a tenant's namespace as a
+//! axum or paste-store (it indexes pastes by id and size, never their content). It hands the HTTP layer a tenant's namespace as a
 //! string; errors are semantic kinds ([`CatalogError`]), mapped to status
 //! codes only by the HTTP crate. The conformance suite (`conformance`, behind
 //! the `testsuite` feature) runs against both databases.
@@ -25,6 +30,7 @@ mod ids;
 mod keys;
 mod lazy;
 mod model;
+mod pastes;
 mod time;
 
 #[cfg(feature = "testsuite")]
@@ -40,4 +46,5 @@ pub use model::{
     CreatedKey, KeyInfo, NewTenant, Tenant, TenantSettings, TenantStatus, TenantUpdate, Usage,
     validate_namespace,
 };
+pub use pastes::{Idempotency, PasteRecord};
 pub use time::now_ms;

@@ -27,6 +27,28 @@ async fn postgres_catalog_conforms() {
     catalog.close().await;
 }
 
+/// Two catalogs on one database act as two replicas (separate pools).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_burn_after_read_claims_hold_across_catalogs() {
+    let db = env::sqlite();
+    let (a, b) = (db.open().await, db.open().await);
+    conformance::burn_after_read_claims_are_won_once(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_burn_after_read_claims_hold_across_catalogs() {
+    let Some(db) = env::postgres().await else {
+        return;
+    };
+    let (a, b) = (db.open().await, db.open().await);
+    assert_eq!(a.backend(), Backend::Postgres);
+    conformance::burn_after_read_claims_are_won_once(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
 #[tokio::test]
 async fn unknown_url_schemes_name_the_valid_ones() {
     let err = Catalog::open(&CatalogConfig::new("mysql://u:s3cret@h/db"))

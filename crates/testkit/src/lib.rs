@@ -18,7 +18,8 @@ use tokio::task::JoinHandle;
 
 /// Settings for a test server: defaults plus the given environment variables
 /// (upstream or `PLANSHARE_*`, as an operator would set them), listening on
-/// 127.0.0.1 with the data directory inside `data_dir`, on the store backend
+/// 127.0.0.1 with the data directory inside `data_dir`, rate limits off
+/// unless `vars` set `PLANSHARE_RATE_LIMITS=on`, on the store backend
 /// that `PLANSHARE_TEST_STORE` names ([`test_store`]) unless `vars` choose one.
 pub fn settings_from_env(data_dir: &Path, vars: &[(&str, &str)]) -> Settings {
     let mut vars_map: HashMap<String, String> = vars
@@ -29,6 +30,10 @@ pub fn settings_from_env(data_dir: &Path, vars: &[(&str, &str)]) -> Settings {
         .entry("PLANSHARE_DATA_DIR".into())
         .or_insert_with(|| data_dir.display().to_string());
     vars_map.insert("PLANSHARE_HOST".into(), "127.0.0.1".into());
+    // Suites hammer from one address; tests of the limiters turn them on.
+    vars_map
+        .entry("PLANSHARE_RATE_LIMITS".into())
+        .or_insert_with(|| "off".into());
     let mut settings = Settings::load(None, &|name| vars_map.get(name).cloned())
         .unwrap_or_else(|e| panic!("test settings do not load: {e}"));
     if !vars_map.contains_key("PLANSHARE_STORE") {

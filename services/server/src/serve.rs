@@ -53,7 +53,9 @@ impl Server {
             settings.paste.clone(),
             settings.http.clone(),
             settings.admin.clone(),
+            settings.limits.clone(),
         );
+        state.spawn_maintenance();
         Ok(Server {
             router: paste_api::router(state.clone()),
             state,

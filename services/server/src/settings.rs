@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use paste_api::{AdminConfig, HttpConfig, PasteConfig, split_origins};
+use paste_api::{AdminConfig, HttpConfig, LimitsConfig, PasteConfig, split_origins};
 use paste_store::{StoreConfig, StoreKind};
 use serde::{Deserialize, Serialize};
 use tenancy::CatalogConfig;
@@ -38,6 +38,8 @@ pub struct Settings {
     pub catalog: CatalogConfig,
     /// `[admin]`: the admin API.
     pub admin: AdminConfig,
+    /// `[limits]`: rate limits.
+    pub limits: LimitsConfig,
     /// `[log]`: log format and filter.
     pub log: LogConfig,
 }
@@ -251,6 +253,38 @@ pub const ENV_VARS: &[EnvVar] = &[
         },
     },
     EnvVar {
+        name: "PLANSHARE_TRUSTED_PROXIES",
+        setting: "limits.trusted_proxies",
+        apply: |s, v| {
+            s.limits.trusted_proxies = split_origins(v);
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_RATE_LIMITS",
+        setting: "limits (on | off)",
+        apply: |s, v| {
+            match v.trim() {
+                "on" => {
+                    s.limits = LimitsConfig {
+                        trusted_proxies: std::mem::take(&mut s.limits.trusted_proxies),
+                        ..LimitsConfig::default()
+                    }
+                }
+                "off" => {
+                    s.limits = LimitsConfig {
+                        trusted_proxies: std::mem::take(&mut s.limits.trusted_proxies),
+                        ..LimitsConfig::off()
+                    }
+                }
+                other => {
+                    return Err(format!("expected on or off, got {other:?}"));
+                }
+            }
+            Ok(())
+        },
+    },
+    EnvVar {
         name: "PLANSHARE_MAX_SIZE",
         setting: "paste.max_size",
         apply: |s, v| {
@@ -423,6 +457,7 @@ impl Settings {
 
     fn validate(&self) -> Result<(), SettingsError> {
         self.paste.validate().map_err(SettingsError::Invalid)?;
+        self.limits.validate().map_err(SettingsError::Invalid)?;
         let missing = |var: &str, key: &str, kind: &str| {
             SettingsError::Invalid(format!(
                 "{var} ({key}) must be set when store.kind is \"{kind}\""

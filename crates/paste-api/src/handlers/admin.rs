@@ -9,7 +9,6 @@
 //! server-controlled (id, namespace of an existing tenant, status,
 //! timestamps) can be set through a body.
 
-use std::future::Future;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -22,11 +21,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
-use tenancy::{ApiKey, Catalog, CatalogError, KeyId, KeyInfo, NewTenant, Tenant, TenantId};
+use tenancy::{ApiKey, KeyId, KeyInfo, NewTenant, Tenant, TenantId};
 
 use crate::body;
 use crate::error::ApiError;
-use crate::handlers::bearer_token;
+use crate::handlers::{bearer_token, catalog_call, is_json, parse_object};
 use crate::middleware::json_response;
 use crate::state::AppState;
 
@@ -57,7 +56,13 @@ pub(crate) async fn gate(State(state): State<AppState>, request: Request, next: 
             ApiError::Unauthorized.into_response()
         };
     }
+    let changes = !matches!(*request.method(), http::Method::GET | http::Method::HEAD);
     let mut response = next.run(request).await;
+    if changes && response.status().is_success() {
+        // This process sees the change at once; other replicas within the
+        // cache TTL.
+        state.inner.directory.invalidate().await;
+    }
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -235,31 +240,6 @@ fn tenant_id(id: Result<Path<String>, PathRejection>) -> Result<TenantId, ApiErr
         .ok_or(ApiError::InvalidId { what: "tenant id" })
 }
 
-/// Opens the catalog and runs `op` on it, bounded by `http.store_timeout_secs`
-/// (a late answer is an outage, 503).
-async fn catalog_call<T, F, Fut>(state: &AppState, op: F) -> Result<T, ApiError>
-where
-    F: FnOnce(std::sync::Arc<Catalog>) -> Fut,
-    Fut: Future<Output = Result<T, CatalogError>>,
-{
-    let timed_out = || ApiError::CatalogUnavailable {
-        retry_after: Duration::from_secs(1),
-        source: None,
-    };
-    let timeout = state.store_timeout();
-    let catalog = tokio::time::timeout(timeout, state.inner.catalog.get())
-        .await
-        .map_err(|_| timed_out())?
-        .map_err(ApiError::from_catalog_open)?;
-    tokio::time::timeout(timeout, op(catalog))
-        .await
-        .map_err(|_| timed_out())?
-        .map_err(ApiError::from_catalog)
-}
-
-/// Reads a JSON object body into `T`: 415 unless `application/json` (UTF-8),
-/// 400 unless one JSON object, 422 for unknown, missing or mistyped fields.
-/// Messages are ours: no parser positions or Rust type names.
 async fn read_json<T: DeserializeOwned>(
     state: &AppState,
     headers: &HeaderMap,
@@ -282,63 +262,6 @@ async fn read_json<T: DeserializeOwned>(
         other => other,
     })?;
     parse_object(&raw.bytes)
-}
-
-fn parse_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|_| ApiError::MalformedJson)?;
-    if !value.is_object() {
-        return Err(ApiError::MalformedJson);
-    }
-    serde_json::from_value(value).map_err(|e| classify(&e.to_string()))
-}
-
-/// Turns serde's message into ours, keeping only a field name that is short
-/// and plain.
-fn classify(message: &str) -> ApiError {
-    let field = || {
-        message
-            .split('`')
-            .nth(1)
-            .filter(|f| {
-                (1..=64).contains(&f.len())
-                    && f.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            })
-            .map(str::to_owned)
-    };
-    if message.starts_with("unknown field") {
-        ApiError::UnknownField { field: field() }
-    } else if message.starts_with("missing field") {
-        ApiError::InvalidField(match field() {
-            Some(f) => format!("missing field \"{f}\""),
-            None => "a required field is missing".into(),
-        })
-    } else {
-        ApiError::InvalidField("a field has the wrong type or value".into())
-    }
-}
-
-/// `application/json`, with no charset or `charset=utf-8`.
-fn is_json(headers: &HeaderMap) -> bool {
-    let Some(value) = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let mut parts = value.split(';');
-    let essence = parts.next().unwrap_or("").trim();
-    if !essence.eq_ignore_ascii_case("application/json") {
-        return false;
-    }
-    parts.all(|param| match param.split_once('=') {
-        Some((name, value)) if name.trim().eq_ignore_ascii_case("charset") => {
-            value.trim().trim_matches('"').eq_ignore_ascii_case("utf-8")
-        }
-        Some(_) => true,
-        None => param.trim().is_empty(),
-    })
 }
 
 #[cfg(test)]

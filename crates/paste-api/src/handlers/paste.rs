@@ -1,72 +1,263 @@
-//! `/api/paste`: create (compat), read (compat) and delete (new).
+//! `/api/paste`: create (compat), read (compat) and delete (new), and the
+//! create / read / delete steps shared with `/api/v1/pastes`.
+//!
+//! Every step addresses the store only through a [`PasteKey`] built from the
+//! request's resolved tenant ([`Resolved`]), so one tenant's id never reaches
+//! another tenant's pastes.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Extension;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use paste_store::{DeleteToken, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms};
+use sha2::{Digest as _, Sha256};
+use tenancy::{Idempotency, PasteRecord};
 
 use crate::body::{self, ENVELOPE_ALLOWANCE};
 use crate::error::ApiError;
 use crate::handlers::bearer_token;
 use crate::middleware::json_response;
+use crate::resolve::Resolved;
 use crate::state::AppState;
 
 /// Fresh ids tried when the store already holds the drawn one.
 const ID_ATTEMPTS: usize = 5;
 
+/// Longest accepted `Idempotency-Key`.
+const MAX_IDEMPOTENCY_KEY: usize = 255;
+
 /// `POST /api/paste` — stores `data` under a fresh id, never overwriting.
 pub(crate) async fn create_paste(
     State(state): State<AppState>,
+    Extension(resolved): Extension<Arc<Resolved>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let config = &state.inner.paste;
-    let raw = body::read_limited(
-        &headers,
+    resolved.may_create()?;
+    let max_size = resolved.tenant.max_size;
+    let raw = read_body(&state, &headers, body, max_size).await?;
+    let data = body::parse_create(&raw.bytes)?.ok_or(ApiError::MissingData)?;
+    if body::js_length(&data) > max_size {
+        return Err(ApiError::PayloadTooLarge { max_size });
+    }
+    let request = NewPaste {
+        data,
+        ttl_secs: resolved.tenant.default_ttl_secs,
+        burn_after_read: false,
+        idempotency: idempotency_key(&headers, &raw.bytes)?,
+        always_index: false,
+    };
+    create(&state, &resolved, request).await
+}
+
+/// Reads a create body within the tenant's size limit plus the envelope.
+pub(crate) async fn read_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    max_size: usize,
+) -> Result<body::LimitedBody, ApiError> {
+    body::read_limited(
+        headers,
         body,
-        config.max_size.saturating_add(ENVELOPE_ALLOWANCE),
-        config.max_size,
+        max_size.saturating_add(ENVELOPE_ALLOWANCE),
+        max_size,
         Duration::from_secs(state.inner.http.body_timeout_secs.max(1)),
         &state.inner.body_budget,
     )
-    .await?;
-    // The reservation is held until the paste is stored: `data` is a copy.
-    let data = body::parse_create(&raw.bytes)?.ok_or(ApiError::MissingData)?;
-    if body::js_length(&data) > config.max_size {
-        return Err(ApiError::PayloadTooLarge {
-            max_size: config.max_size,
-        });
-    }
+    .await
+}
 
+/// `Idempotency-Key` with the SHA-256 of the body it came with.
+pub(crate) fn idempotency_key(
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Option<(String, [u8; 32])>, ApiError> {
+    let mut values = headers.get_all("idempotency-key").iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .filter(|k| {
+            values.next().is_none()
+                && (1..=MAX_IDEMPOTENCY_KEY).contains(&k.len())
+                && k.bytes().all(|b| b.is_ascii_graphic())
+        })
+        .ok_or(ApiError::InvalidIdempotencyKey)?;
+    Ok(Some((key.to_owned(), Sha256::digest(body).into())))
+}
+
+/// A validated create request.
+pub(crate) struct NewPaste {
+    pub(crate) data: String,
+    pub(crate) ttl_secs: u64,
+    pub(crate) burn_after_read: bool,
+    pub(crate) idempotency: Option<(String, [u8; 32])>,
+    /// Index the paste in the catalog even when nothing else requires it
+    /// (the v1 routes list every paste they create).
+    pub(crate) always_index: bool,
+}
+
+/// Stores a paste for the resolved tenant. A paste is indexed in the catalog
+/// (accounted against the quota, listable, burnable) unless it is a plain
+/// compat create on the default tenant without a quota — the upstream fast
+/// path, which touches no database.
+pub(crate) async fn create(
+    state: &AppState,
+    resolved: &Resolved,
+    request: NewPaste,
+) -> Result<Response, ApiError> {
+    let tenant = &resolved.tenant;
+    if let Some((key, digest)) = &request.idempotency {
+        let (key, digest) = (key.clone(), *digest);
+        let tenant_id = tenant.id.clone();
+        let started = super::catalog_call(state, |c| async move {
+            c.begin_idempotent(&tenant_id, &key, &digest, now_ms_i64())
+                .await
+        })
+        .await?;
+        match started {
+            Idempotency::Started => {}
+            Idempotency::Completed {
+                paste_id,
+                expires_at,
+            } => return Ok(replayed(paste_id, expires_at, request.burn_after_read)),
+            Idempotency::InProgress => return Err(ApiError::IdempotencyInProgress),
+            Idempotency::Mismatch => return Err(ApiError::IdempotencyMismatch),
+        }
+    }
+    let outcome = store_new(state, resolved, &request).await;
+    if let Some((key, _)) = &request.idempotency {
+        let tenant_id = tenant.id.clone();
+        let key = key.clone();
+        let finished = match &outcome {
+            Ok(created) => {
+                let (id, expires_at) = (created.id.clone(), created.expires_at);
+                super::catalog_call(state, |c| async move {
+                    c.complete_idempotent(&tenant_id, &key, &id, expires_at)
+                        .await
+                })
+                .await
+            }
+            Err(_) => {
+                super::catalog_call(state, |c| async move {
+                    c.abandon_idempotent(&tenant_id, &key).await
+                })
+                .await
+            }
+        };
+        if let Err(error) = finished {
+            // The paste itself is stored (or not) as reported; a retry with
+            // the key after 60 s starts afresh.
+            tracing::warn!(%error, "cannot record the idempotency outcome");
+        }
+    }
+    let created = outcome?;
+    let body = api_types::CreatePasteResponse {
+        id: created.id,
+        delete_token: Some(created.token.expose().to_owned()),
+        expires_at: u64::try_from(created.expires_at).ok(),
+        burn_after_read: request.burn_after_read.then_some(true),
+    };
+    Ok(json_response(StatusCode::CREATED, &body))
+}
+
+/// The answer to a retried create: the same id, without the delete token
+/// (which is stored only as a digest; a key holder can delete by key).
+fn replayed(id: String, expires_at: i64, burn: bool) -> Response {
+    let body = api_types::CreatePasteResponse {
+        id,
+        delete_token: None,
+        expires_at: u64::try_from(expires_at).ok(),
+        burn_after_read: burn.then_some(true),
+    };
+    let mut response = json_response(StatusCode::CREATED, &body);
+    response
+        .headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    response
+}
+
+struct Created {
+    id: String,
+    token: DeleteToken,
+    expires_at: i64,
+}
+
+fn now_ms_i64() -> i64 {
+    i64::try_from(now_ms()).unwrap_or(i64::MAX)
+}
+
+async fn store_new(
+    state: &AppState,
+    resolved: &Resolved,
+    request: &NewPaste,
+) -> Result<Created, ApiError> {
+    let tenant = &resolved.tenant;
     let token = DeleteToken::generate().map_err(|e| ApiError::Internal(e.to_string()))?;
     let created_at = now_ms();
-    let expires_at = created_at.saturating_add(config.ttl_secs.saturating_mul(1000));
+    let expires_at = created_at.saturating_add(request.ttl_secs.saturating_mul(1000));
     let paste = StoredPaste {
-        payload: Payload::from_text(data),
+        payload: Payload::from_text(request.data.clone()),
         created_at,
         expires_at,
         delete_token: Some(token.digest()),
+        burn_after_read: request.burn_after_read,
     };
+    let index =
+        request.always_index || request.burn_after_read || !tenant.is_default || tenant.has_quota;
+    let bytes = i64::try_from(paste.payload.stored_len()).unwrap_or(i64::MAX);
     for _ in 0..ID_ATTEMPTS {
         let id =
-            PasteId::generate(config.id_length).map_err(|e| ApiError::Internal(e.to_string()))?;
-        let key = PasteKey::new(state.inner.namespace.clone(), id);
-        match with_timeout(&state, state.inner.store.put_if_absent(&key, paste.clone())).await {
-            Ok(()) => {
-                let body = api_types::CreatePasteResponse {
-                    id: key.id().to_string(),
-                    delete_token: Some(token.expose().to_owned()),
-                    expires_at: Some(expires_at),
-                };
-                return Ok(json_response(StatusCode::CREATED, &body));
+            PasteId::generate(tenant.id_length).map_err(|e| ApiError::Internal(e.to_string()))?;
+        if index {
+            let record = PasteRecord {
+                id: id.to_string(),
+                bytes,
+                created_at: i64::try_from(created_at).unwrap_or(i64::MAX),
+                expires_at: i64::try_from(expires_at).unwrap_or(i64::MAX),
+                burn_after_read: request.burn_after_read,
+            };
+            let tenant_id = tenant.id.clone();
+            let reserved = super::catalog_call(state, |c| async move {
+                match c.record_paste(&tenant_id, &record).await {
+                    Err(tenancy::CatalogError::Conflict(_)) => Ok(None),
+                    other => other.map(Some),
+                }
+            })
+            .await?;
+            match reserved {
+                None => continue, // id already indexed
+                Some(false) => return Err(ApiError::QuotaExceeded),
+                Some(true) => {}
             }
-            Err(StoreError::AlreadyExists) => continue,
-            Err(e) => return Err(ApiError::from_store(e, true)),
+        }
+        let key = PasteKey::new(tenant.namespace.clone(), id);
+        match with_timeout(state, state.inner.store.put_if_absent(&key, paste.clone())).await {
+            Ok(()) => {
+                return Ok(Created {
+                    id: key.id().to_string(),
+                    token,
+                    expires_at: i64::try_from(expires_at).unwrap_or(i64::MAX),
+                });
+            }
+            Err(error) => {
+                if index {
+                    unindex(state, resolved, key.id().as_str()).await;
+                }
+                match error {
+                    StoreError::AlreadyExists => continue,
+                    e => return Err(ApiError::from_store(e, true)),
+                }
+            }
         }
     }
     Err(ApiError::Internal(format!(
@@ -74,20 +265,66 @@ pub(crate) async fn create_paste(
     )))
 }
 
+/// Gives back the index entry (and quota) of a paste that was not stored or
+/// is gone. A catalog failure only delays it: expired entries are swept.
+async fn unindex(state: &AppState, resolved: &Resolved, id: &str) {
+    let tenant_id = resolved.tenant.id.clone();
+    let id = id.to_owned();
+    let result = super::catalog_call(
+        state,
+        |c| async move { c.forget_paste(&tenant_id, &id).await },
+    )
+    .await;
+    if let Err(error) = result {
+        tracing::warn!(%error, "cannot release a paste's index entry; the sweep will");
+    }
+}
+
 /// `GET /api/paste/{id}` — upstream's read: ids outside `[A-Za-z0-9]{6,16}`
 /// get the generic route 404, absent and expired ones the paste 404.
 pub(crate) async fn get_paste(
     State(state): State<AppState>,
+    Extension(resolved): Extension<Arc<Resolved>>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let id = id
         .ok()
         .and_then(|Path(id)| PasteId::parse(&id).ok())
         .ok_or(ApiError::RouteNotFound)?;
-    let key = PasteKey::new(state.inner.namespace.clone(), id);
-    let paste = with_timeout(&state, state.inner.store.get(&key))
+    read(&state, &resolved, id, true).await
+}
+
+/// Reads a paste of the resolved tenant. A burn-after-read paste is handed
+/// to the one reader whose claim removes it from the catalog; every other
+/// reader gets the not-found answer.
+pub(crate) async fn read(
+    state: &AppState,
+    resolved: &Resolved,
+    id: PasteId,
+    compat: bool,
+) -> Result<Response, ApiError> {
+    let key = PasteKey::new(resolved.tenant.namespace.clone(), id);
+    let paste = with_timeout(state, state.inner.store.get(&key))
         .await
-        .map_err(|e| ApiError::from_store(e, true))?;
+        .map_err(|e| ApiError::from_store(e, compat))?;
+    if paste.burn_after_read {
+        let tenant_id = resolved.tenant.id.clone();
+        let id = key.id().to_string();
+        let claimed =
+            super::catalog_call(
+                state,
+                |c| async move { c.forget_paste(&tenant_id, &id).await },
+            )
+            .await?;
+        if claimed.is_none() {
+            return Err(ApiError::PasteNotFound { compat });
+        }
+        match with_timeout(state, state.inner.store.delete(&key)).await {
+            Ok(()) | Err(StoreError::NotFound) => {}
+            // Claimed, so no one else can read it; the store copy expires.
+            Err(error) => tracing::warn!(%error, "cannot delete a burnt paste"),
+        }
+    }
     let body = api_types::GetPasteResponse {
         data: paste.payload.to_text(),
     };
@@ -99,39 +336,60 @@ pub(crate) async fn get_paste(
     Ok(response)
 }
 
-/// `DELETE /api/paste/{id}` with `Authorization: Bearer <deleteToken>` — 204.
-/// A wrong token answers exactly as an absent paste does.
+/// `DELETE /api/paste/{id}` — 204. Authorised by the paste's delete token
+/// (`Authorization: Bearer <deleteToken>`) or by an API key of the paste's
+/// tenant. A wrong token answers exactly as an absent paste does.
 pub(crate) async fn delete_paste(
     State(state): State<AppState>,
+    Extension(resolved): Extension<Arc<Resolved>>,
     headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
-    let token = bearer_token(&headers).ok_or(ApiError::Unauthorized)?;
     let id = id
         .ok()
         .and_then(|Path(id)| PasteId::parse(&id).ok())
         .ok_or(ApiError::InvalidPasteId)?;
-    let key = PasteKey::new(state.inner.namespace.clone(), id);
+    delete(&state, &resolved, &headers, id).await
+}
+
+/// The delete step shared by both routes.
+pub(crate) async fn delete(
+    state: &AppState,
+    resolved: &Resolved,
+    headers: &HeaderMap,
+    id: PasteId,
+) -> Result<Response, ApiError> {
+    // With an API key the request is already the tenant's; otherwise the
+    // bearer must be the paste's delete token.
+    let token = match resolved.key {
+        Some(_) => None,
+        None => Some(bearer_token(headers).ok_or(ApiError::Unauthorized)?),
+    };
+    let key = PasteKey::new(resolved.tenant.namespace.clone(), id);
     let not_found = ApiError::PasteNotFound { compat: false };
-    let paste = match with_timeout(&state, state.inner.store.get(&key)).await {
+    let paste = match with_timeout(state, state.inner.store.get(&key)).await {
         Ok(paste) => paste,
         Err(StoreError::NotFound) => return Err(not_found),
         Err(e) => return Err(ApiError::from_store(e, false)),
     };
-    if !paste
-        .delete_token
-        .is_some_and(|digest| digest.matches(token))
+    if let Some(token) = token
+        && !paste
+            .delete_token
+            .is_some_and(|digest| digest.matches(token))
     {
         return Err(not_found);
     }
-    with_timeout(&state, state.inner.store.delete(&key))
+    with_timeout(state, state.inner.store.delete(&key))
         .await
         .map_err(|e| ApiError::from_store(e, false))?;
+    // Deletes are rare: always give back the index entry (a no-op when the
+    // paste was never indexed).
+    unindex(state, resolved, key.id().as_str()).await;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// Bounds a store call by `http.store_timeout_secs`; a late answer is an outage.
-async fn with_timeout<T>(
+pub(crate) async fn with_timeout<T>(
     state: &AppState,
     op: impl Future<Output = Result<T, StoreError>>,
 ) -> Result<T, StoreError> {
@@ -172,5 +430,26 @@ mod tests {
         }
         let long = format!("Bearer {}", "a".repeat(10 * 1024));
         assert_eq!(bearer_token(&auth(&[&long])), None);
+    }
+
+    #[test]
+    fn idempotency_keys_are_bounded_printable_and_single() {
+        let h = |vals: &[&str]| {
+            let mut h = HeaderMap::new();
+            for v in vals {
+                h.append("idempotency-key", HeaderValue::from_str(v).unwrap());
+            }
+            h
+        };
+        assert_eq!(idempotency_key(&h(&[]), b"x").unwrap(), None);
+        let (k, d) = idempotency_key(&h(&["abc-123"]), b"x").unwrap().unwrap();
+        assert_eq!(k, "abc-123");
+        assert_ne!(
+            d,
+            idempotency_key(&h(&["abc-123"]), b"y").unwrap().unwrap().1
+        );
+        for bad in [&["a b"][..], &["a", "b"], &[&"k".repeat(256)]] {
+            assert!(idempotency_key(&h(bad), b"x").is_err(), "{bad:?}");
+        }
     }
 }

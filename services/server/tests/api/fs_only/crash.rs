@@ -22,6 +22,7 @@ async fn start(dir: &std::path::Path, port: u16) -> Killed {
             .env("PLANSHARE_PORT", port.to_string())
             .env("PLANSHARE_DATA_DIR", dir)
             .env("PLANSHARE_LOG", "warn")
+            .env("PLANSHARE_RATE_LIMITS", "off")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -1,0 +1,160 @@
+//! `/api/v1/pastes`: the tenant-aware paste API (new routes, strict bodies).
+//!
+//! | route | method | who |
+//! |---|---|---|
+//! | `/api/v1/pastes` | `POST` | API key, or anonymous where the tenant allows it |
+//! | `/api/v1/pastes` | `GET` | API key: the tenant's live pastes, a page at a time |
+//! | `/api/v1/pastes/{id}` | `GET` | anyone with the id (burn-after-read: the first reader) |
+//! | `/api/v1/pastes/{id}` | `DELETE` | API key of the tenant, or the paste's delete token |
+//!
+//! Creates take `{"data", "ttl"?, "burnAfterRead"?}` as `application/json`
+//! (unknown fields → 422) and honour `Idempotency-Key`.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use http::{HeaderMap, StatusCode};
+use paste_store::{PasteId, now_ms};
+use serde::Deserialize;
+
+use crate::body;
+use crate::error::ApiError;
+use crate::handlers::paste::{self, NewPaste};
+use crate::handlers::{catalog_call, is_json, parse_object};
+use crate::middleware::json_response;
+use crate::resolve::Resolved;
+use crate::state::AppState;
+
+/// `POST /api/v1/pastes` — 201 `{id, deleteToken, expiresAt, burnAfterRead?}`.
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    Extension(resolved): Extension<Arc<Resolved>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    resolved.may_create()?;
+    if !is_json(&headers) {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let tenant = &resolved.tenant;
+    let raw = paste::read_body(&state, &headers, body, tenant.max_size).await?;
+    let request: api_types::CreatePasteRequest = parse_object(&raw.bytes)?;
+    if request.data.is_empty() {
+        return Err(ApiError::InvalidField("\"data\" must not be empty".into()));
+    }
+    if body::js_length(&request.data) > tenant.max_size {
+        return Err(ApiError::PayloadTooLarge {
+            max_size: tenant.max_size,
+        });
+    }
+    let ttl_secs = match request.ttl {
+        None => tenant.default_ttl_secs,
+        Some(ttl) if (1..=tenant.max_ttl_secs).contains(&ttl) => ttl,
+        Some(_) => {
+            return Err(ApiError::InvalidField(format!(
+                "\"ttl\" must be between 1 and {} seconds for this tenant",
+                tenant.max_ttl_secs
+            )));
+        }
+    };
+    let new = NewPaste {
+        data: request.data,
+        ttl_secs,
+        burn_after_read: request.burn_after_read.unwrap_or(false),
+        idempotency: paste::idempotency_key(&headers, &raw.bytes)?,
+        always_index: true,
+    };
+    paste::create(&state, &resolved, new).await
+}
+
+/// Query of `GET /api/v1/pastes`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListQuery {
+    after: Option<String>,
+    limit: Option<u32>,
+}
+
+/// Default and largest page size.
+const PAGE: u32 = 100;
+const MAX_PAGE: u32 = 1000;
+
+/// `GET /api/v1/pastes?after=&limit=` — the key's tenant's live pastes, by id.
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    Extension(resolved): Extension<Arc<Resolved>>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    resolved.require_key()?;
+    let Query(query) = query.map_err(|_| {
+        ApiError::InvalidField("query: expected after=<paste id> and limit=1..1000".into())
+    })?;
+    if query
+        .after
+        .as_deref()
+        .is_some_and(|a| PasteId::parse(a).is_err())
+    {
+        return Err(ApiError::InvalidPasteId);
+    }
+    let limit = query.limit.unwrap_or(PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::InvalidField(format!(
+            "limit must be between 1 and {MAX_PAGE}"
+        )));
+    }
+    let tenant_id = resolved.tenant.id.clone();
+    let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    let after = query.after.clone();
+    // One more than asked tells whether there is a next page.
+    let mut rows = catalog_call(&state, |c| async move {
+        c.list_pastes(&tenant_id, now, after.as_deref(), i64::from(limit) + 1)
+            .await
+    })
+    .await?;
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let next = more.then(|| rows.last().map(|r| r.id.clone())).flatten();
+    let pastes = rows
+        .into_iter()
+        .map(|r| api_types::PasteSummary {
+            id: r.id,
+            bytes: u64::try_from(r.bytes).unwrap_or(0),
+            created_at: u64::try_from(r.created_at).unwrap_or(0),
+            expires_at: u64::try_from(r.expires_at).unwrap_or(0),
+            burn_after_read: r.burn_after_read,
+        })
+        .collect();
+    Ok(json_response(
+        StatusCode::OK,
+        &api_types::PasteList { pastes, next },
+    ))
+}
+
+fn paste_id(id: Result<Path<String>, PathRejection>) -> Result<PasteId, ApiError> {
+    id.ok()
+        .and_then(|Path(id)| PasteId::parse(&id).ok())
+        .ok_or(ApiError::InvalidPasteId)
+}
+
+/// `GET /api/v1/pastes/{id}` — `{"data"}`.
+pub(crate) async fn get(
+    State(state): State<AppState>,
+    Extension(resolved): Extension<Arc<Resolved>>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    paste::read(&state, &resolved, paste_id(id)?, false).await
+}
+
+/// `DELETE /api/v1/pastes/{id}` — 204.
+pub(crate) async fn delete(
+    State(state): State<AppState>,
+    Extension(resolved): Extension<Arc<Resolved>>,
+    headers: HeaderMap,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    paste::delete(&state, &resolved, &headers, paste_id(id)?).await
+}

@@ -1,0 +1,139 @@
+//! The layers that decide who a paste request is from and for:
+//! [`limit_clients`] (client IP, penalty limiters) over every route, and
+//! [`resolve`] (tenant, API key, per-key limit) over the paste routes.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{Method, StatusCode, header};
+use tenancy::KeyId;
+
+use crate::error::{ApiError, LoggedError};
+use crate::handlers::bearer_token;
+use crate::ratelimit::{ClientIp, client_ip, peer_of};
+use crate::state::AppState;
+use crate::tenants::{ResolveError, TenantView};
+
+/// The tenant a paste request is for, and the key it authenticated with.
+/// A request extension (for handlers) and a response extension (for CORS).
+#[derive(Debug)]
+pub(crate) struct Resolved {
+    pub(crate) tenant: Arc<TenantView>,
+    pub(crate) key: Option<KeyId>,
+}
+
+impl Resolved {
+    /// Anonymous creates need a tenant that allows them.
+    pub(crate) fn may_create(&self) -> Result<(), ApiError> {
+        if self.key.is_none() && !self.tenant.allow_anonymous {
+            return Err(ApiError::Unauthorized);
+        }
+        Ok(())
+    }
+
+    /// Routes that act on a tenant's pastes as a whole need its key.
+    pub(crate) fn require_key(&self) -> Result<&KeyId, ApiError> {
+        self.key.as_ref().ok_or(ApiError::Unauthorized)
+    }
+}
+
+/// A bearer that is an API key rather than a paste's delete token (delete
+/// tokens never start with `pst_`).
+fn presented_api_key(request: &Request) -> Option<&str> {
+    bearer_token(request.headers()).filter(|t| t.starts_with("pst_"))
+}
+
+/// Attributes the request to a client IP and applies the penalty limiters:
+/// an IP that failed authentication too often gets 429 on every request
+/// carrying credentials; one that read too many absent pastes gets 429 on
+/// paste reads. Runs on every route (admin included).
+pub(crate) async fn limit_clients(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let limiters = &state.inner.limiters;
+    let ip = client_ip(peer_of(&request), request.headers(), &limiters.trusted);
+    request.extensions_mut().insert(ClientIp(ip));
+    let has_credentials = request.headers().contains_key(header::AUTHORIZATION);
+    let reads_pastes = matches!(*request.method(), Method::GET | Method::DELETE)
+        && is_paste_path(request.uri().path());
+    if has_credentials && let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.blocked(ip))
+    {
+        return ApiError::TooManyRequests { retry_after: wait }.into_response();
+    }
+    if reads_pastes && let Some(wait) = limiters.not_found.as_ref().and_then(|p| p.blocked(ip)) {
+        return ApiError::TooManyRequests { retry_after: wait }.into_response();
+    }
+    let response = next.run(request).await;
+    if response.status() == StatusCode::UNAUTHORIZED {
+        tracing::warn!(client.ip = %ip, "authentication failed");
+        if let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.strike(ip)) {
+            return ApiError::TooManyRequests { retry_after: wait }.into_response();
+        }
+    } else if reads_pastes
+        && response
+            .extensions()
+            .get::<LoggedError>()
+            .is_some_and(|e| matches!(*e.0, ApiError::PasteNotFound { .. }))
+        && let Some(wait) = limiters.not_found.as_ref().and_then(|p| p.strike(ip))
+    {
+        return ApiError::TooManyRequests { retry_after: wait }.into_response();
+    }
+    response
+}
+
+fn is_paste_path(path: &str) -> bool {
+    path.starts_with("/api/paste/") || path.starts_with("/api/v1/pastes/")
+}
+
+/// Resolves the tenant of a paste request: its API key's (401 for a bad
+/// key, 503 when keys cannot be checked, 429 past the key's rate), else its
+/// host's (403 when that tenant is disabled), else the default tenant.
+pub(crate) async fn resolve(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let directory = &state.inner.directory;
+    let resolved = match presented_api_key(&request) {
+        Some(token) => match directory.authenticate(token).await {
+            Ok((tenant, key)) => {
+                if let Err(wait) = state.inner.limiters.check_key(
+                    &tenant.id,
+                    tenant.rate_per_sec,
+                    tenant.rate_burst,
+                    &key,
+                ) {
+                    return ApiError::TooManyRequests { retry_after: wait }.into_response();
+                }
+                Resolved {
+                    tenant,
+                    key: Some(key),
+                }
+            }
+            Err(ResolveError::BadKey) => return ApiError::Unauthorized.into_response(),
+            Err(ResolveError::Unavailable(source)) => {
+                return ApiError::from_catalog_open(source).into_response();
+            }
+        },
+        None => {
+            let host = request
+                .headers()
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok());
+            let tenant = directory.by_host(host);
+            if !tenant.active {
+                return ApiError::TenantDisabled.into_response();
+            }
+            Resolved { tenant, key: None }
+        }
+    };
+    let resolved = Arc::new(resolved);
+    request.extensions_mut().insert(resolved.clone());
+    let mut response = next.run(request).await;
+    response.extensions_mut().insert(resolved);
+    response
+}

@@ -1,0 +1,563 @@
+//! The per-tenant paste index (`pastes`, migration 0002): quota accounting
+//! per paste, listing a tenant's pastes, burn-after-read claims and expiry
+//! sweeps; and the Idempotency-Key records of paste creates
+//! (`idempotency_keys`).
+//!
+//! The `usage` row of a tenant stays the quota counter. Every transaction
+//! here that writes it writes it FIRST: on PostgreSQL that takes the usage
+//! row lock before any paste row lock (one lock order, so a record and a
+//! forget of one id cannot deadlock), and on SQLite a transaction whose first
+//! statement writes takes the write lock at once (waiting under
+//! `busy_timeout`), so it never fails with `SQLITE_BUSY_SNAPSHOT` by
+//! upgrading a stale read.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{RELEASE_USAGE, RESERVE_USAGE, with_pool};
+use crate::{Catalog, CatalogError, TenantId};
+
+/// A paste as indexed in the catalog (sizes in bytes, times in Unix ms).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PasteRecord {
+    /// The paste's id (unique within its tenant).
+    pub id: String,
+    /// Its size as accounted against the tenant's `quota_bytes`.
+    pub bytes: i64,
+    /// Creation time, Unix ms.
+    pub created_at: i64,
+    /// Expiry time, Unix ms: expired when `expires_at <= now`.
+    pub expires_at: i64,
+    /// Whether the first read deletes it (claimed with [`Catalog::forget_paste`]).
+    pub burn_after_read: bool,
+}
+
+/// Outcome of starting a create under an Idempotency-Key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Idempotency {
+    /// First use of the key: the caller goes on and creates the paste, then
+    /// calls [`Catalog::complete_idempotent`] (or
+    /// [`Catalog::abandon_idempotent`] on failure).
+    Started,
+    /// The key was used before with the same body and that create finished.
+    Completed {
+        /// The paste that create made.
+        paste_id: String,
+        /// Its expiry, Unix ms.
+        expires_at: i64,
+    },
+    /// The key is being used by a create that has not finished yet (started
+    /// less than 60 s ago).
+    InProgress,
+    /// The key was used before with a different body.
+    Mismatch,
+}
+
+/// An in-progress record older than this is a crashed create, taken over.
+const IDEMPOTENCY_TAKEOVER_MS: i64 = 60_000;
+/// Idempotency records created longer ago than this are swept.
+const IDEMPOTENCY_RETENTION_MS: i64 = 24 * 3_600_000;
+/// Largest page of [`Catalog::list_pastes`].
+const MAX_LIST: i64 = 1000;
+
+#[derive(sqlx::FromRow)]
+struct PasteRow {
+    id: String,
+    bytes: i64,
+    created_at: i64,
+    expires_at: i64,
+    burn_after_read: bool,
+}
+
+impl From<PasteRow> for PasteRecord {
+    fn from(r: PasteRow) -> Self {
+        PasteRecord {
+            id: r.id,
+            bytes: r.bytes,
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            burn_after_read: r.burn_after_read,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct IdempotencyRow {
+    body_digest: Vec<u8>,
+    paste_id: Option<String>,
+    expires_at: Option<i64>,
+    created_at: i64,
+}
+
+const INSERT_PASTE: &str = "INSERT INTO pastes \
+     (tenant_id, id, bytes, created_at, expires_at, burn_after_read) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
+/// Locks the tenant's usage row (PostgreSQL) / takes the write lock (SQLite)
+/// before a paste row is deleted; no row = no such tenant.
+const LOCK_USAGE: &str = "UPDATE usage SET pastes = pastes WHERE tenant_id = $1";
+/// `$3` bounds `expires_at`, so a sweep only ever removes an expired row.
+const DELETE_PASTE: &str = "DELETE FROM pastes \
+     WHERE tenant_id = $1 AND id = $2 AND expires_at <= $3 \
+     RETURNING id, bytes, created_at, expires_at, burn_after_read";
+const SELECT_PASTE: &str = "SELECT id, bytes, created_at, expires_at, burn_after_read \
+     FROM pastes WHERE tenant_id = $1 AND id = $2";
+/// `$3 = ''` lists from the start (ids are never empty).
+const LIST_PASTES: &str = "SELECT id, bytes, created_at, expires_at, burn_after_read \
+     FROM pastes WHERE tenant_id = $1 AND expires_at > $2 AND id > $3 \
+     ORDER BY id LIMIT $4";
+const EXPIRED_PASTES: &str = "SELECT tenant_id, id FROM pastes WHERE expires_at <= $1 \
+     ORDER BY expires_at, tenant_id, id LIMIT $2";
+const DELETE_OLD_IDEMPOTENCY: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
+
+const INSERT_IDEMPOTENCY: &str = "INSERT INTO idempotency_keys \
+     (tenant_id, key, body_digest, paste_id, expires_at, created_at) \
+     VALUES ($1, $2, $3, NULL, NULL, $4) \
+     ON CONFLICT (tenant_id, key) DO NOTHING";
+const SELECT_IDEMPOTENCY: &str = "SELECT body_digest, paste_id, expires_at, created_at \
+     FROM idempotency_keys WHERE tenant_id = $1 AND key = $2";
+/// Compare-and-swap on `created_at`: of concurrent takeovers of one crashed
+/// create, only one changes the row.
+const TAKE_OVER_IDEMPOTENCY: &str = "UPDATE idempotency_keys SET created_at = $3 \
+     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL AND created_at = $4";
+const COMPLETE_IDEMPOTENCY: &str = "UPDATE idempotency_keys SET paste_id = $3, expires_at = $4 \
+     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL";
+const ABANDON_IDEMPOTENCY: &str = "DELETE FROM idempotency_keys \
+     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL";
+
+fn validate_paste_id(id: &str) -> Result<(), CatalogError> {
+    if id.is_empty() || id.len() > 255 {
+        return Err(CatalogError::Invalid(
+            "a paste id must be 1-255 bytes".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_idempotency_key(key: &str) -> Result<(), CatalogError> {
+    if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(CatalogError::Invalid(
+            "an Idempotency-Key must be 1-255 printable ASCII characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What a read of an existing idempotency record means for a new `begin`.
+enum Seen {
+    Answer(Idempotency),
+    /// In progress for too long: take it over if `created_at` is unchanged.
+    Stale {
+        created_at: i64,
+    },
+}
+
+fn judge(row: IdempotencyRow, body_digest: &[u8; 32], now: i64) -> Result<Seen, CatalogError> {
+    if row.body_digest.as_slice() != body_digest.as_slice() {
+        return Ok(Seen::Answer(Idempotency::Mismatch));
+    }
+    match (row.paste_id, row.expires_at) {
+        (Some(paste_id), Some(expires_at)) => Ok(Seen::Answer(Idempotency::Completed {
+            paste_id,
+            expires_at,
+        })),
+        (Some(_), None) => Err(CatalogError::internal(
+            "a completed idempotency record has no expires_at",
+        )),
+        (None, _) if now.saturating_sub(row.created_at) < IDEMPOTENCY_TAKEOVER_MS => {
+            Ok(Seen::Answer(Idempotency::InProgress))
+        }
+        (None, _) => Ok(Seen::Stale {
+            created_at: row.created_at,
+        }),
+    }
+}
+
+impl Catalog {
+    // ---- paste index ---------------------------------------------------
+
+    /// Indexes a paste of `tenant`, reserving its bytes and one paste against
+    /// the tenant's `quota_bytes` / `quota_pastes` in one transaction (the
+    /// guarded `UPDATE` of [`reserve`](Self::reserve), then the `INSERT`).
+    /// `Ok(false)`: over quota, nothing changed. An id already indexed for
+    /// the tenant: [`CatalogError::Conflict`]`("paste")`, usage unchanged.
+    /// Unknown tenant: [`CatalogError::NotFound`]. Negative `bytes` or an
+    /// empty (or over 255-byte) id: [`CatalogError::Invalid`].
+    pub async fn record_paste(
+        &self,
+        tenant: &TenantId,
+        record: &PasteRecord,
+    ) -> Result<bool, CatalogError> {
+        if record.bytes < 0 {
+            return Err(CatalogError::Invalid(
+                "a paste size cannot be negative".into(),
+            ));
+        }
+        validate_paste_id(&record.id)?;
+        with_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            let reserved = sqlx::query(RESERVE_USAGE)
+                .bind(record.bytes)
+                .bind(tenant.as_str())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if reserved != 1 {
+                let exists: Option<String> =
+                    sqlx::query_scalar("SELECT id FROM tenants WHERE id = $1")
+                        .bind(tenant.as_str())
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                tx.rollback().await?;
+                return exists.map(|_| false).ok_or(CatalogError::NotFound);
+            }
+            let inserted = sqlx::query(INSERT_PASTE)
+                .bind(tenant.as_str())
+                .bind(&record.id)
+                .bind(record.bytes)
+                .bind(record.created_at)
+                .bind(record.expires_at)
+                .bind(record.burn_after_read)
+                .execute(&mut *tx)
+                .await;
+            match inserted.map_err(CatalogError::from) {
+                Ok(_) => {}
+                // The primary key (tenant_id, id) is the only unique key.
+                Err(CatalogError::Conflict(_)) => {
+                    tx.rollback().await?;
+                    return Err(CatalogError::Conflict("paste"));
+                }
+                Err(e) => return Err(e), // dropping `tx` rolls back
+            }
+            tx.commit().await?;
+        });
+        Ok(true)
+    }
+
+    /// Removes a paste from the index and releases its quota (as
+    /// [`release`](Self::release) does), in one transaction. `Ok(Some(record))`
+    /// only for the one call that removed the row: of concurrent calls, on
+    /// one process or many (`DELETE … RETURNING`), exactly one gets `Some`;
+    /// this is the burn-after-read claim. `Ok(None)` if not indexed (or the
+    /// id is another tenant's, or the tenant is unknown).
+    pub async fn forget_paste(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<PasteRecord>, CatalogError> {
+        self.delete_paste(tenant, id, i64::MAX).await
+    }
+
+    /// [`forget_paste`](Self::forget_paste) of a row with `expires_at <= max_expires_at`.
+    async fn delete_paste(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+        max_expires_at: i64,
+    ) -> Result<Option<PasteRecord>, CatalogError> {
+        let row: Option<PasteRow> = with_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            // Usage row first: the crate's one lock order (see the module docs).
+            let tenant_rows = sqlx::query(LOCK_USAGE)
+                .bind(tenant.as_str())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if tenant_rows == 0 {
+                tx.rollback().await?;
+                return Ok(None);
+            }
+            // fetch_all, not fetch_optional: the statement runs to completion
+            // before the commit (at most one row: the primary key).
+            let mut rows: Vec<PasteRow> = sqlx::query_as(DELETE_PASTE)
+                .bind(tenant.as_str())
+                .bind(id)
+                .bind(max_expires_at)
+                .fetch_all(&mut *tx)
+                .await?;
+            let row = rows.pop();
+            match &row {
+                Some(r) => {
+                    sqlx::query(RELEASE_USAGE)
+                        .bind(r.bytes.max(0))
+                        .bind(tenant.as_str())
+                        .execute(&mut *tx)
+                        .await?;
+                    tx.commit().await?;
+                }
+                None => tx.rollback().await?,
+            }
+            row
+        });
+        Ok(row.map(PasteRecord::from))
+    }
+
+    /// The tenant's indexed pastes not expired at `now` (`expires_at > now`),
+    /// ordered by id ascending (byte order on both databases), with
+    /// `id > after` when given, at most `limit` of them (clamped to
+    /// 1..=1000). An unknown tenant has no pastes.
+    pub async fn list_pastes(
+        &self,
+        tenant: &TenantId,
+        now: i64,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<PasteRecord>, CatalogError> {
+        let limit = limit.clamp(1, MAX_LIST);
+        let rows: Vec<PasteRow> = with_pool!(self, p => sqlx::query_as(LIST_PASTES)
+            .bind(tenant.as_str())
+            .bind(now)
+            .bind(after.unwrap_or(""))
+            .bind(limit)
+            .fetch_all(p)
+            .await?);
+        Ok(rows.into_iter().map(PasteRecord::from).collect())
+    }
+
+    /// The indexed paste `id` of `tenant` (expired or not), `None` if absent
+    /// (or another tenant's).
+    pub async fn paste_record(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+    ) -> Result<Option<PasteRecord>, CatalogError> {
+        let row: Option<PasteRow> = with_pool!(self, p => sqlx::query_as(SELECT_PASTE)
+            .bind(tenant.as_str())
+            .bind(id)
+            .fetch_optional(p)
+            .await?);
+        Ok(row.map(PasteRecord::from))
+    }
+
+    /// Removes up to `limit` index rows with `expires_at <= now` across all
+    /// tenants (earliest expiry first; none when `limit <= 0`), each in its
+    /// own [`forget_paste`](Self::forget_paste)-style transaction releasing
+    /// its quota, and deletes the Idempotency-Key records created more than
+    /// 24 h before `now`. Returns the number of paste rows this call removed
+    /// (a row removed meanwhile by another sweep or a forget is not counted,
+    /// and its quota is released once, by whoever removed it).
+    pub async fn sweep_expired(&self, now: i64, limit: i64) -> Result<u64, CatalogError> {
+        let mut removed = 0;
+        if limit > 0 {
+            let expired: Vec<(String, String)> = with_pool!(self, p => sqlx::query_as(EXPIRED_PASTES)
+                    .bind(now)
+                    .bind(limit)
+                    .fetch_all(p)
+                    .await?);
+            for (tenant, id) in expired {
+                let tenant = TenantId::from_db(tenant);
+                if self.delete_paste(&tenant, &id, now).await?.is_some() {
+                    removed += 1;
+                }
+            }
+        }
+        let cutoff = now.saturating_sub(IDEMPOTENCY_RETENTION_MS);
+        let keys = with_pool!(self, p => sqlx::query(DELETE_OLD_IDEMPOTENCY)
+            .bind(cutoff)
+            .execute(p)
+            .await?
+            .rows_affected());
+        if removed > 0 || keys > 0 {
+            tracing::debug!(
+                pastes = removed,
+                idempotency_keys = keys,
+                "swept expired catalog rows"
+            );
+        }
+        Ok(removed)
+    }
+
+    // ---- Idempotency-Key records ---------------------------------------
+
+    /// Starts (or replays) a create under Idempotency-Key `key` for `tenant`;
+    /// `body_digest` is the SHA-256 of the request body, `now` the time in
+    /// Unix ms. Atomic under concurrency (on one process or many): of N
+    /// concurrent first uses exactly one gets [`Idempotency::Started`], the
+    /// others [`Idempotency::InProgress`] (or `Completed` once it completed).
+    /// A different body is [`Idempotency::Mismatch`] whatever the record's
+    /// state. A record in progress for 60 s or more (a crashed create) is
+    /// taken over: that call gets `Started` and the record restarts at `now`.
+    /// Unknown tenant: [`CatalogError::NotFound`]; a key that is not 1-255
+    /// printable ASCII characters: [`CatalogError::Invalid`].
+    pub async fn begin_idempotent(
+        &self,
+        tenant: &TenantId,
+        key: &str,
+        body_digest: &[u8; 32],
+        now: i64,
+    ) -> Result<Idempotency, CatalogError> {
+        validate_idempotency_key(key)?;
+        with_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            // A record deleted between the INSERT and the SELECT (abandoned
+            // or swept) makes the INSERT worth another try.
+            for _ in 0..3 {
+                // The write comes first (see the module docs). On PostgreSQL a
+                // concurrent INSERT of the same key waits for this one's
+                // transaction and then does nothing.
+                let inserted = sqlx::query(INSERT_IDEMPOTENCY)
+                    .bind(tenant.as_str())
+                    .bind(key)
+                    .bind(&body_digest[..])
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if inserted == 1 {
+                    tx.commit().await?;
+                    return Ok(Idempotency::Started);
+                }
+                let row: Option<IdempotencyRow> = sqlx::query_as(SELECT_IDEMPOTENCY)
+                    .bind(tenant.as_str())
+                    .bind(key)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let Some(row) = row else { continue };
+                match judge(row, body_digest, now)? {
+                    Seen::Answer(answer) => {
+                        tx.commit().await?;
+                        return Ok(answer);
+                    }
+                    Seen::Stale { created_at } => {
+                        let taken = sqlx::query(TAKE_OVER_IDEMPOTENCY)
+                            .bind(tenant.as_str())
+                            .bind(key)
+                            .bind(now)
+                            .bind(created_at)
+                            .execute(&mut *tx)
+                            .await?
+                            .rows_affected();
+                        if taken == 1 {
+                            tx.commit().await?;
+                            tracing::info!(
+                                tenant.id = %tenant,
+                                "took over a stale idempotent create"
+                            );
+                            return Ok(Idempotency::Started);
+                        }
+                        // Another call took it over, completed or dropped it
+                        // meanwhile: look again.
+                    }
+                }
+            }
+            tx.rollback().await?;
+        });
+        // The record kept changing under us: another create holds the key.
+        Ok(Idempotency::InProgress)
+    }
+
+    /// Marks the create under `key` finished with the paste it made. Calling
+    /// it again with the same `paste_id` is a no-op. No record of `key` (it
+    /// was abandoned or swept): [`CatalogError::NotFound`]; a record already
+    /// completed with another paste (this create was taken over and the
+    /// other finished first): [`CatalogError::Conflict`]`("idempotency key")`.
+    pub async fn complete_idempotent(
+        &self,
+        tenant: &TenantId,
+        key: &str,
+        paste_id: &str,
+        expires_at: i64,
+    ) -> Result<(), CatalogError> {
+        validate_paste_id(paste_id)?;
+        let done = with_pool!(self, p => sqlx::query(COMPLETE_IDEMPOTENCY)
+            .bind(tenant.as_str())
+            .bind(key)
+            .bind(paste_id)
+            .bind(expires_at)
+            .execute(p)
+            .await?
+            .rows_affected());
+        if done == 1 {
+            return Ok(());
+        }
+        let row: Option<IdempotencyRow> = with_pool!(self, p => sqlx::query_as(SELECT_IDEMPOTENCY)
+            .bind(tenant.as_str())
+            .bind(key)
+            .fetch_optional(p)
+            .await?);
+        match row.and_then(|r| r.paste_id) {
+            None => Err(CatalogError::NotFound),
+            Some(done) if done == paste_id => Ok(()),
+            Some(_) => Err(CatalogError::Conflict("idempotency key")),
+        }
+    }
+
+    /// Drops the in-progress record of `key` (the create failed), so a retry
+    /// starts afresh. A completed record is kept; an absent one is fine.
+    pub async fn abandon_idempotent(
+        &self,
+        tenant: &TenantId,
+        key: &str,
+    ) -> Result<(), CatalogError> {
+        with_pool!(self, p => sqlx::query(ABANDON_IDEMPOTENCY)
+            .bind(tenant.as_str())
+            .bind(key)
+            .execute(p)
+            .await
+            .map(|_| ())?);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(digest: u8, paste_id: Option<&str>, created_at: i64) -> IdempotencyRow {
+        IdempotencyRow {
+            body_digest: vec![digest; 32],
+            paste_id: paste_id.map(str::to_owned),
+            expires_at: paste_id.map(|_| 99),
+            created_at,
+        }
+    }
+
+    fn answer(s: Result<Seen, CatalogError>) -> Option<Idempotency> {
+        match s {
+            Ok(Seen::Answer(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn idempotency_records_are_judged_digest_first() {
+        let d = [1u8; 32];
+        assert_eq!(
+            answer(judge(row(2, Some("p"), 0), &d, 0)),
+            Some(Idempotency::Mismatch)
+        );
+        assert_eq!(
+            answer(judge(row(2, None, 0), &d, 10 * IDEMPOTENCY_TAKEOVER_MS)),
+            Some(Idempotency::Mismatch),
+            "a stale record with another body is a mismatch, not a takeover"
+        );
+        assert_eq!(
+            answer(judge(row(1, Some("p"), 0), &d, 0)),
+            Some(Idempotency::Completed {
+                paste_id: "p".into(),
+                expires_at: 99
+            })
+        );
+        assert_eq!(
+            answer(judge(
+                row(1, None, 1000),
+                &d,
+                1000 + IDEMPOTENCY_TAKEOVER_MS - 1
+            )),
+            Some(Idempotency::InProgress)
+        );
+        assert!(matches!(
+            judge(row(1, None, 1000), &d, 1000 + IDEMPOTENCY_TAKEOVER_MS),
+            Ok(Seen::Stale { created_at: 1000 })
+        ));
+    }
+
+    #[test]
+    fn keys_and_ids_are_validated() {
+        assert!(validate_idempotency_key("abc-123_~ ").is_ok());
+        assert!(validate_idempotency_key(&"k".repeat(255)).is_ok());
+        for bad in ["", "tab\there", "é", &"k".repeat(256)] {
+            assert!(validate_idempotency_key(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_paste_id("").is_err());
+        assert!(validate_paste_id("abcdefgh").is_ok());
+    }
+}

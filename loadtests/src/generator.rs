@@ -15,7 +15,8 @@ use crate::payload::{CreateBodies, Rng};
 use crate::procstat;
 use anyhow::{Context as _, bail};
 use hdrhistogram::Histogram;
-use hyper::{StatusCode, Uri};
+use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use hyper::{Method, StatusCode, Uri};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -90,6 +91,8 @@ pub struct Phase {
     pub duration: Duration,
     /// The server's process id, for CPU sampling (`None`: not sampled).
     pub pid: Option<u32>,
+    /// Extra request headers (e.g. `Authorization` for API-key requests).
+    pub headers: Arc<Vec<(HeaderName, HeaderValue)>>,
 }
 
 /// What a phase measured inside its window.
@@ -198,7 +201,15 @@ pub async fn run_phase(phase: &Phase, workload: &Workload) -> anyhow::Result<Pha
     for index in 0..phase.concurrency {
         let workload = workload.clone();
         let addr = phase.addr;
-        tasks.spawn(worker(index, addr, workload, window_start, deadline));
+        let headers = Arc::clone(&phase.headers);
+        tasks.spawn(worker(
+            index,
+            addr,
+            workload,
+            headers,
+            window_start,
+            deadline,
+        ));
     }
 
     let sample = |pid: Option<u32>| pid.map(procstat::cpu_ticks).transpose();
@@ -258,6 +269,7 @@ async fn worker(
     index: usize,
     addr: SocketAddr,
     workload: Workload,
+    headers: Arc<Vec<(HeaderName, HeaderValue)>>,
     window_start: Instant,
     deadline: Instant,
 ) -> anyhow::Result<Tally> {
@@ -295,8 +307,20 @@ async fn worker(
         let sent = Instant::now();
         let reply = tokio::time::timeout_at(hard_stop, async {
             match request {
-                Request::Post(body) => c.post_json(create_path.clone(), body).await,
-                Request::Get(path) => c.get(path).await,
+                Request::Post(body) if headers.is_empty() => {
+                    c.post_json(create_path.clone(), body).await
+                }
+                Request::Get(path) if headers.is_empty() => c.get(path).await,
+                Request::Post(body) => {
+                    let mut all = headers.to_vec();
+                    all.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
+                    c.request(Method::POST, create_path.clone(), &all, body)
+                        .await
+                }
+                Request::Get(path) => {
+                    c.request(Method::GET, path, &headers, bytes::Bytes::new())
+                        .await
+                }
             }
         })
         .await;
@@ -345,6 +369,29 @@ pub async fn seed<F>(
 where
     F: Fn(usize, usize) + Send + Sync + 'static,
 {
+    seed_with(
+        addr,
+        size,
+        count,
+        concurrency,
+        Arc::new(Vec::new()),
+        progress,
+    )
+    .await
+}
+
+/// [`seed`] with extra request headers (e.g. an API key).
+pub async fn seed_with<F>(
+    addr: SocketAddr,
+    size: usize,
+    count: usize,
+    concurrency: usize,
+    headers: Arc<Vec<(HeaderName, HeaderValue)>>,
+    progress: F,
+) -> anyhow::Result<Vec<String>>
+where
+    F: Fn(usize, usize) + Send + Sync + 'static,
+{
     const ATTEMPTS: usize = 3;
     let next = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
@@ -352,6 +399,7 @@ where
     let mut tasks = JoinSet::new();
     for index in 0..concurrency.clamp(1, count.max(1)) {
         let (next, done, progress) = (Arc::clone(&next), Arc::clone(&done), Arc::clone(&progress));
+        let headers = Arc::clone(&headers);
         tasks.spawn(async move {
             let mut ids = Vec::new();
             let mut bodies = CreateBodies::new(size, Rng::from_entropy(0x5eed ^ index as u64));
@@ -360,7 +408,7 @@ where
                 let body = bodies.next_body();
                 let mut last_error = None;
                 for _ in 0..ATTEMPTS {
-                    match create_once(&mut conn, addr, body.clone()).await {
+                    match create_once(&mut conn, addr, &headers, body.clone()).await {
                         Ok(id) => {
                             ids.push(id);
                             last_error = None;
@@ -390,16 +438,23 @@ where
 async fn create_once(
     conn: &mut Option<Conn>,
     addr: SocketAddr,
+    headers: &[(HeaderName, HeaderValue)],
     body: bytes::Bytes,
 ) -> anyhow::Result<String> {
     let c = match conn.as_mut() {
         Some(c) => c,
         None => conn.insert(Conn::connect_timeout(addr, Duration::from_secs(5)).await?),
     };
-    let reply = match tokio::time::timeout(
-        Duration::from_secs(30),
-        c.post_json(Uri::from_static("/api/paste"), body),
-    )
+    let reply = match tokio::time::timeout(Duration::from_secs(30), async {
+        if headers.is_empty() {
+            c.post_json(Uri::from_static("/api/paste"), body).await
+        } else {
+            let mut all = headers.to_vec();
+            all.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
+            c.request(Method::POST, Uri::from_static("/api/paste"), &all, body)
+                .await
+        }
+    })
     .await
     {
         Ok(Ok(reply)) => reply,

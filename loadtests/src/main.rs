@@ -2,8 +2,8 @@
 //! reference server in the same run, on loopback, and reports ratios.
 //!
 //! Subcommands: `reference` (serve the floor server), `run` (the throughput,
-//! latency and CPU comparison) and `startup` (start-up time with many stored
-//! pastes). See `loadtests/README.md` for usage and the meaning of the figures;
+//! latency and CPU comparison), `startup` (start-up time with many stored
+//! pastes) and `tenancy` (the cost of tenant resolution). See `loadtests/README.md` for usage and the meaning of the figures;
 //! the building blocks live in the `loadtests` library (`src/lib.rs`).
 
 // A command-line report is this program's output: printing to stdout (the
@@ -12,6 +12,7 @@
 
 mod run;
 mod startup;
+mod tenancy;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
@@ -38,6 +39,8 @@ enum Command {
     Run(run::RunArgs),
     /// Measure planshare's start-up time with N stored pastes vs none.
     Startup(startup::StartupArgs),
+    /// Measure what tenant resolution costs (tenancy on vs bypassed).
+    Tenancy(tenancy::TenancyArgs),
 }
 
 #[derive(Debug, Args)]
@@ -61,6 +64,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Run(args) => until_ctrl_c(run::run(args)).await,
         Command::Startup(args) => until_ctrl_c(startup::startup(args)).await,
+        Command::Tenancy(args) => until_ctrl_c(tenancy::tenancy(args)).await,
     }
 }
 

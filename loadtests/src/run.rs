@@ -484,6 +484,7 @@ async fn measure(
                         warmup,
                         duration,
                         pid: Some(process.pid()),
+                        headers: std::sync::Arc::new(Vec::new()),
                     };
                     let result = generator::run_phase(&phase, &workload)
                         .await

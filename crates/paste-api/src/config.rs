@@ -64,6 +64,11 @@ pub struct HttpConfig {
     /// MiB of request bodies buffered at once across all requests; an upload
     /// that would exceed it is shed with 503 + `Retry-After`.
     pub body_memory_mib: usize,
+    /// Measurement only (`planshare-loadtest tenancy`): serve every paste
+    /// request as the default tenant without looking at keys or hosts, to
+    /// price tenant resolution. Never set it in production: keys are ignored.
+    /// `PLANSHARE_TENANCY_BYPASS=1`.
+    pub tenancy_bypass: bool,
 }
 
 impl Default for HttpConfig {
@@ -73,6 +78,7 @@ impl Default for HttpConfig {
             store_timeout_secs: 10,
             max_in_flight: 512,
             body_memory_mib: 256,
+            tenancy_bypass: false,
         }
     }
 }

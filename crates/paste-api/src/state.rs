@@ -70,7 +70,7 @@ impl AppState {
 
     /// Starts the background upkeep, which lives as long as the state does:
     /// tenant snapshot refresh (every [`CACHE_TTL`]), limiter and key-cache
-    /// cleaning (every 10 s) and the sweep of expired index entries, which
+    /// cleaning and the flush of request counts to usage (every 10 s) and the sweep of expired index entries, which
     /// gives their quota back (every minute). Call once, inside a runtime.
     pub fn spawn_maintenance(&self) {
         let weak = Arc::downgrade(&self.inner);
@@ -88,6 +88,7 @@ impl AppState {
                 if ticks.is_multiple_of(10) {
                     inner.limiters.clean();
                     inner.directory.clean();
+                    inner.directory.flush_requests().await;
                 }
                 if ticks.is_multiple_of(60)
                     && let Ok(catalog) = inner.catalog.get().await

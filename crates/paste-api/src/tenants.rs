@@ -106,6 +106,8 @@ pub(crate) struct Directory {
     snapshot: RwLock<Arc<Snapshot>>,
     keys: Mutex<HashMap<KeyDigest, KeyEntry>>,
     refresh: tokio::sync::Mutex<()>,
+    /// Paste requests per tenant since the last [`Directory::flush_requests`].
+    requests: Mutex<HashMap<TenantId, i64>>,
 }
 
 /// Why a request could not be given a tenant.
@@ -129,6 +131,7 @@ impl Directory {
             })),
             keys: Mutex::new(HashMap::new()),
             refresh: tokio::sync::Mutex::new(()),
+            requests: Mutex::new(HashMap::new()),
         }
     }
 
@@ -205,6 +208,11 @@ impl Directory {
         snapshot.default.clone()
     }
 
+    /// The default tenant (from the snapshot).
+    pub(crate) fn default_tenant(&self) -> Arc<TenantView> {
+        self.snapshot().default.clone()
+    }
+
     /// A tenant by id (from the snapshot).
     pub(crate) fn by_id(&self, id: &TenantId) -> Option<Arc<TenantView>> {
         self.snapshot().by_id.get(id).cloned()
@@ -258,6 +266,50 @@ impl Directory {
             return Err(ResolveError::BadKey);
         }
         Ok((tenant, key_id))
+    }
+
+    /// Counts one paste request of `tenant` (written to the catalog's usage
+    /// in batches by [`Directory::flush_requests`]).
+    pub(crate) fn count_request(&self, tenant: &TenantId) {
+        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        match requests.get_mut(tenant) {
+            Some(n) => *n += 1,
+            None => {
+                requests.insert(tenant.clone(), 1);
+            }
+        }
+    }
+
+    /// Adds the counted requests to each tenant's usage. Counts that cannot
+    /// be written are kept for the next flush.
+    pub(crate) async fn flush_requests(&self) {
+        let pending =
+            std::mem::take(&mut *self.requests.lock().unwrap_or_else(PoisonError::into_inner));
+        if pending.is_empty() {
+            return;
+        }
+        let Ok(catalog) = self.catalog.get().await else {
+            self.requeue(pending);
+            return;
+        };
+        let mut failed = HashMap::new();
+        for (tenant, n) in pending {
+            match catalog.add_requests(&tenant, n).await {
+                Ok(()) | Err(CatalogError::NotFound) => {}
+                Err(error) => {
+                    tracing::debug!(%error, "request counts not written yet");
+                    failed.insert(tenant, n);
+                }
+            }
+        }
+        self.requeue(failed);
+    }
+
+    fn requeue(&self, counts: HashMap<TenantId, i64>) {
+        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        for (tenant, n) in counts {
+            *requests.entry(tenant).or_insert(0) += n;
+        }
     }
 
     /// Drops key checks older than [`CACHE_TTL`] (run periodically).

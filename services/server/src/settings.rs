@@ -261,6 +261,14 @@ pub const ENV_VARS: &[EnvVar] = &[
         },
     },
     EnvVar {
+        name: "PLANSHARE_TENANCY_BYPASS",
+        setting: "http.tenancy_bypass",
+        apply: |s, v| {
+            s.http.tenancy_bypass = matches!(v.trim(), "1" | "true" | "on");
+            Ok(())
+        },
+    },
+    EnvVar {
         name: "PLANSHARE_RATE_LIMITS",
         setting: "limits (on | off)",
         apply: |s, v| {

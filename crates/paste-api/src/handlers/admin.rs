@@ -39,7 +39,24 @@ pub(crate) async fn gate(State(state): State<AppState>, request: Request, next: 
     if expected.is_empty() {
         return ApiError::RouteNotFound.into_response();
     }
+    let client = request
+        .extensions()
+        .get::<crate::ratelimit::ClientIp>()
+        .map(|c| c.0);
+    let method = request.method().clone();
+    // Audit trail of refusals: who, what kind of credential, which method;
+    // never the credential itself nor the path (it may carry ids).
+    let denied = |reason: &'static str| {
+        tracing::warn!(
+            audit = true,
+            client.ip = ?client,
+            http.method = %method,
+            reason = reason,
+            "admin request denied"
+        );
+    };
     let Some(presented) = bearer_token(request.headers()) else {
+        denied("no or malformed credentials");
         return ApiError::Unauthorized.into_response();
     };
     let presented_digest = Sha256::digest(presented.as_bytes());
@@ -51,8 +68,10 @@ pub(crate) async fn gate(State(state): State<AppState>, request: Request, next: 
     if !matches {
         // A well-formed tenant key is a valid credential of the wrong kind.
         return if ApiKey::parse(presented).is_ok() {
+            denied("tenant api key");
             ApiError::Forbidden.into_response()
         } else {
+            denied("wrong admin token");
             ApiError::Unauthorized.into_response()
         };
     }

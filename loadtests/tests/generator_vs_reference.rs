@@ -23,6 +23,7 @@ async fn create_and_fetch_against_the_reference() -> anyhow::Result<()> {
         warmup: Duration::from_millis(100),
         duration: Duration::from_millis(300),
         pid: Some(std::process::id()),
+        headers: std::sync::Arc::new(Vec::new()),
     };
     for workload in [Workload::Create { size: 1000 }, Workload::fetch(&ids)?] {
         let result = generator::run_phase(&phase, &workload).await?;
@@ -46,6 +47,7 @@ async fn a_dead_server_counts_errors_instead_of_failing() -> anyhow::Result<()> 
         warmup: Duration::ZERO,
         duration: Duration::from_millis(100),
         pid: None,
+        headers: std::sync::Arc::new(Vec::new()),
     };
     let result = generator::run_phase(&phase, &Workload::Create { size: 10 }).await?;
     assert_eq!(result.ok, 0);

@@ -122,6 +122,10 @@ pub struct AdminConfig {
     /// `PLANSHARE_ADMIN_TOKEN`. Printed redacted.
     #[serde(serialize_with = "redact_secret")]
     pub token: String,
+    /// Where the admin API listens, e.g. `127.0.0.1:19434`: a separate,
+    /// internal listener, and then the public one answers `/admin/…` with the
+    /// generic 404. Empty: served on the main listener. `PLANSHARE_ADMIN_ADDR`.
+    pub addr: String,
 }
 
 impl std::fmt::Debug for AdminConfig {
@@ -135,6 +139,7 @@ impl std::fmt::Debug for AdminConfig {
                     "<redacted>"
                 },
             )
+            .field("addr", &self.addr)
             .finish()
     }
 }

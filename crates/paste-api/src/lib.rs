@@ -27,6 +27,6 @@ mod tenants;
 pub use config::{AdminConfig, HttpConfig, PasteConfig, split_origins};
 pub use error::ApiError;
 pub use ratelimit::LimitsConfig;
-pub use router::router;
+pub use router::{admin_router, router};
 pub use state::{AppState, Readiness};
 pub use tenants::CACHE_TTL;

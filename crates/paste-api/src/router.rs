@@ -44,11 +44,34 @@ use crate::{middleware, resolve};
 /// (tenant, key, per-key limit); every route sits behind
 /// [`resolve::limit_clients`] (client IP, penalty limiters).
 pub fn router(state: AppState) -> Router {
-    // The gate wraps the admin router as a whole, outside its method
-    // routers, so that with the admin API off not even an `Allow` header
-    // (which axum adds to method fallbacks) betrays it.
-    let admin = from_fn_with_state(state.clone(), admin::gate).layer(admin_router(state.clone()));
-    let pastes = Router::new()
+    let separate_admin = !state.inner.admin.addr.trim().is_empty();
+    let routes = if separate_admin {
+        // The admin API lives on its own listener ([`admin_router`]).
+        Router::new()
+    } else {
+        admin_routes(&state)
+    };
+    with_shared_layers(routes.merge(paste_routes(&state)), state)
+}
+
+/// The router of the separate admin listener (`admin.addr`): `/admin/v1/…`
+/// behind [`admin::gate`], the probes, and the generic 404 for the rest.
+pub fn admin_router(state: AppState) -> Router {
+    with_shared_layers(admin_routes(&state), state)
+}
+
+/// `/admin`, gated. The gate wraps the admin router as a whole, outside its
+/// method routers, so that with the admin API off not even an `Allow` header
+/// (which axum adds to method fallbacks) betrays it.
+fn admin_routes(state: &AppState) -> Router<AppState> {
+    let admin =
+        from_fn_with_state(state.clone(), admin::gate).layer(admin_router_inner(state.clone()));
+    Router::new().nest_service("/admin", admin)
+}
+
+/// The paste routes, behind the per-IP limiter and tenant resolution.
+fn paste_routes(state: &AppState) -> Router<AppState> {
+    Router::new()
         .route(
             "/api/paste",
             post(paste::create_paste).fallback(route_not_found),
@@ -77,10 +100,12 @@ pub fn router(state: AppState) -> Router {
             }),
         )
         .layer(from_fn_with_state(state.clone(), resolve::resolve))
-        .layer(option_layer(ip_limiter(&state)));
-    Router::new()
-        .nest_service("/admin", admin)
-        .merge(pastes)
+        .layer(option_layer(ip_limiter(state)))
+}
+
+/// Probes, the generic 404, and the layers every request passes.
+fn with_shared_layers(routes: Router<AppState>, state: AppState) -> Router {
+    routes
         .route("/healthz", probe(get(health::healthz)))
         .route("/readyz", probe(get(health::readyz)))
         .fallback(route_not_found)
@@ -95,7 +120,7 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The admin API below `/admin` (the prefix is stripped by the nesting).
-fn admin_router(state: AppState) -> Router {
+fn admin_router_inner(state: AppState) -> Router {
     let with_allow = |route: MethodRouter<AppState>, allow: &'static str| {
         route.fallback(move || async move { ApiError::MethodNotAllowed { allow } })
     };

@@ -73,6 +73,9 @@ pub struct TestApp {
     pub base_url: String,
     /// The bound address.
     pub addr: SocketAddr,
+    /// `http://127.0.0.1:<port>` of the separate admin listener, when
+    /// `admin.addr` is set (use `127.0.0.1:0`).
+    pub admin_url: Option<String>,
     /// The settings it runs with.
     pub settings: Settings,
     /// A client without connection reuse surprises (plain HTTP/1.1).
@@ -115,6 +118,7 @@ impl TestApp {
         let server = Server::build(&settings)
             .await
             .unwrap_or_else(|e| panic!("server does not build: {e:#}"));
+        let admin_addr = server.admin_addr();
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             server
@@ -127,6 +131,7 @@ impl TestApp {
         TestApp {
             base_url: format!("http://{addr}"),
             addr,
+            admin_url: admin_addr.map(|a| format!("http://{a}")),
             settings,
             client: reqwest::Client::builder()
                 .build()

@@ -26,6 +26,8 @@ pub struct Server {
     router: Router,
     state: AppState,
     config: ServerConfig,
+    /// The separate admin listener (`admin.addr`) and its router.
+    admin: Option<(TcpListener, Router)>,
 }
 
 impl Server {
@@ -56,16 +58,34 @@ impl Server {
             settings.limits.clone(),
         );
         state.spawn_maintenance();
+        let admin = match settings.admin.addr.trim() {
+            "" => None,
+            addr => {
+                let listener = TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on admin.addr {addr}"))?;
+                tracing::info!(listen = %listener.local_addr()?, "admin API on its own listener");
+                Some((listener, paste_api::admin_router(state.clone())))
+            }
+        };
         Ok(Server {
             router: paste_api::router(state.clone()),
             state,
             config: settings.server.clone(),
+            admin,
         })
     }
 
     /// The API state (readiness switch).
     pub fn state(&self) -> &AppState {
         &self.state
+    }
+
+    /// Where the separate admin listener listens, when there is one.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.admin
+            .as_ref()
+            .and_then(|(listener, _)| listener.local_addr().ok())
     }
 
     /// Serves on `listener` until `shutdown` resolves, then drains.
@@ -78,7 +98,12 @@ impl Server {
             router,
             state,
             config,
+            admin,
         } = self;
+        let (stop_admin, admin_stopped) = tokio::sync::watch::channel(false);
+        let admin_task = admin.map(|(listener, router)| {
+            tokio::spawn(serve_admin(listener, router, config.clone(), admin_stopped))
+        });
         let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
         let graceful = GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
@@ -115,6 +140,7 @@ impl Server {
             accept_during(&listener, delay, &router, &config, &graceful, &connections).await;
         }
         drop(listener);
+        let _ = stop_admin.send(true);
         let grace = Duration::from_secs(config.shutdown_grace_secs);
         match tokio::time::timeout(grace, graceful.shutdown()).await {
             Ok(()) => tracing::info!("all connections drained"),
@@ -123,8 +149,38 @@ impl Server {
                 "shutdown grace period over, closing remaining connections"
             ),
         }
+        if let Some(task) = admin_task {
+            let _ = tokio::time::timeout(grace, task).await;
+        }
         Ok(())
     }
+}
+
+/// The separate admin listener: accepts until `stop` turns true, then lets
+/// its connections finish within the grace period.
+async fn serve_admin(
+    listener: TcpListener,
+    router: Router,
+    config: ServerConfig,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let graceful = GracefulShutdown::new();
+    let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let stopped = async move {
+        let _ = stop.wait_for(|stop| *stop).await;
+    };
+    accept_during(
+        &listener,
+        stopped,
+        &router,
+        &config,
+        &graceful,
+        &connections,
+    )
+    .await;
+    drop(listener);
+    let grace = Duration::from_secs(config.shutdown_grace_secs);
+    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
 }
 
 /// Keeps accepting until `until` resolves (the shutdown delay).

@@ -12,6 +12,7 @@
 //! `[store]` in `paste-store`); nothing else in the workspace reads the
 //! environment or configuration files.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use paste_api::{AdminConfig, HttpConfig, LimitsConfig, PasteConfig, split_origins};
@@ -253,6 +254,14 @@ pub const ENV_VARS: &[EnvVar] = &[
         },
     },
     EnvVar {
+        name: "PLANSHARE_ADMIN_ADDR",
+        setting: "admin.addr",
+        apply: |s, v| {
+            s.admin.addr = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
         name: "PLANSHARE_TRUSTED_PROXIES",
         setting: "limits.trusted_proxies",
         apply: |s, v| {
@@ -466,6 +475,12 @@ impl Settings {
     fn validate(&self) -> Result<(), SettingsError> {
         self.paste.validate().map_err(SettingsError::Invalid)?;
         self.limits.validate().map_err(SettingsError::Invalid)?;
+        let admin_addr = self.admin.addr.trim();
+        if !admin_addr.is_empty() && admin_addr.parse::<SocketAddr>().is_err() {
+            return Err(SettingsError::Invalid(format!(
+                "admin.addr must be an address such as 127.0.0.1:19434, got {admin_addr:?}"
+            )));
+        }
         let missing = |var: &str, key: &str, kind: &str| {
             SettingsError::Invalid(format!(
                 "{var} ({key}) must be set when store.kind is \"{kind}\""

@@ -582,3 +582,73 @@ async fn a_wrong_method_gets_405_with_allow() {
         );
     }
 }
+
+/// B10: with `admin.addr` set, the admin API is served only there; the public
+/// listener answers `/admin/…` exactly like any unknown path, and the admin
+/// listener serves no paste routes.
+#[tokio::test]
+async fn the_admin_api_can_live_on_its_own_listener() {
+    let app = TestApp::spawn_configured(&[], |s| {
+        s.admin.token = TOKEN.into();
+        s.admin.addr = "127.0.0.1:0".into();
+    })
+    .await;
+    let admin_url = app.admin_url.clone().expect("admin listener bound");
+    let public = call(&app, Method::GET, "/admin/v1/tenants", None).await;
+    assert_eq!(public.status(), 404);
+    assert_eq!(public.text().await.unwrap(), ROUTE_NOT_FOUND);
+
+    let internal = app
+        .client
+        .get(format!("{admin_url}/admin/v1/tenants"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(internal.status(), 200);
+    let tenants: Value = internal.json().await.unwrap();
+    let tenant = tenants["tenants"][0]["id"].as_str().unwrap().to_owned();
+
+    let key = app
+        .client
+        .post(format!("{admin_url}/admin/v1/tenants/{tenant}/keys"))
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .body(json!({"name": "ci"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(key.status(), 201);
+    let key: Value = key.json().await.unwrap();
+    let key = key["key"].as_str().unwrap().to_owned();
+    let as_tenant = app
+        .client
+        .get(format!("{admin_url}/admin/v1/tenants"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        as_tenant.status(),
+        403,
+        "a tenant key on the admin listener"
+    );
+
+    let paste = app
+        .client
+        .post(format!("{admin_url}/api/paste"))
+        .body(r#"{"data":"abc"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(paste.status(), 404, "no paste routes on the admin listener");
+    let probe = app
+        .client
+        .get(format!("{admin_url}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(probe.status(), 200);
+    // The public listener still serves pastes.
+    assert_eq!(app.create("abc").await.status(), 201);
+}

@@ -19,6 +19,8 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 pub struct PasteClient {
     base: String,
     http: reqwest::Client,
+    /// Sent as `Authorization: Bearer` on creates, when set.
+    api_key: Option<String>,
 }
 
 impl PasteClient {
@@ -44,7 +46,17 @@ impl PasteClient {
             .user_agent(concat!("planshare/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| CliError::Unavailable(format!("cannot set up HTTP: {e}")))?;
-        Ok(PasteClient { base, http })
+        Ok(PasteClient {
+            base,
+            http,
+            api_key: None,
+        })
+    }
+
+    /// Creates authenticate with `key` (a planshare tenant's API key).
+    pub fn with_api_key(mut self, key: Option<String>) -> Self {
+        self.api_key = key.filter(|k| !k.is_empty());
+        self
     }
 
     /// The base URL.
@@ -61,11 +73,16 @@ impl PasteClient {
         let url = format!("{}/api/paste", self.base);
         let response = self
             .send_with_retries(|| {
-                self.http
+                let request = self
+                    .http
                     .post(&url)
                     .header(header::CONTENT_TYPE, "application/json")
                     .header("Idempotency-Key", &key)
-                    .body(body.clone())
+                    .body(body.clone());
+                match &self.api_key {
+                    Some(api_key) => request.bearer_auth(api_key),
+                    None => request,
+                }
             })
             .await?;
         match response.status() {

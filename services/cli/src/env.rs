@@ -51,6 +51,12 @@ impl Env {
             .to_owned()
     }
 
+    /// A planshare tenant's API key (`PLANSHARE_API_KEY`): creates are then
+    /// stored for that tenant (its limits, quota and listing).
+    pub fn api_key(&self) -> Option<String> {
+        self.var("PLANSHARE_API_KEY").map(|k| k.trim().to_owned())
+    }
+
     /// Paste API for short links (`PLANNOTATOR_PASTE_URL`).
     pub fn paste_url(&self) -> String {
         self.var("PLANNOTATOR_PASTE_URL")

@@ -55,7 +55,7 @@ impl ApiArgs {
     /// The client for the chosen API.
     pub fn client(&self, env: &Env) -> Result<PasteClient, CliError> {
         let base = self.paste_url.clone().unwrap_or_else(|| env.paste_url());
-        PasteClient::new(&base, self.insecure)
+        Ok(PasteClient::new(&base, self.insecure)?.with_api_key(env.api_key()))
     }
 }
 

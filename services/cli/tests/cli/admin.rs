@@ -164,3 +164,73 @@ async fn a_wrong_token_fails_with_one_line() {
     assert_eq!(run.code, 11, "{}", run.stderr);
     assert!(run.stderr.contains("no admin API"), "{}", run.stderr);
 }
+
+/// `PLANSHARE_API_KEY` makes the CLI's creates the tenant's: the paste lives
+/// in the tenant's namespace (readable with the key, absent for the default
+/// tenant) and counts against its quota.
+#[tokio::test]
+async fn an_api_key_stores_cli_pastes_for_its_tenant() {
+    let app = TestApp::spawn_configured(&[], |s| s.admin.token = TOKEN.into()).await;
+    let admin_env = [
+        ("PLANSHARE_ADMIN_URL", app.base_url.as_str()),
+        ("PLANSHARE_ADMIN_TOKEN", TOKEN),
+    ];
+    let created = planshare(
+        &[
+            "admin",
+            "tenants",
+            "create",
+            "--name",
+            "Team K",
+            "--namespace",
+            "team-k",
+            "--quota-pastes",
+            "1",
+        ],
+        &admin_env,
+        "",
+    )
+    .await;
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let tenant: serde_json::Value = serde_json::from_str(&created.stdout).unwrap();
+    let tid = tenant["id"].as_str().unwrap().to_owned();
+    let key = planshare(
+        &["admin", "keys", "create", &tid, "--name", "cli"],
+        &admin_env,
+        "",
+    )
+    .await;
+    assert_eq!(key.code, 0, "{}", key.stderr);
+    let key: serde_json::Value = serde_json::from_str(&key.stdout).unwrap();
+    let key = key["key"].as_str().unwrap().to_owned();
+
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANSHARE_API_KEY", key.as_str()),
+    ];
+    let put = planshare(&["paste", "put", "-"], &env, "Xc6xCsJAEATQ").await;
+    assert_eq!(put.code, 0, "{}", put.stderr);
+    let id = serde_json::from_str::<serde_json::Value>(&put.stdout).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let as_tenant = app
+        .client
+        .get(app.url(&format!("/api/v1/pastes/{id}")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(as_tenant.status(), 200);
+    let anonymous = app.get_path(&format!("/api/paste/{id}")).await;
+    assert_eq!(anonymous.status(), 404, "not in the default tenant");
+
+    let over = planshare(&["paste", "put", "-"], &env, "Xc6xCsJAEATQ").await;
+    assert_ne!(over.code, 0, "the quota of one paste is used up");
+    assert!(over.stderr.contains("quota"), "{}", over.stderr);
+
+    let usage = planshare(&["admin", "usage", &tid], &admin_env, "").await;
+    assert_eq!(usage.code, 0, "{}", usage.stderr);
+    let usage: serde_json::Value = serde_json::from_str(&usage.stdout).unwrap();
+    assert_eq!(usage["pastes"], 1);
+}

@@ -56,6 +56,19 @@ async fn put_then_get_returns_the_same_paste(store: &dyn PasteStore) {
         assert_eq!(got, p, "put_then_get_returns_the_same_paste");
         assert_eq!(got.payload.to_text(), text, "text round trip");
     }
+    // Every flag survives the round trip.
+    let key = fresh_key("conformance");
+    let p = StoredPaste {
+        burn_after_read: true,
+        delete_token: None,
+        ..paste("q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg", HOUR)
+    };
+    ok(store.put_if_absent(&key, p.clone()).await, "put burn");
+    assert_eq!(
+        ok(store.get(&key).await, "get burn"),
+        p,
+        "burn-after-read flag round trip"
+    );
 }
 
 async fn put_if_absent_never_overwrites(store: &dyn PasteStore) {

@@ -120,6 +120,12 @@ pub enum ApiError {
         /// Until the next request is allowed.
         retry_after: Duration,
     },
+    /// New routes: `data` (or the whole body) exceeds the tenant's limit.
+    #[error("data too large")]
+    DataTooLarge {
+        /// The tenant's limit.
+        max_size: usize,
+    },
     /// The tenant the request's host maps to is disabled.
     #[error("tenant disabled")]
     TenantDisabled,
@@ -269,6 +275,14 @@ impl ApiError {
                 StatusCode::TOO_MANY_REQUESTS,
                 "too many requests, retry later".into(),
                 Some("rate-limited"),
+            ),
+            DataTooLarge { max_size } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "Payload too large (max {} encrypted)",
+                    size_label(*max_size)
+                ),
+                Some("payload-too-large"),
             ),
             TenantDisabled => (
                 StatusCode::FORBIDDEN,

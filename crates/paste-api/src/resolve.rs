@@ -62,6 +62,8 @@ pub(crate) async fn limit_clients(
         && is_paste_path(request.uri().path());
     if has_credentials && let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.blocked(ip))
     {
+        // Every attempt is an event, refused ones included.
+        tracing::warn!(client.ip = %ip, "authentication attempt refused: too many failures");
         return ApiError::TooManyRequests { retry_after: wait }.into_response();
     }
     if reads_pastes && let Some(wait) = limiters.not_found.as_ref().and_then(|p| p.blocked(ip)) {

@@ -16,7 +16,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use paste_api::AppState;
 use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt as _;
 
 use crate::settings::{ServerConfig, Settings};
@@ -100,9 +100,16 @@ impl Server {
             config,
             admin,
         } = self;
-        let (stop_admin, admin_stopped) = tokio::sync::watch::channel(false);
+        // Turns true when the drain begins: the admin listener stops and
+        // connections that have not sent a byte yet are closed.
+        let (draining_tx, draining) = watch::channel(false);
         let admin_task = admin.map(|(listener, router)| {
-            tokio::spawn(serve_admin(listener, router, config.clone(), admin_stopped))
+            tokio::spawn(serve_admin(
+                listener,
+                router,
+                config.clone(),
+                draining.clone(),
+            ))
         });
         let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
         let graceful = GracefulShutdown::new();
@@ -127,8 +134,9 @@ impl Server {
             let router = router.clone();
             let config = config.clone();
             let watcher = graceful.watcher();
+            let draining = draining.clone();
             tokio::spawn(async move {
-                serve_connection(stream, peer, router, &config, watcher).await;
+                serve_connection(stream, peer, router, &config, watcher, draining).await;
                 drop(permit);
             });
         }
@@ -137,10 +145,11 @@ impl Server {
         state.readiness().begin_shutdown();
         if config.shutdown_delay_secs > 0 {
             let delay = tokio::time::sleep(Duration::from_secs(config.shutdown_delay_secs));
-            accept_during(&listener, delay, &router, &config, &graceful, &connections).await;
+            let conns = (&graceful, &connections, &draining);
+            accept_during(&listener, delay, &router, &config, conns).await;
         }
         drop(listener);
-        let _ = stop_admin.send(true);
+        let _ = draining_tx.send(true);
         let grace = Duration::from_secs(config.shutdown_grace_secs);
         match tokio::time::timeout(grace, graceful.shutdown()).await {
             Ok(()) => tracing::info!("all connections drained"),
@@ -162,26 +171,28 @@ async fn serve_admin(
     listener: TcpListener,
     router: Router,
     config: ServerConfig,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    draining: watch::Receiver<bool>,
 ) {
     let graceful = GracefulShutdown::new();
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let mut stop = draining.clone();
     let stopped = async move {
         let _ = stop.wait_for(|stop| *stop).await;
     };
-    accept_during(
-        &listener,
-        stopped,
-        &router,
-        &config,
-        &graceful,
-        &connections,
-    )
-    .await;
+    let conns = (&graceful, &connections, &draining);
+    accept_during(&listener, stopped, &router, &config, conns).await;
     drop(listener);
     let grace = Duration::from_secs(config.shutdown_grace_secs);
     let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
 }
+
+/// What a served connection is tracked by: the drain it belongs to, the
+/// connection limit, and the signal that the drain has begun.
+type Tracking<'a> = (
+    &'a GracefulShutdown,
+    &'a Arc<Semaphore>,
+    &'a watch::Receiver<bool>,
+);
 
 /// Keeps accepting until `until` resolves (the shutdown delay).
 async fn accept_during(
@@ -189,8 +200,7 @@ async fn accept_during(
     until: impl Future<Output = ()>,
     router: &Router,
     config: &ServerConfig,
-    graceful: &GracefulShutdown,
-    connections: &Arc<Semaphore>,
+    (graceful, connections, draining): Tracking<'_>,
 ) {
     let mut until = std::pin::pin!(until);
     loop {
@@ -200,8 +210,9 @@ async fn accept_during(
                 let Ok((stream, peer)) = accepted else { continue };
                 let Ok(permit) = connections.clone().try_acquire_owned() else { continue };
                 let (router, config, watcher) = (router.clone(), config.clone(), graceful.watcher());
+                let draining = draining.clone();
                 tokio::spawn(async move {
-                    serve_connection(stream, peer, router, &config, watcher).await;
+                    serve_connection(stream, peer, router, &config, watcher, draining).await;
                     drop(permit);
                 });
             }
@@ -215,13 +226,18 @@ async fn serve_connection(
     router: Router,
     config: &ServerConfig,
     watcher: hyper_util::server::graceful::Watcher,
+    mut draining: watch::Receiver<bool>,
 ) {
-    // hyper's header timer starts only once bytes arrive; close silent sockets here.
+    // hyper's header timer starts only once bytes arrive; close silent sockets
+    // here, and at once when the drain begins (nothing of theirs is in flight).
     let mut first = [0u8; 1];
     let deadline = Duration::from_secs(config.first_byte_timeout_secs.max(1));
-    match tokio::time::timeout(deadline, stream.peek(&mut first)).await {
-        Ok(Ok(n)) if n > 0 => {}
-        _ => return,
+    tokio::select! {
+        peeked = tokio::time::timeout(deadline, stream.peek(&mut first)) => match peeked {
+            Ok(Ok(n)) if n > 0 => {}
+            _ => return,
+        },
+        _ = draining.wait_for(|draining| *draining) => return,
     }
     let _ = stream.set_nodelay(true);
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {

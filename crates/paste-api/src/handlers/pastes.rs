@@ -41,15 +41,23 @@ pub(crate) async fn create(
         return Err(ApiError::UnsupportedMediaType);
     }
     let tenant = &resolved.tenant;
-    let raw = paste::read_body(&state, &headers, body, tenant.max_size).await?;
+    let too_large = ApiError::DataTooLarge {
+        max_size: tenant.max_size,
+    };
+    let raw = paste::read_body(&state, &headers, body, tenant.max_size)
+        .await
+        .map_err(|e| match e {
+            ApiError::PayloadTooLarge { .. } => ApiError::DataTooLarge {
+                max_size: tenant.max_size,
+            },
+            other => other,
+        })?;
     let request: api_types::CreatePasteRequest = parse_object(&raw.bytes)?;
     if request.data.is_empty() {
         return Err(ApiError::InvalidField("\"data\" must not be empty".into()));
     }
     if body::js_length(&request.data) > tenant.max_size {
-        return Err(ApiError::PayloadTooLarge {
-            max_size: tenant.max_size,
-        });
+        return Err(too_large);
     }
     let ttl_secs = match request.ttl {
         None => tenant.default_ttl_secs,

@@ -69,3 +69,26 @@ async fn readiness_reports_503_during_the_shutdown_delay() {
         .unwrap()
         .unwrap();
 }
+
+/// A connection that has not sent a byte does not hold the drain for the
+/// first-byte timeout: it is closed as soon as the drain begins.
+#[tokio::test]
+async fn a_silent_connection_does_not_delay_shutdown() {
+    let mut app = TestApp::spawn_configured(&[], |s| s.server.first_byte_timeout_secs = 30).await;
+    let mut silent = TcpStream::connect(app.addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = std::time::Instant::now();
+    let server = app.begin_shutdown().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .unwrap_or_else(|_| panic!("the drain waited for a silent connection"))
+        .unwrap()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The silent socket was closed by the server.
+    let mut buf = [0u8; 1];
+    let read = tokio::time::timeout(Duration::from_secs(2), silent.read(&mut buf))
+        .await
+        .unwrap();
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+}

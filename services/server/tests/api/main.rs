@@ -16,5 +16,8 @@ mod connections;
 mod delete;
 mod fs_only;
 mod lifecycle;
+mod limits;
 mod pastes;
+mod tenancy_isolation;
+mod tenants_support;
 mod vectors;

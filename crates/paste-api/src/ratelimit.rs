@@ -300,45 +300,35 @@ impl Limiters {
         *self.ip.lock().unwrap_or_else(PoisonError::into_inner) = Some(limiter);
     }
 
-    /// Spends one of `key`'s tokens at its tenant's rate; `Err(wait)` when
-    /// none is left.
-    pub(crate) fn check_key(
+    /// The per-key limiter of a tenant with these settings (`None` when
+    /// per-key limits are off). New settings start from full buckets.
+    pub(crate) fn key_limiter(
         &self,
         tenant: &TenantId,
         rate: u32,
         burst: u32,
-        key: &KeyId,
-    ) -> Result<(), Duration> {
+    ) -> Option<Arc<DefaultKeyedRateLimiter<KeyId>>> {
         if !self.per_key {
-            return Ok(());
+            return None;
         }
-        let (Some(rate_nz), Some(burst_nz)) = (NonZeroU32::new(rate), NonZeroU32::new(burst))
-        else {
-            return Ok(());
-        };
-        let limiter = {
-            let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-            let entry = keys.entry(tenant.clone()).or_insert_with(|| TenantLimiter {
-                rate: 0,
-                burst: 0,
-                limiter: Arc::new(RateLimiter::keyed(Quota::per_second(rate_nz))),
-            });
-            if entry.rate != rate || entry.burst != burst {
-                // New settings start from a full bucket.
-                *entry = TenantLimiter {
-                    rate,
-                    burst,
-                    limiter: Arc::new(RateLimiter::keyed(
-                        Quota::per_second(rate_nz).allow_burst(burst_nz),
-                    )),
-                };
-            }
-            entry.limiter.clone()
-        };
-        limiter
-            .check_key(key)
-            .map(|_| ())
-            .map_err(|denied| denied.wait_time_from(DefaultClock::default().now()))
+        let rate_nz = NonZeroU32::new(rate)?;
+        let burst_nz = NonZeroU32::new(burst)?;
+        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = keys.entry(tenant.clone()).or_insert_with(|| TenantLimiter {
+            rate: 0,
+            burst: 0,
+            limiter: Arc::new(RateLimiter::keyed(Quota::per_second(rate_nz))),
+        });
+        if entry.rate != rate || entry.burst != burst {
+            *entry = TenantLimiter {
+                rate,
+                burst,
+                limiter: Arc::new(RateLimiter::keyed(
+                    Quota::per_second(rate_nz).allow_burst(burst_nz),
+                )),
+            };
+        }
+        Some(entry.limiter.clone())
     }
 
     /// Drops idle limiter entries (run every few seconds).

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock as _, DefaultClock};
 use http::{Method, StatusCode, header};
 use tenancy::KeyId;
 
@@ -113,12 +114,17 @@ pub(crate) async fn resolve(
     let resolved = match presented_api_key(&request) {
         Some(token) => match directory.authenticate(token).await {
             Ok((tenant, key)) => {
-                if let Err(wait) = state.inner.limiters.check_key(
-                    &tenant.id,
-                    tenant.rate_per_sec,
-                    tenant.rate_burst,
-                    &key,
-                ) {
+                let limiter = tenant.key_limiter.get_or_init(|| {
+                    state.inner.limiters.key_limiter(
+                        &tenant.id,
+                        tenant.rate_per_sec,
+                        tenant.rate_burst,
+                    )
+                });
+                if let Some(limiter) = limiter
+                    && let Err(denied) = limiter.check_key(&key)
+                {
+                    let wait = denied.wait_time_from(DefaultClock::default().now());
                     return ApiError::TooManyRequests { retry_after: wait }.into_response();
                 }
                 Resolved {
@@ -143,7 +149,7 @@ pub(crate) async fn resolve(
             Resolved { tenant, key: None }
         }
     };
-    directory.count_request(&resolved.tenant.id);
+    resolved.tenant.count_request();
     let resolved = Arc::new(resolved);
     request.extensions_mut().insert(resolved.clone());
     let mut response = next.run(request).await;

@@ -12,7 +12,8 @@
 //! checked then, and keyed requests fail closed (503).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use paste_store::Namespace;
@@ -44,13 +45,21 @@ pub(crate) struct TenantView {
     pub(crate) rate_per_sec: u32,
     pub(crate) rate_burst: u32,
     pub(crate) cors: CorsPolicy,
+    /// Paste requests not yet added to the catalog's usage (shared by every
+    /// snapshot's view of this tenant).
+    requests: Arc<AtomicI64>,
+    /// The tenant's per-key limiter, looked up once per snapshot.
+    pub(crate) key_limiter: OnceLock<Option<Arc<KeyLimiter>>>,
 }
+
+/// A limiter keyed by API key.
+pub(crate) type KeyLimiter = governor::DefaultKeyedRateLimiter<KeyId>;
 
 /// Quotas at or above this are "unlimited" (the catalog's default is 2^62).
 const UNLIMITED_FROM: i64 = i64::MAX / 4;
 
 impl TenantView {
-    fn from_tenant(t: &Tenant) -> Option<TenantView> {
+    fn from_tenant(t: &Tenant, requests: Arc<AtomicI64>) -> Option<TenantView> {
         let s = &t.settings;
         Some(TenantView {
             id: t.id.clone(),
@@ -66,12 +75,14 @@ impl TenantView {
             rate_per_sec: u32::try_from(s.rate_per_sec).unwrap_or(u32::MAX),
             rate_burst: u32::try_from(s.rate_burst).unwrap_or(u32::MAX),
             cors: CorsPolicy::new(&s.cors_origins),
+            requests,
+            key_limiter: OnceLock::new(),
         })
     }
 
     /// The default tenant from the server's `[paste]` settings, used until
     /// the catalog has been read.
-    fn from_config(paste: &PasteConfig) -> TenantView {
+    fn from_config(paste: &PasteConfig, requests: Arc<AtomicI64>) -> TenantView {
         TenantView {
             id: TenantId::default_tenant(),
             namespace: Namespace::default_tenant(),
@@ -86,7 +97,15 @@ impl TenantView {
             rate_per_sec: 10,
             rate_burst: 60,
             cors: CorsPolicy::new(&paste.allowed_origins),
+            requests,
+            key_limiter: OnceLock::new(),
         }
+    }
+
+    /// Counts one paste request (added to the catalog's usage in batches by
+    /// [`Directory::flush_requests`]).
+    pub(crate) fn count_request(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -106,8 +125,8 @@ pub(crate) struct Directory {
     snapshot: RwLock<Arc<Snapshot>>,
     keys: Mutex<HashMap<KeyDigest, KeyEntry>>,
     refresh: tokio::sync::Mutex<()>,
-    /// Paste requests per tenant since the last [`Directory::flush_requests`].
-    requests: Mutex<HashMap<TenantId, i64>>,
+    /// Per tenant, the request counter its views share.
+    requests: Mutex<HashMap<TenantId, Arc<AtomicI64>>>,
 }
 
 /// Why a request could not be given a tenant.
@@ -121,7 +140,8 @@ pub(crate) enum ResolveError {
 
 impl Directory {
     pub(crate) fn new(catalog: Arc<LazyCatalog>, paste: &PasteConfig) -> Directory {
-        let default = Arc::new(TenantView::from_config(paste));
+        let counter = Arc::new(AtomicI64::new(0));
+        let default = Arc::new(TenantView::from_config(paste, counter.clone()));
         Directory {
             catalog,
             snapshot: RwLock::new(Arc::new(Snapshot {
@@ -131,7 +151,7 @@ impl Directory {
             })),
             keys: Mutex::new(HashMap::new()),
             refresh: tokio::sync::Mutex::new(()),
-            requests: Mutex::new(HashMap::new()),
+            requests: Mutex::new(HashMap::from([(TenantId::default_tenant(), counter)])),
         }
     }
 
@@ -151,7 +171,8 @@ impl Directory {
         let mut by_host = HashMap::new();
         let mut default = current.default.clone();
         for tenant in &tenants {
-            let Some(view) = TenantView::from_tenant(tenant) else {
+            let counter = self.counter(&tenant.id);
+            let Some(view) = TenantView::from_tenant(tenant, counter) else {
                 tracing::error!(tenant.id = %tenant.id, "tenant has an unusable namespace; skipped");
                 continue;
             };
@@ -225,8 +246,9 @@ impl Directory {
         &self,
         presented: &str,
     ) -> Result<(Arc<TenantView>, KeyId), ResolveError> {
-        let key = ApiKey::parse(presented).map_err(|_| ResolveError::BadKey)?;
-        let digest = key.digest();
+        // Only parsed keys are ever cached, so a cache hit is a well-formed
+        // key; a miss parses (checksum first) before asking the catalog.
+        let digest = KeyDigest::of(presented);
         let cached = {
             let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
             keys.get(&digest)
@@ -236,6 +258,7 @@ impl Directory {
         let found = match cached {
             Some(found) => found,
             None => {
+                let key = ApiKey::parse(presented).map_err(|_| ResolveError::BadKey)?;
                 let catalog = self
                     .catalog
                     .get()
@@ -268,47 +291,41 @@ impl Directory {
         Ok((tenant, key_id))
     }
 
-    /// Counts one paste request of `tenant` (written to the catalog's usage
-    /// in batches by [`Directory::flush_requests`]).
-    pub(crate) fn count_request(&self, tenant: &TenantId) {
-        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
-        match requests.get_mut(tenant) {
-            Some(n) => *n += 1,
-            None => {
-                requests.insert(tenant.clone(), 1);
-            }
-        }
+    /// The request counter of `tenant`, shared by all its views.
+    fn counter(&self, tenant: &TenantId) -> Arc<AtomicI64> {
+        self.requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(tenant.clone())
+            .or_default()
+            .clone()
     }
 
     /// Adds the counted requests to each tenant's usage. Counts that cannot
     /// be written are kept for the next flush.
     pub(crate) async fn flush_requests(&self) {
-        let pending =
-            std::mem::take(&mut *self.requests.lock().unwrap_or_else(PoisonError::into_inner));
-        if pending.is_empty() {
-            return;
-        }
+        let counters: Vec<(TenantId, Arc<AtomicI64>)> = self
+            .requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(t, c)| (t.clone(), c.clone()))
+            .collect();
         let Ok(catalog) = self.catalog.get().await else {
-            self.requeue(pending);
             return;
         };
-        let mut failed = HashMap::new();
-        for (tenant, n) in pending {
+        for (tenant, counter) in counters {
+            let n = counter.swap(0, Ordering::Relaxed);
+            if n == 0 {
+                continue;
+            }
             match catalog.add_requests(&tenant, n).await {
                 Ok(()) | Err(CatalogError::NotFound) => {}
                 Err(error) => {
                     tracing::debug!(%error, "request counts not written yet");
-                    failed.insert(tenant, n);
+                    counter.fetch_add(n, Ordering::Relaxed);
                 }
             }
-        }
-        self.requeue(failed);
-    }
-
-    fn requeue(&self, counts: HashMap<TenantId, i64>) {
-        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
-        for (tenant, n) in counts {
-            *requests.entry(tenant).or_insert(0) += n;
         }
     }
 

@@ -50,6 +50,13 @@ pub enum KeyFormatError {
 pub struct KeyDigest(pub [u8; 32]);
 
 impl KeyDigest {
+    /// The digest of a presented bearer, exactly as [`ApiKey::digest`]
+    /// computes it for a parsed key — for looking up keys already checked
+    /// (a cache keyed by digest) without parsing them again.
+    pub fn of(presented: &str) -> KeyDigest {
+        KeyDigest(Sha256::digest(presented.as_bytes()).into())
+    }
+
     /// The digest bytes.
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0
@@ -121,7 +128,7 @@ impl ApiKey {
 
     /// SHA-256 of the whole key.
     pub fn digest(&self) -> KeyDigest {
-        KeyDigest(Sha256::digest(self.0.as_bytes()).into())
+        KeyDigest::of(&self.0)
     }
 
     /// The non-secret prefix shown in listings: `pst_live_` and the first 4

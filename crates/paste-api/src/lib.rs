@@ -17,6 +17,7 @@ mod config;
 mod cors;
 mod error;
 mod handlers;
+mod index_writer;
 mod middleware;
 mod ratelimit;
 mod resolve;

@@ -11,6 +11,7 @@ use tokio::sync::{Mutex, Semaphore};
 
 use crate::body::BodyBudget;
 use crate::config::{AdminConfig, HttpConfig, PasteConfig};
+use crate::index_writer::IndexWriter;
 use crate::ratelimit::{Limiters, LimitsConfig};
 use crate::tenants::{CACHE_TTL, Directory};
 
@@ -28,6 +29,8 @@ pub(crate) struct Inner {
     pub(crate) admin: AdminConfig,
     /// Tenants and key checks, cached.
     pub(crate) directory: Directory,
+    /// Paste-index writes, committed in groups.
+    pub(crate) index_writer: IndexWriter,
     pub(crate) limits: LimitsConfig,
     pub(crate) limiters: Limiters,
     pub(crate) http: HttpConfig,
@@ -50,6 +53,7 @@ impl AppState {
         AppState {
             inner: Arc::new(Inner {
                 directory: Directory::new(catalog.clone(), &paste),
+                index_writer: IndexWriter::new(catalog.clone()),
                 limiters: Limiters::new(&limits),
                 limits,
                 in_flight: Arc::new(Semaphore::new(http.max_in_flight.max(1))),

@@ -25,6 +25,8 @@ pub async fn run(catalog: &Catalog) {
     malformed_keys_never_reach_the_database(catalog).await;
     paste_index_round_trips_and_is_tenant_isolated(catalog).await;
     paste_quota_race_never_overshoots(catalog.clone()).await;
+    batched_records_answer_as_single_ones(catalog).await;
+    concurrent_batches_never_overshoot_a_quota(catalog.clone()).await;
     burn_after_read_claims_are_won_once(catalog, catalog).await;
     sweep_removes_expired_pastes_and_releases_quota(catalog).await;
     idempotency_keys_start_replay_and_mismatch(catalog).await;
@@ -535,6 +537,110 @@ async fn paste_index_round_trips_and_is_tenant_isolated(c: &Catalog) {
     ok(c.delete_tenant(&a).await, "delete a");
     assert_eq!(ok(c.paste_record(&a, "pb").await, "after delete"), None);
     assert!(ok(c.list_pastes(&a, now, None, 10).await, "after delete").is_empty());
+}
+
+async fn batched_records_answer_as_single_ones(c: &Catalog) {
+    let now = now_ms();
+    let mut small = new_tenant("batch-a");
+    small.settings.quota_pastes = 2;
+    let a = ok(c.create_tenant(&small).await, "create a").id;
+    let b = ok(c.create_tenant(&new_tenant("batch-b")).await, "create b").id;
+    let missing = TenantId::generate().unwrap_or_else(|e| panic!("{e}"));
+    let p = |id: &str, bytes: i64| paste(id, bytes, now, now + 60_000, false);
+    let batch = vec![
+        (b.clone(), p("b1", 10)),
+        (a.clone(), p("a1", 10)),
+        (a.clone(), p("a1", 10)), // the same id twice in one batch
+        (a.clone(), p("a2", 10)),
+        (a.clone(), p("a3", 10)), // over the quota of two pastes
+        (missing.clone(), p("m1", 10)),
+        (b.clone(), p("neg", -1)),
+        (b.clone(), p("", 1)),
+    ];
+    let results = ok(c.record_pastes(&batch).await, "record batch");
+    let kinds: Vec<String> = results
+        .iter()
+        .map(|r| match r {
+            Ok(v) => v.to_string(),
+            Err(CatalogError::Conflict(what)) => format!("conflict {what}"),
+            Err(CatalogError::NotFound) => "not found".into(),
+            Err(CatalogError::Invalid(_)) => "invalid".into(),
+            Err(e) => format!("{e:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "true",
+            "true",
+            "conflict paste",
+            "true",
+            "false",
+            "not found",
+            "invalid",
+            "invalid"
+        ],
+        "batched_records_answer_as_single_ones"
+    );
+    assert_eq!(
+        usage_of(c, &a).await,
+        (20, 2),
+        "a: two pastes, the duplicate released"
+    );
+    assert_eq!(usage_of(c, &b).await, (10, 1));
+    let listed = ok(c.list_pastes(&a, now, None, 10).await, "list a");
+    assert_eq!(ids(&listed), ["a1", "a2"]);
+    assert!(ok(c.record_pastes(&[]).await, "empty batch").is_empty());
+}
+
+async fn concurrent_batches_never_overshoot_a_quota(c: Catalog) {
+    const SIZE: i64 = 1000;
+    let now = now_ms();
+    let mut new = new_tenant("batch-race");
+    new.settings.quota_bytes = 50 * SIZE;
+    let t = ok(c.create_tenant(&new).await, "create").id;
+    let other = ok(
+        c.create_tenant(&new_tenant("batch-race-b")).await,
+        "create b",
+    )
+    .id;
+    let c = Arc::new(c);
+    let tasks: Vec<_> = (0..10)
+        .map(|task| {
+            let (c, t, other) = (c.clone(), t.clone(), other.clone());
+            tokio::spawn(async move {
+                let batch: Vec<_> = (0..10)
+                    .flat_map(|i| {
+                        let id = format!("r{task:02}{i:02}");
+                        [
+                            (t.clone(), paste(&id, SIZE, now, now + 60_000, false)),
+                            (other.clone(), paste(&id, SIZE, now, now + 60_000, false)),
+                        ]
+                    })
+                    .collect();
+                c.record_pastes(&batch).await
+            })
+        })
+        .collect();
+    let (mut won, mut others) = (0, 0);
+    for task in tasks {
+        let results = task
+            .await
+            .unwrap_or_else(|e| panic!("task: {e}"))
+            .unwrap_or_else(|e| panic!("batch failed: {e:?}"));
+        for (i, r) in results.into_iter().enumerate() {
+            let stored = r.unwrap_or_else(|e| panic!("entry {i}: {e:?}"));
+            if i % 2 == 0 {
+                won += usize::from(stored);
+            } else {
+                assert!(stored, "the unlimited neighbour always has room");
+                others += 1;
+            }
+        }
+    }
+    assert_eq!(won, 50, "concurrent_batches_never_overshoot_a_quota");
+    assert_eq!(others, 100);
+    assert_eq!(usage_of(&c, &t).await, (50 * SIZE, 50));
 }
 
 async fn paste_quota_race_never_overshoots(c: Catalog) {

@@ -61,6 +61,27 @@ impl CatalogError {
         }
     }
 
+    /// The same kind of error, for handing one failure to several callers
+    /// (a batch): the source is kept only as its message.
+    pub fn duplicate(&self) -> CatalogError {
+        match self {
+            CatalogError::NotFound => CatalogError::NotFound,
+            CatalogError::Conflict(what) => CatalogError::Conflict(what),
+            CatalogError::Invalid(message) => CatalogError::Invalid(message.clone()),
+            CatalogError::Unavailable {
+                retry_after,
+                source,
+            } => CatalogError::Unavailable {
+                retry_after: *retry_after,
+                source: source.to_string().into(),
+            },
+            CatalogError::Internal { reason, source } => CatalogError::Internal {
+                reason: reason.clone(),
+                source: source.as_ref().map(|s| s.to_string().into()),
+            },
+        }
+    }
+
     /// Whether retrying the same call later may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(self, CatalogError::Unavailable { .. })

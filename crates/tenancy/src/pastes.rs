@@ -91,6 +91,11 @@ struct IdempotencyRow {
 const INSERT_PASTE: &str = "INSERT INTO pastes \
      (tenant_id, id, bytes, created_at, expires_at, burn_after_read) \
      VALUES ($1, $2, $3, $4, $5, $6)";
+/// As [`INSERT_PASTE`], but a taken id inserts nothing instead of failing
+/// (a failed statement would abort a whole PostgreSQL transaction).
+const INSERT_PASTE_IF_NEW: &str = "INSERT INTO pastes \
+     (tenant_id, id, bytes, created_at, expires_at, burn_after_read) \
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant_id, id) DO NOTHING";
 /// Locks the tenant's usage row (PostgreSQL) / takes the write lock (SQLite)
 /// before a paste row is deleted; no row = no such tenant.
 const LOCK_USAGE: &str = "UPDATE usage SET pastes = pastes WHERE tenant_id = $1";
@@ -230,6 +235,76 @@ impl Catalog {
             tx.commit().await?;
         });
         Ok(true)
+    }
+
+    /// [`record_paste`](Self::record_paste) for many pastes in ONE
+    /// transaction (group commit): one commit, one flush, for the whole
+    /// batch. Each entry gets the answer `record_paste` would give it, in
+    /// order; they are applied tenant by tenant (sorted, so concurrent
+    /// batches lock usage rows in the same order). `Err` when the
+    /// transaction itself fails: then nothing of the batch was recorded.
+    pub async fn record_pastes(
+        &self,
+        batch: &[(TenantId, PasteRecord)],
+    ) -> Result<Vec<Result<bool, CatalogError>>, CatalogError> {
+        let mut out: Vec<Result<bool, CatalogError>> = batch
+            .iter()
+            .map(|(_, record)| {
+                if record.bytes < 0 {
+                    return Err(CatalogError::Invalid(
+                        "a paste size cannot be negative".into(),
+                    ));
+                }
+                validate_paste_id(&record.id).map(|()| true)
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..batch.len()).filter(|&i| out[i].is_ok()).collect();
+        order.sort_by(|&a, &b| batch[a].0.as_str().cmp(batch[b].0.as_str()));
+        if order.is_empty() {
+            return Ok(out);
+        }
+        with_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            for &i in &order {
+                let (tenant, record) = &batch[i];
+                let reserved = sqlx::query(RESERVE_USAGE)
+                    .bind(record.bytes)
+                    .bind(tenant.as_str())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if reserved != 1 {
+                    let exists: Option<String> =
+                        sqlx::query_scalar("SELECT id FROM tenants WHERE id = $1")
+                            .bind(tenant.as_str())
+                            .fetch_optional(&mut *tx)
+                            .await?;
+                    out[i] = exists.map(|_| false).ok_or(CatalogError::NotFound);
+                    continue;
+                }
+                let inserted = sqlx::query(INSERT_PASTE_IF_NEW)
+                    .bind(tenant.as_str())
+                    .bind(&record.id)
+                    .bind(record.bytes)
+                    .bind(record.created_at)
+                    .bind(record.expires_at)
+                    .bind(record.burn_after_read)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if inserted != 1 {
+                    // Taken id: give the reservation back, inside the batch.
+                    sqlx::query(RELEASE_USAGE)
+                        .bind(record.bytes)
+                        .bind(tenant.as_str())
+                        .execute(&mut *tx)
+                        .await?;
+                    out[i] = Err(CatalogError::Conflict("paste"));
+                }
+            }
+            tx.commit().await?;
+        });
+        Ok(out)
     }
 
     /// Removes a paste from the index and releases its quota (as

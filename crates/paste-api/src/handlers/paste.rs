@@ -227,13 +227,20 @@ async fn store_new(
                 burn_after_read: request.burn_after_read,
             };
             let tenant_id = tenant.id.clone();
-            let reserved = super::catalog_call(state, |c| async move {
-                match c.record_paste(&tenant_id, &record).await {
-                    Err(tenancy::CatalogError::Conflict(_)) => Ok(None),
-                    other => other.map(Some),
-                }
-            })
-            .await?;
+            // Committed together with other creates' writes (group commit).
+            let written = tokio::time::timeout(
+                state.store_timeout(),
+                state.inner.index_writer.record(tenant_id, record),
+            )
+            .await
+            .map_err(|_| ApiError::CatalogUnavailable {
+                retry_after: Duration::from_secs(1),
+                source: None,
+            })?;
+            let reserved = match written {
+                Err(tenancy::CatalogError::Conflict(_)) => None,
+                other => Some(other.map_err(ApiError::from_catalog)?),
+            };
             match reserved {
                 None => continue, // id already indexed
                 Some(false) => return Err(ApiError::QuotaExceeded),

@@ -121,11 +121,7 @@ impl StoreConfig {
     /// The variables that select and configure this store in a
     /// `planshare-server` child (on top of host, port and data directory).
     pub fn env(&self) -> Vec<(&'static str, String)> {
-        let mut env = vec![
-            ("PLANSHARE_STORE", self.store().name().to_owned()),
-            // One client address at full speed: the limiters would measure themselves.
-            ("PLANSHARE_RATE_LIMITS", "off".to_owned()),
-        ];
+        let mut env = vec![("PLANSHARE_STORE", self.store().name().to_owned())];
         match self {
             Self::Fs | Self::Memory => {}
             Self::Redis { url, ttl_secs } => {

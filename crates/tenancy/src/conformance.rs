@@ -591,6 +591,36 @@ async fn batched_records_answer_as_single_ones(c: &Catalog) {
     let listed = ok(c.list_pastes(&a, now, None, 10).await, "list a");
     assert_eq!(ids(&listed), ["a1", "a2"]);
     assert!(ok(c.record_pastes(&[]).await, "empty batch").is_empty());
+
+    // A group that fits goes the fast way (one reservation, one insert);
+    // ids taken before or earlier in the batch still conflict.
+    let f = ok(c.create_tenant(&new_tenant("batch-f")).await, "create f").id;
+    assert!(ok(c.record_paste(&f, &p("f0", 5)).await, "f0"));
+    let batch = vec![
+        (f.clone(), p("f1", 10)),
+        (f.clone(), p("f0", 7)),
+        (f.clone(), p("f1", 3)),
+        (f.clone(), p("f2", 20)),
+    ];
+    let results = ok(c.record_pastes(&batch).await, "fast batch");
+    assert!(matches!(results[0], Ok(true)), "{results:?}");
+    assert!(
+        matches!(results[1], Err(CatalogError::Conflict("paste"))),
+        "{results:?}"
+    );
+    assert!(
+        matches!(results[2], Err(CatalogError::Conflict("paste"))),
+        "{results:?}"
+    );
+    assert!(matches!(results[3], Ok(true)), "{results:?}");
+    assert_eq!(
+        usage_of(c, &f).await,
+        (35, 3),
+        "f0 + f1 + f2; conflicts given back"
+    );
+    let listed = ok(c.list_pastes(&f, now, None, 10).await, "list f");
+    assert_eq!(ids(&listed), ["f0", "f1", "f2"]);
+    assert_eq!(listed[1].bytes, 10, "the first f1 of the batch was kept");
 }
 
 async fn concurrent_batches_never_overshoot_a_quota(c: Catalog) {

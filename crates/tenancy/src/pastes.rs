@@ -11,6 +11,8 @@
 //! `busy_timeout`), so it never fails with `SQLITE_BUSY_SNAPSHOT` by
 //! upgrading a stale read.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{RELEASE_USAGE, RESERVE_USAGE, with_pool};
@@ -96,6 +98,43 @@ const INSERT_PASTE: &str = "INSERT INTO pastes \
 const INSERT_PASTE_IF_NEW: &str = "INSERT INTO pastes \
      (tenant_id, id, bytes, created_at, expires_at, burn_after_read) \
      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant_id, id) DO NOTHING";
+/// Reserves `$1` bytes and `$2` pastes for tenant `$3` at once, within its
+/// quotas (the batch form of `RESERVE_USAGE`).
+const RESERVE_USAGE_N: &str = "UPDATE usage SET bytes = bytes + $1, pastes = pastes + $2 \
+     WHERE tenant_id = $3 \
+     AND bytes + $1 <= (SELECT quota_bytes FROM tenants WHERE id = $3) \
+     AND pastes + $2 <= (SELECT quota_pastes FROM tenants WHERE id = $3)";
+/// Gives back `$1` bytes and `$2` pastes of tenant `$3`, never below zero.
+const RELEASE_USAGE_N: &str = "UPDATE usage SET \
+     bytes = CASE WHEN bytes >= $1 THEN bytes - $1 ELSE 0 END, \
+     pastes = CASE WHEN pastes >= $2 THEN pastes - $2 ELSE 0 END \
+     WHERE tenant_id = $3";
+
+/// `INSERT_PASTE_IF_NEW` for `rows` rows at once, returning the ids it
+/// inserted.
+fn insert_pastes_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO pastes (tenant_id, id, bytes, created_at, expires_at, burn_after_read) VALUES ",
+    );
+    for row in 0..rows {
+        let n = row * 6;
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!(
+            "(${}, ${}, ${}, ${}, ${}, ${})",
+            n + 1,
+            n + 2,
+            n + 3,
+            n + 4,
+            n + 5,
+            n + 6
+        ));
+    }
+    sql.push_str(" ON CONFLICT (tenant_id, id) DO NOTHING RETURNING id");
+    sql
+}
+
 /// Locks the tenant's usage row (PostgreSQL) / takes the write lock (SQLite)
 /// before a paste row is deleted; no row = no such tenant.
 const LOCK_USAGE: &str = "UPDATE usage SET pastes = pastes WHERE tenant_id = $1";
@@ -265,41 +304,104 @@ impl Catalog {
         }
         with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            for &i in &order {
-                let (tenant, record) = &batch[i];
-                let reserved = sqlx::query(RESERVE_USAGE)
-                    .bind(record.bytes)
+            let mut start = 0;
+            while start < order.len() {
+                let tenant = &batch[order[start]].0;
+                let end = order[start..]
+                    .iter()
+                    .position(|&i| batch[i].0 != *tenant)
+                    .map_or(order.len(), |n| start + n);
+                let group = &order[start..end];
+                start = end;
+                // Fast path: the tenant's whole group fits its quota, so one
+                // reservation and one multi-row insert serve it.
+                let bytes = group
+                    .iter()
+                    .fold(0_i64, |sum, &i| sum.saturating_add(batch[i].1.bytes));
+                let count = i64::try_from(group.len()).unwrap_or(i64::MAX);
+                let reserved = sqlx::query(RESERVE_USAGE_N)
+                    .bind(bytes)
+                    .bind(count)
                     .bind(tenant.as_str())
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();
-                if reserved != 1 {
-                    let exists: Option<String> =
-                        sqlx::query_scalar("SELECT id FROM tenants WHERE id = $1")
+                if reserved == 1 {
+                    // Built only from placeholders: no value enters the text.
+                    let sql = sqlx::AssertSqlSafe(insert_pastes_sql(group.len()));
+                    let mut insert = sqlx::query_scalar::<_, String>(sql);
+                    for &i in group {
+                        let record = &batch[i].1;
+                        insert = insert
                             .bind(tenant.as_str())
-                            .fetch_optional(&mut *tx)
+                            .bind(&record.id)
+                            .bind(record.bytes)
+                            .bind(record.created_at)
+                            .bind(record.expires_at)
+                            .bind(record.burn_after_read);
+                    }
+                    let mut inserted: HashSet<String> =
+                        insert.fetch_all(&mut *tx).await?.into_iter().collect();
+                    let (mut back_bytes, mut back_count) = (0_i64, 0_i64);
+                    for &i in group {
+                        // A taken id (also one repeated in this batch: its
+                        // first entry wins) inserts nothing.
+                        if inserted.remove(&batch[i].1.id) {
+                            out[i] = Ok(true);
+                        } else {
+                            out[i] = Err(CatalogError::Conflict("paste"));
+                            back_bytes = back_bytes.saturating_add(batch[i].1.bytes);
+                            back_count += 1;
+                        }
+                    }
+                    if back_count > 0 {
+                        sqlx::query(RELEASE_USAGE_N)
+                            .bind(back_bytes)
+                            .bind(back_count)
+                            .bind(tenant.as_str())
+                            .execute(&mut *tx)
                             .await?;
-                    out[i] = exists.map(|_| false).ok_or(CatalogError::NotFound);
+                    }
                     continue;
                 }
-                let inserted = sqlx::query(INSERT_PASTE_IF_NEW)
-                    .bind(tenant.as_str())
-                    .bind(&record.id)
-                    .bind(record.bytes)
-                    .bind(record.created_at)
-                    .bind(record.expires_at)
-                    .bind(record.burn_after_read)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                if inserted != 1 {
-                    // Taken id: give the reservation back, inside the batch.
-                    sqlx::query(RELEASE_USAGE)
+                // The group does not fit (or the tenant is unknown): entry by
+                // entry, in order, so exactly the ones that fit are kept.
+                for &i in group {
+                    let record = &batch[i].1;
+                    let reserved = sqlx::query(RESERVE_USAGE)
                         .bind(record.bytes)
                         .bind(tenant.as_str())
                         .execute(&mut *tx)
-                        .await?;
-                    out[i] = Err(CatalogError::Conflict("paste"));
+                        .await?
+                        .rows_affected();
+                    if reserved != 1 {
+                        let exists: Option<String> =
+                            sqlx::query_scalar("SELECT id FROM tenants WHERE id = $1")
+                                .bind(tenant.as_str())
+                                .fetch_optional(&mut *tx)
+                                .await?;
+                        out[i] = exists.map(|_| false).ok_or(CatalogError::NotFound);
+                        continue;
+                    }
+                    let inserted = sqlx::query(INSERT_PASTE_IF_NEW)
+                        .bind(tenant.as_str())
+                        .bind(&record.id)
+                        .bind(record.bytes)
+                        .bind(record.created_at)
+                        .bind(record.expires_at)
+                        .bind(record.burn_after_read)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                    if inserted != 1 {
+                        // Taken id: give the reservation back, inside the batch.
+                        sqlx::query(RELEASE_USAGE)
+                            .bind(record.bytes)
+                            .bind(tenant.as_str())
+                            .execute(&mut *tx)
+                            .await?;
+                        out[i] = Err(CatalogError::Conflict("paste"));
+                    }
                 }
             }
             tx.commit().await?;
@@ -574,6 +676,16 @@ impl Catalog {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn multi_row_inserts_number_their_placeholders() {
+        assert_eq!(
+            super::insert_pastes_sql(2),
+            "INSERT INTO pastes (tenant_id, id, bytes, created_at, expires_at, burn_after_read) \
+             VALUES ($1, $2, $3, $4, $5, $6), ($7, $8, $9, $10, $11, $12) \
+             ON CONFLICT (tenant_id, id) DO NOTHING RETURNING id"
+        );
+    }
     use super::*;
 
     fn row(digest: u8, paste_id: Option<&str>, created_at: i64) -> IdempotencyRow {

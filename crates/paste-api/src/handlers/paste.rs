@@ -218,46 +218,45 @@ async fn store_new(
     for _ in 0..ID_ATTEMPTS {
         let id =
             PasteId::generate(tenant.id_length).map_err(|e| ApiError::Internal(e.to_string()))?;
-        if index {
+        let key = PasteKey::new(tenant.namespace.clone(), id);
+        let store = with_timeout(state, state.inner.store.put_if_absent(&key, paste.clone()));
+        // An indexed paste is written to the store and to the catalog (its
+        // index row and quota reservation) at the same time; it is
+        // acknowledged only when both hold, and whichever half succeeded
+        // alone is undone.
+        let (reserved, stored) = if index {
             let record = PasteRecord {
-                id: id.to_string(),
+                id: key.id().to_string(),
                 bytes,
                 created_at: i64::try_from(created_at).unwrap_or(i64::MAX),
                 expires_at: i64::try_from(expires_at).unwrap_or(i64::MAX),
                 burn_after_read: request.burn_after_read,
             };
-            let tenant_id = tenant.id.clone();
-            // Committed together with other creates' writes (group commit).
-            let written = tokio::time::timeout(
-                state.store_timeout(),
-                state.inner.index_writer.record(tenant_id, record),
-            )
-            .await
-            .map_err(|_| ApiError::CatalogUnavailable {
-                retry_after: Duration::from_secs(1),
-                source: None,
-            })?;
-            let reserved = match written {
-                Err(tenancy::CatalogError::Conflict(_)) => None,
-                other => Some(other.map_err(ApiError::from_catalog)?),
-            };
-            match reserved {
-                None => continue, // id already indexed
-                Some(false) => return Err(ApiError::QuotaExceeded),
-                Some(true) => {}
-            }
-        }
-        let key = PasteKey::new(tenant.namespace.clone(), id);
-        match with_timeout(state, state.inner.store.put_if_absent(&key, paste.clone())).await {
-            Ok(()) => {
+            let (reserved, stored) = tokio::join!(reserve(state, resolved, record), store);
+            (Some(reserved), stored)
+        } else {
+            (None, store.await)
+        };
+        match (reserved, stored) {
+            (None | Some(Ok(Reservation::Reserved)), Ok(())) => {
                 return Ok(Created {
                     id: key.id().to_string(),
                     token,
                     expires_at: i64::try_from(expires_at).unwrap_or(i64::MAX),
                 });
             }
-            Err(error) => {
-                if index {
+            // Stored but not accounted: take the paste back.
+            (Some(Ok(Reservation::IdTaken)), Ok(())) => discard(state, &key).await,
+            (Some(Ok(Reservation::OverQuota)), Ok(())) => {
+                discard(state, &key).await;
+                return Err(ApiError::QuotaExceeded);
+            }
+            (Some(Err(error)), Ok(())) => {
+                discard(state, &key).await;
+                return Err(error);
+            }
+            (reservation, Err(error)) => {
+                if let Some(Ok(Reservation::Reserved)) = reservation {
                     unindex(state, resolved, key.id().as_str()).await;
                 }
                 match error {
@@ -270,6 +269,48 @@ async fn store_new(
     Err(ApiError::Internal(format!(
         "{ID_ATTEMPTS} id collisions in a row"
     )))
+}
+
+/// What the catalog said to an index write.
+enum Reservation {
+    Reserved,
+    OverQuota,
+    IdTaken,
+}
+
+/// Writes a paste's index row and quota reservation (group-committed with
+/// other creates' writes).
+async fn reserve(
+    state: &AppState,
+    resolved: &Resolved,
+    record: PasteRecord,
+) -> Result<Reservation, ApiError> {
+    let written = tokio::time::timeout(
+        state.store_timeout(),
+        state
+            .inner
+            .index_writer
+            .record(resolved.tenant.id.clone(), record),
+    )
+    .await
+    .map_err(|_| ApiError::CatalogUnavailable {
+        retry_after: Duration::from_secs(1),
+        source: None,
+    })?;
+    match written {
+        Ok(true) => Ok(Reservation::Reserved),
+        Ok(false) => Ok(Reservation::OverQuota),
+        Err(tenancy::CatalogError::Conflict(_)) => Ok(Reservation::IdTaken),
+        Err(e) => Err(ApiError::from_catalog(e)),
+    }
+}
+
+/// Removes a paste this request stored but may not keep (not accounted). A
+/// failure leaves it to expire: it was never acknowledged.
+async fn discard(state: &AppState, key: &PasteKey) {
+    if let Err(error) = with_timeout(state, state.inner.store.delete(key)).await {
+        tracing::warn!(%error, "cannot remove an unaccounted paste; it will expire");
+    }
 }
 
 /// Gives back the index entry (and quota) of a paste that was not stored or

@@ -188,6 +188,8 @@ pub(crate) async fn usage(
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let id = tenant_id(id)?;
+    // This process's request counts first (other replicas add theirs every 10 s).
+    state.inner.directory.flush_requests().await;
     let usage = catalog_call(&state, |c| async move { c.usage(&id).await }).await?;
     Ok(json_response(StatusCode::OK, &usage))
 }

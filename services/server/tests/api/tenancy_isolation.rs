@@ -1688,3 +1688,40 @@ async fn ttl_size_and_id_length_are_the_tenants_own() {
         );
     }
 }
+
+/// Usage counts a tenant's paste requests (keyed and by host), and not
+/// another tenant's; this process's counts are current when usage is read.
+#[tokio::test]
+async fn usage_counts_each_tenants_own_requests() {
+    for db in databases().await {
+        let app = spawn(db, &[], |_| {}).await;
+        let a = tenant(&app, "count-a", json!({})).await;
+        let b = tenant(&app, "count-b", json!({})).await;
+        for _ in 0..4 {
+            let listed = send(keyed(&app, Method::GET, "/api/v1/pastes", &a.key)).await;
+            assert_eq!(listed.status, 200, "{db:?}");
+        }
+        for _ in 0..3 {
+            let absent = send(at_host(
+                &app,
+                Method::GET,
+                &format!("/api/paste/{}", absent_id(16)),
+                &a.host,
+            ))
+            .await;
+            assert_eq!(absent.status, 404, "{db:?}");
+        }
+        let created = send(keyed(&app, Method::GET, "/api/v1/pastes", &b.key)).await;
+        assert_eq!(created.status, 200, "{db:?}");
+        let usage_of = |t: &Tenant| {
+            let path = format!("/admin/v1/tenants/{}/usage", t.id);
+            let app = &app;
+            async move { status_json(admin(app, Method::GET, &path, None).await).await }
+        };
+        let (status, usage) = usage_of(&a).await;
+        assert_eq!(status, 200, "{db:?}: {usage}");
+        assert_eq!(usage["requests"], 7, "{db:?}: {usage}");
+        let (_, usage) = usage_of(&b).await;
+        assert_eq!(usage["requests"], 1, "{db:?}: {usage}");
+    }
+}

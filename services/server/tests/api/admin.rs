@@ -6,6 +6,8 @@ use reqwest::{Method, Response};
 use serde_json::{Value, json};
 use testkit::TestApp;
 
+use crate::tenants_support::status_json;
+
 const TOKEN: &str = "admin-test-token-0123456789";
 const ROUTE_NOT_FOUND: &str =
     r#"{"error":"Not found. Valid paths: POST /api/paste, GET /api/paste/:id"}"#;
@@ -24,17 +26,6 @@ async fn call(app: &TestApp, method: Method, path: &str, body: Option<Value>) ->
             .body(body.to_string());
     }
     request.send().await.unwrap()
-}
-
-async fn status_json(response: Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    let json = if text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
-    };
-    (status, json)
 }
 
 async fn create_tenant(app: &TestApp, namespace: &str) -> Value {

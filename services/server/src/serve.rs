@@ -68,8 +68,14 @@ impl Server {
                 Some((listener, paste_api::admin_router(state.clone())))
             }
         };
+        let mut router = paste_api::router(state.clone());
+        if settings.portal.enabled {
+            // Same origin as the API; outside the API's limiters and layers.
+            let portal = portal::router(&settings.portal).map_err(anyhow::Error::msg)?;
+            router = router.merge(portal);
+        }
         Ok(Server {
-            router: paste_api::router(state.clone()),
+            router,
             state,
             config: settings.server.clone(),
             admin,

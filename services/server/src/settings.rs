@@ -41,6 +41,8 @@ pub struct Settings {
     pub admin: AdminConfig,
     /// `[limits]`: rate limits.
     pub limits: LimitsConfig,
+    /// `[portal]`: the share portal served on the same origin.
+    pub portal: portal::PortalConfig,
     /// `[log]`: log format and filter.
     pub log: LogConfig,
 }
@@ -262,6 +264,42 @@ pub const ENV_VARS: &[EnvVar] = &[
         },
     },
     EnvVar {
+        name: "PLANSHARE_PORTAL",
+        setting: "portal.enabled (on | off)",
+        apply: |s, v| {
+            s.portal.enabled = match v.trim() {
+                "on" => true,
+                "off" => false,
+                other => return Err(format!("expected on or off, got {other:?}")),
+            };
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_PORTAL_PASTE_API_URL",
+        setting: "portal.paste_api_url",
+        apply: |s, v| {
+            s.portal.paste_api_url = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_PORTAL_ALLOWED_PASTE_APIS",
+        setting: "portal.allowed_paste_apis",
+        apply: |s, v| {
+            s.portal.allowed_paste_apis = split_origins(v);
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_SHARE_BASE_URL",
+        setting: "portal.share_base_url",
+        apply: |s, v| {
+            s.portal.share_base_url = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
         name: "PLANSHARE_TRUSTED_PROXIES",
         setting: "limits.trusted_proxies",
         apply: |s, v| {
@@ -475,6 +513,7 @@ impl Settings {
     fn validate(&self) -> Result<(), SettingsError> {
         self.paste.validate().map_err(SettingsError::Invalid)?;
         self.limits.validate().map_err(SettingsError::Invalid)?;
+        self.portal.validate().map_err(SettingsError::Invalid)?;
         let admin_addr = self.admin.addr.trim();
         if !admin_addr.is_empty() && admin_addr.parse::<SocketAddr>().is_err() {
             return Err(SettingsError::Invalid(format!(

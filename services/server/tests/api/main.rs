@@ -18,6 +18,7 @@ mod fs_only;
 mod lifecycle;
 mod limits;
 mod pastes;
+mod portal;
 mod tenancy_isolation;
 mod tenants_support;
 mod vectors;

@@ -1,0 +1,99 @@
+//! Embeds the web app: every file of `web/` except `index.html` gets a
+//! content-hashed name (`app.<hash>.js`), `index.html` gets those names in
+//! place of its `{{file}}` placeholders, and each output is stored raw,
+//! gzip- and brotli-compressed. `$OUT_DIR/assets.rs` lists them for
+//! `src/assets.rs`.
+
+use std::error::Error;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest as _, Sha256};
+
+fn main() -> Result<(), Box<dyn Error>> {
+    println!("cargo::rerun-if-changed=web");
+    let web = Path::new("web");
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+
+    let mut names: Vec<String> = std::fs::read_dir(web)?
+        .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()?;
+    names.sort();
+
+    let mut table = String::from("&[\n");
+    let mut index_html = None;
+    for name in &names {
+        let bytes = std::fs::read(web.join(name))?;
+        if name == "index.html" {
+            index_html = Some(String::from_utf8(bytes)?);
+            continue;
+        }
+        let hash = short_hash(&bytes);
+        let (stem, ext) = name.rsplit_once('.').ok_or("asset without an extension")?;
+        let hashed = format!("{stem}.{hash}.{ext}");
+        write_variants(&out, &hashed, &bytes)?;
+        writeln!(
+            table,
+            "    asset!(\"/assets/{hashed}\", \"{hashed}\", \"{}\", \"{hash}\", true),",
+            content_type(ext)?
+        )?;
+        // index.html may be read before or after this asset.
+        std::fs::write(out.join(format!("name-of-{name}")), &hashed)?;
+    }
+    let mut html = index_html.ok_or("web/index.html is missing")?;
+    for name in &names {
+        let marker = format!("{{{{{name}}}}}");
+        if html.contains(&marker) {
+            let hashed = std::fs::read_to_string(out.join(format!("name-of-{name}")))?;
+            html = html.replace(&marker, &format!("/assets/{hashed}"));
+        }
+    }
+    if html.contains("{{") {
+        return Err("web/index.html names a file that web/ does not have".into());
+    }
+    let hash = short_hash(html.as_bytes());
+    write_variants(&out, "index.html", html.as_bytes())?;
+    writeln!(
+        table,
+        "    asset!(\"/\", \"index.html\", \"text/html; charset=utf-8\", \"{hash}\", false),"
+    )?;
+    table.push(']');
+    std::fs::write(out.join("assets.rs"), table)?;
+    Ok(())
+}
+
+/// The first 10 hex digits of the SHA-256 of `bytes`.
+fn short_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .take(5)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn content_type(ext: &str) -> Result<&'static str, Box<dyn Error>> {
+    Ok(match ext {
+        "js" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "svg" => "image/svg+xml",
+        "txt" => "text/plain; charset=utf-8",
+        other => return Err(format!("no content type for .{other} assets").into()),
+    })
+}
+
+/// `name`, `name.gz` and `name.br` in `out`.
+fn write_variants(out: &Path, name: &str, bytes: &[u8]) -> Result<(), Box<dyn Error>> {
+    std::fs::write(out.join(name), bytes)?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(bytes)?;
+    std::fs::write(out.join(format!("{name}.gz")), gz.finish()?)?;
+    let mut br = Vec::new();
+    {
+        let mut writer = brotli::CompressorWriter::new(&mut br, 4096, 11, 22);
+        writer.write_all(bytes)?;
+        writer.flush()?;
+    }
+    std::fs::write(out.join(format!("{name}.br")), br)?;
+    Ok(())
+}

@@ -1,0 +1,70 @@
+// Opens share links in headless Chromium and reports what the portal shows.
+//
+// Input (stdin, JSON): { "chromium": "/usr/bin/chromium",
+//   "links": [{ "url", "plan"?, "annotations"?, "error"? }] }
+// For each link: load it, wait until the portal has decided (plan shown or
+// error shown), then compare the plan text, the number of annotations or the
+// error text. Also records every request the page makes to another origin
+// and any request carrying the fragment's key. Output (stdout, JSON):
+// { "opened": n, "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }.
+// Exit status 0 only when there are no failures, foreign requests or leaks.
+
+import { chromium } from "playwright-core";
+
+const input = JSON.parse(await new Promise((resolve) => {
+  let text = "";
+  process.stdin.on("data", (chunk) => (text += chunk));
+  process.stdin.on("end", () => resolve(text));
+}));
+
+const browser = await chromium.launch({
+  executablePath: input.chromium,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const failures = [];
+const foreignRequests = [];
+const keyLeaks = [];
+try {
+  for (const link of input.links) {
+    const page = await browser.newPage();
+    const origin = new URL(link.url).origin;
+    const key = new URLSearchParams(new URL(link.url).hash.slice(1)).get("key");
+    page.on("request", (request) => {
+      const url = request.url();
+      if (new URL(url).origin !== origin) foreignRequests.push(url);
+      const headers = JSON.stringify(request.headers());
+      if (key && (url.includes(key) || headers.includes(key) || (request.postData() ?? "").includes(key))) {
+        keyLeaks.push(url);
+      }
+    });
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(link.url);
+    await page.waitForFunction(() => {
+      const status = document.getElementById("status");
+      return status && status.textContent !== "Loading…";
+    }, null, { timeout: 15000 });
+    const shown = await page.evaluate(() => ({
+      plan: document.getElementById("plan").textContent,
+      annotations: document.querySelectorAll("#annotation-list li").length,
+      error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+      href: location.href,
+    }));
+    const fail = (what) => failures.push({ url: link.url.slice(0, 120), what, shown: { ...shown, plan: shown.plan.slice(0, 200) } });
+    if (link.error !== undefined) {
+      if (shown.error !== link.error) fail(`error text: expected ${JSON.stringify(link.error)}`);
+    } else {
+      if (shown.error !== null) fail(`unexpected error ${JSON.stringify(shown.error)}`);
+      if (shown.plan !== link.plan) fail("plan text differs");
+      if (shown.annotations !== link.annotations) fail(`annotations: expected ${link.annotations}, shown ${shown.annotations}`);
+      if (shown.href.includes("#")) fail("the fragment was not dropped from the address bar");
+    }
+    if (errors.length) fail(`page errors: ${errors.join("; ")}`);
+    await page.close();
+  }
+} finally {
+  await browser.close();
+}
+process.stdout.write(JSON.stringify({ opened: input.links.length, failures, foreignRequests, keyLeaks }) + "\n");
+process.exit(failures.length || foreignRequests.length || keyLeaks.length ? 1 : 0);

@@ -1,0 +1,138 @@
+//! The share portal in real headless Chromium, against this server: every
+//! upstream `hash_url` vector opens with its plan text and annotation count;
+//! encrypted and legacy short links made here open too; truncated hashes,
+//! wrong keys and absent pastes show upstream's error texts; the page makes
+//! no request to another origin and none carries the fragment's key.
+//!
+//! Needs Chromium (`PLANSHARE_TEST_CHROMIUM`, default `/usr/bin/chromium`)
+//! and `npm install` in `crates/portal/browser-tests` (scripts/test does
+//! both). Without them the test says so and skips — except under CI, where
+//! it fails.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use testkit::TestApp;
+
+const HASH_ERROR: &str =
+    "Failed to load shared plan — the URL may have been truncated by your browser.";
+const SHORT_ERROR: &str = "Failed to load shared plan — the link may be expired or incomplete.";
+
+/// Chromium and the harness directory, or `None` (skip) outside CI.
+fn harness() -> Option<(PathBuf, PathBuf)> {
+    let chromium = std::env::var_os("PLANSHARE_TEST_CHROMIUM")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../crates/portal/browser-tests"
+    ));
+    let missing = if !chromium.exists() {
+        Some(format!("Chromium ({})", chromium.display()))
+    } else if !dir.join("node_modules/playwright-core").exists() {
+        Some(format!(
+            "playwright-core (npm install in {})",
+            dir.display()
+        ))
+    } else {
+        None
+    };
+    match missing {
+        None => Some((chromium, dir)),
+        Some(what) if std::env::var_os("CI").is_some() => {
+            panic!("{what} is missing under CI: scripts/test installs it")
+        }
+        Some(what) => {
+            #[expect(clippy::print_stderr, reason = "a skipped browser test says so")]
+            {
+                eprintln!("skipping: {what} is missing (scripts/test installs it)");
+            }
+            None
+        }
+    }
+}
+
+/// Stores `data` as a paste and returns its id.
+async fn store(app: &TestApp, data: &str) -> String {
+    let created = app.create_ok(data).await;
+    created["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_links_open_in_chromium() {
+    let Some((chromium, dir)) = harness() else {
+        return;
+    };
+    let app = TestApp::spawn(&[]).await;
+    let base = app.base_url.clone();
+    let mut links = Vec::new();
+    let mut longest = String::new();
+    for vector in testkit::upstream_vectors("hash_url") {
+        let hash = vector["output"]["hash"].as_str().unwrap().to_owned();
+        let payload: Value =
+            serde_json::from_str(vector["output"]["json"].as_str().unwrap()).unwrap();
+        links.push(json!({
+            "url": format!("{base}/#{hash}"),
+            "plan": payload["p"],
+            "annotations": payload["a"].as_array().unwrap().len(),
+        }));
+        if hash.len() > longest.len() {
+            longest = hash;
+        }
+    }
+    assert!(links.len() >= 8, "the hash_url vectors are there");
+    // A truncated hash still looks like a payload but does not decode.
+    links.push(json!({
+        "url": format!("{base}/#{}", &longest[..longest.len() - 7]),
+        "error": HASH_ERROR,
+    }));
+
+    let json = r##"{"p":"# Short plan\n\nShip it.","a":[["C","Ship it","Which day?","Ann",null],["G","Looks good","Bo",null]]}"##;
+    let compressed = share_codec::compress(json);
+    let (key, data) = share_codec::encrypt(&compressed).unwrap();
+    let id = store(&app, &data).await;
+    let short = share_codec::short_url(&base, &id, &key, share_codec::DEFAULT_PASTE_API);
+    links.push(json!({"url": short, "plan": "# Short plan\n\nShip it.", "annotations": 2}));
+    let legacy = store(&app, &compressed).await;
+    links.push(json!({"url": format!("{base}/p/{legacy}"), "plan": "# Short plan\n\nShip it.", "annotations": 2}));
+    let (other_key, _) = share_codec::encrypt("x").unwrap();
+    links.push(json!({
+        "url": share_codec::short_url(&base, &id, &other_key, share_codec::DEFAULT_PASTE_API),
+        "error": SHORT_ERROR,
+    }));
+    links.push(json!({
+        "url": share_codec::short_url(&base, "AbsentPaste12345", &key, share_codec::DEFAULT_PASTE_API),
+        "error": SHORT_ERROR,
+    }));
+
+    let count = links.len();
+    let input = json!({"chromium": chromium, "links": links}).to_string();
+    let output = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new("node")
+            .arg("open-links.mjs")
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("node: {e}"));
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("harness output ({e}): {stdout}\n{stderr}"));
+    assert!(output.status.success(), "{report:#}\n{stderr}");
+    assert_eq!(report["opened"], count, "{report}");
+}

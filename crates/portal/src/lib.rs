@@ -15,17 +15,22 @@
 //! `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff` and
 //! `Cross-Origin-Opener-Policy: same-origin`.
 //!
-//! The router has no fallback, so it can be merged into the API's router
-//! (which keeps upstream's generic 404 for every other path).
+//! [`router`] serves the portal alone; [`mount`] puts it in front of the
+//! paste API on the same origin without changing what API clients see:
+//! `/` and `/p/{id}` answer the app only to browser navigations (`Accept`
+//! naming `text/html`), and everything else the portal does not serve —
+//! other methods, other paths, non-HTML requests — goes to the API, so
+//! upstream's generic 404 for `GET /` stays as it was.
 
 mod assets;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use serde::{Deserialize, Serialize};
+use tower::ServiceExt as _;
 
 /// `[portal]`: what the portal is told at `/config.json` (a self-hoster
 /// changes it without rebuilding).
@@ -138,6 +143,74 @@ pub fn router(config: &PortalConfig) -> Result<Router, String> {
         .route("/assets/{file}", get(asset))
         .route("/config.json", get(config_json))
         .with_state(portal))
+}
+
+/// The portal in front of `api` (see the crate docs).
+///
+/// # Errors
+/// A [`PortalConfig`] that fails [`PortalConfig::validate`].
+pub fn mount(config: &PortalConfig, api: Router) -> Result<Router, String> {
+    let portal = router(config)?;
+    let front = Front {
+        portal,
+        api: api.clone(),
+    };
+    Ok(Router::new()
+        .route("/", any(navigation))
+        .route("/p/{id}", any(navigation))
+        .route("/assets/{file}", any(static_file))
+        .route("/config.json", any(static_file))
+        .with_state(front)
+        .fallback_service(api))
+}
+
+/// The two routers [`mount`] chooses between.
+#[derive(Clone)]
+struct Front {
+    portal: Router,
+    api: Router,
+}
+
+/// Whether a request is a browser navigation (`GET`/`HEAD` accepting HTML).
+fn is_navigation(request: &Request) -> bool {
+    let method = request.method();
+    (method == http::Method::GET || method == http::Method::HEAD)
+        && request
+            .headers()
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.to_ascii_lowercase().contains("text/html"))
+}
+
+async fn navigation(State(front): State<Front>, request: Request) -> Response {
+    let target = if is_navigation(&request) {
+        front.portal
+    } else {
+        front.api
+    };
+    let mut response = forward(target, request).await;
+    response
+        .headers_mut()
+        .append(header::VARY, HeaderValue::from_static("Accept"));
+    response
+}
+
+async fn static_file(State(front): State<Front>, request: Request) -> Response {
+    let method = request.method();
+    let target = if method == http::Method::GET || method == http::Method::HEAD {
+        front.portal
+    } else {
+        front.api
+    };
+    forward(target, request).await
+}
+
+async fn forward(router: Router, request: Request) -> Response {
+    match router.oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
 }
 
 async fn index(State(portal): State<Portal>, headers: HeaderMap) -> Response {

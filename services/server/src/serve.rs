@@ -71,8 +71,8 @@ impl Server {
         let mut router = paste_api::router(state.clone());
         if settings.portal.enabled {
             // Same origin as the API; outside the API's limiters and layers.
-            let portal = portal::router(&settings.portal).map_err(anyhow::Error::msg)?;
-            router = router.merge(portal);
+            // API clients see the API exactly as before (see `portal::mount`).
+            router = portal::mount(&settings.portal, router).map_err(anyhow::Error::msg)?;
         }
         Ok(Server {
             router,

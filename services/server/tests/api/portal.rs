@@ -1,6 +1,7 @@
 //! The share portal on the server's own origin: `/` and `/p/{id}` serve the
-//! app with the portal's CSP; every other unknown path keeps upstream's
-//! generic 404; `PLANSHARE_PORTAL=off` removes it.
+//! app to browser navigations (`Accept: text/html`) with the portal's CSP,
+//! while API clients keep upstream's generic 404 there and on every other
+//! unknown path; `PLANSHARE_PORTAL=off` removes it.
 
 use testkit::TestApp;
 
@@ -10,8 +11,19 @@ const ROUTE_NOT_FOUND: &str =
 #[tokio::test]
 async fn the_portal_shares_the_origin_and_leaves_other_paths_alone() {
     let app = TestApp::spawn(&[]).await;
+    let navigate = |path: &str| {
+        app.client
+            .get(app.url(path))
+            .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+            .send()
+    };
     for path in ["/", "/p/AbCdEf12"] {
-        let page = app.get_path(path).await;
+        // An API client (no HTML in Accept) sees upstream's answer.
+        let api = app.get_path(path).await;
+        assert_eq!(api.status(), 404, "{path}");
+        assert_eq!(api.text().await.unwrap(), ROUTE_NOT_FOUND);
+        let page = navigate(path).await.unwrap();
+        assert!(page.headers()["vary"].to_str().unwrap().contains("Accept"));
         assert_eq!(page.status(), 200, "{path}");
         let csp = page.headers()["content-security-policy"]
             .to_str()
@@ -24,6 +36,15 @@ async fn the_portal_shares_the_origin_and_leaves_other_paths_alone() {
     assert_eq!(config.status(), 200);
     let config: serde_json::Value = config.json().await.unwrap();
     assert_eq!(config["pasteApiUrl"], "");
+
+    let posted = app
+        .client
+        .post(app.url("/config.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 404, "other methods reach the API");
+    assert_eq!(posted.text().await.unwrap(), ROUTE_NOT_FOUND);
 
     let other = app.get_path("/whatever/else").await;
     assert_eq!(other.status(), 404);
@@ -40,7 +61,13 @@ async fn the_portal_shares_the_origin_and_leaves_other_paths_alone() {
 #[tokio::test]
 async fn the_portal_can_be_turned_off() {
     let app = TestApp::spawn(&[("PLANSHARE_PORTAL", "off")]).await;
-    let root = app.get_path("/").await;
+    let root = app
+        .client
+        .get(app.url("/"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(root.status(), 404);
     assert_eq!(root.text().await.unwrap(), ROUTE_NOT_FOUND);
 }

@@ -23,35 +23,47 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     let mut table = String::from("&[\n");
     let mut index_html = None;
+    // Files may name others as `{{file}}` (index.html its script and style,
+    // app.js the modules it imports): a file is hashed once the files it
+    // names have their hashed names.
+    let mut sources: Vec<(String, Vec<u8>)> = Vec::new();
     for name in &names {
         let bytes = std::fs::read(web.join(name))?;
         if name == "index.html" {
             index_html = Some(String::from_utf8(bytes)?);
-            continue;
-        }
-        let hash = short_hash(&bytes);
-        let (stem, ext) = name.rsplit_once('.').ok_or("asset without an extension")?;
-        let hashed = format!("{stem}.{hash}.{ext}");
-        write_variants(&out, &hashed, &bytes)?;
-        writeln!(
-            table,
-            "    asset!(\"/assets/{hashed}\", \"{hashed}\", \"{}\", \"{hash}\", true),",
-            content_type(ext)?
-        )?;
-        // index.html may be read before or after this asset.
-        std::fs::write(out.join(format!("name-of-{name}")), &hashed)?;
-    }
-    let mut html = index_html.ok_or("web/index.html is missing")?;
-    for name in &names {
-        let marker = format!("{{{{{name}}}}}");
-        if html.contains(&marker) {
-            let hashed = std::fs::read_to_string(out.join(format!("name-of-{name}")))?;
-            html = html.replace(&marker, &format!("/assets/{hashed}"));
+        } else {
+            sources.push((name.clone(), bytes));
         }
     }
-    if html.contains("{{") {
-        return Err("web/index.html names a file that web/ does not have".into());
+    let mut hashed_names: Vec<(String, String)> = Vec::new();
+    while !sources.is_empty() {
+        let before = sources.len();
+        let mut waiting = Vec::new();
+        for (name, bytes) in sources {
+            let Some(bytes) = resolve(&bytes, &names, &hashed_names) else {
+                waiting.push((name, bytes));
+                continue;
+            };
+            let hash = short_hash(&bytes);
+            let (stem, ext) = name.rsplit_once('.').ok_or("asset without an extension")?;
+            let hashed = format!("{stem}.{hash}.{ext}");
+            write_variants(&out, &hashed, &bytes)?;
+            writeln!(
+                table,
+                "    asset!(\"/assets/{hashed}\", \"{hashed}\", \"{}\", \"{hash}\", true),",
+                content_type(ext)?
+            )?;
+            hashed_names.push((name, hashed));
+        }
+        if waiting.len() == before {
+            return Err("web/ files name each other in a cycle or name a missing file".into());
+        }
+        sources = waiting;
     }
+    let html = index_html.ok_or("web/index.html is missing")?;
+    let html = resolve(html.as_bytes(), &names, &hashed_names)
+        .ok_or("web/index.html names a file that web/ does not have")?;
+    let html = String::from_utf8(html)?;
     let hash = short_hash(html.as_bytes());
     write_variants(&out, "index.html", html.as_bytes())?;
     writeln!(
@@ -61,6 +73,39 @@ fn main() -> Result<(), Box<dyn Error>> {
     table.push(']');
     std::fs::write(out.join("assets.rs"), table)?;
     Ok(())
+}
+
+/// `bytes` with every `{{file}}` replaced by `/assets/<hashed name>`, or
+/// `None` while a named file has no hashed name yet.
+fn resolve(bytes: &[u8], names: &[String], hashed: &[(String, String)]) -> Option<Vec<u8>> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Some(bytes.to_vec());
+    };
+    let mut text = text.to_owned();
+    for name in names {
+        let marker = format!("{{{{{name}}}}}");
+        if text.contains(&marker) {
+            let (_, to) = hashed.iter().find(|(from, _)| from == name)?;
+            text = text.replace(&marker, &format!("/assets/{to}"));
+        }
+    }
+    // A marker naming no file of web/ never resolves.
+    if text.contains("{{")
+        && names
+            .iter()
+            .all(|n| !text.contains(&format!("{{{{{n}}}}}")))
+    {
+        let unknown = text.match_indices("{{").any(|(at, _)| {
+            text[at + 2..]
+                .split("}}")
+                .next()
+                .is_some_and(|inner| !inner.contains(char::is_whitespace) && inner.contains('.'))
+        });
+        if unknown {
+            return None;
+        }
+    }
+    Some(text.into_bytes())
 }
 
 /// The first 10 hex digits of the SHA-256 of `bytes`.
@@ -74,7 +119,7 @@ fn short_hash(bytes: &[u8]) -> String {
 
 fn content_type(ext: &str) -> Result<&'static str, Box<dyn Error>> {
     Ok(match ext {
-        "js" => "text/javascript; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
         "css" => "text/css; charset=utf-8",
         "svg" => "image/svg+xml",
         "txt" => "text/plain; charset=utf-8",

@@ -1,10 +1,11 @@
 // Opens share links in headless Chromium and reports what the portal shows.
 //
 // Input (stdin, JSON): { "chromium": "/usr/bin/chromium",
-//   "links": [{ "url", "plan"?, "annotations"?, "error"? }] }
+//   "links": [{ "url", "plan"?, "annotations"?, "heading"?, "error"?, "hostile"? }] }
 // For each link: load it, wait until the portal has decided (plan shown or
-// error shown), then compare the plan text, the number of annotations or the
-// error text. Also records every request the page makes to another origin
+// error shown), then check that every word of the plan's markdown is in the
+// rendered plan, in order, and compare the number of annotations or the
+// error text. Any Content-Security-Policy violation is a failure. Also records every request the page makes to another origin
 // and any request carrying the fragment's key. Output (stdout, JSON):
 // { "opened": n, "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }.
 // Exit status 0 only when there are no failures, foreign requests or leaks.
@@ -16,6 +17,19 @@ const input = JSON.parse(await new Promise((resolve) => {
   process.stdin.on("data", (chunk) => (text += chunk));
   process.stdin.on("end", () => resolve(text));
 }));
+
+/** The first word of `markdown` not found in `rendered` after the previous one. */
+function missingWords(markdown, rendered) {
+  const words = (text) => text.match(/[\p{L}\p{N}]+/gu) ?? [];
+  const shown = words(rendered);
+  let at = 0;
+  for (const word of words(markdown)) {
+    const found = shown.indexOf(word, at);
+    if (found < 0) return word;
+    at = found + 1;
+  }
+  return null;
+}
 
 const browser = await chromium.launch({
   executablePath: input.chromium,
@@ -40,6 +54,15 @@ try {
     });
     const errors = [];
     page.on("pageerror", (error) => errors.push(String(error)));
+    page.on("dialog", async (dialog) => {
+      errors.push(`a script opened a dialog: ${dialog.message()}`);
+      await dialog.dismiss();
+    });
+    await page.addInitScript(() => {
+      window.__violations = [];
+      document.addEventListener("securitypolicyviolation", (e) =>
+        window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
     await page.goto(link.url);
     await page.waitForFunction(() => {
       const status = document.getElementById("status");
@@ -50,17 +73,26 @@ try {
       annotations: document.querySelectorAll("#annotation-list li").length,
       error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
       href: location.href,
+      violations: window.__violations,
+      heading: document.querySelector("#plan h1")?.textContent ?? null,
+      scripts: document.querySelectorAll("#plan script, #plan iframe, #plan object, #plan embed, #plan [onerror], #plan [onload]").length,
     }));
     const fail = (what) => failures.push({ url: link.url.slice(0, 120), what, shown: { ...shown, plan: shown.plan.slice(0, 200) } });
     if (link.error !== undefined) {
       if (shown.error !== link.error) fail(`error text: expected ${JSON.stringify(link.error)}`);
     } else {
       if (shown.error !== null) fail(`unexpected error ${JSON.stringify(shown.error)}`);
-      if (shown.plan !== link.plan) fail("plan text differs");
+      const missing = missingWords(link.plan, shown.plan);
+      if (missing) fail(`plan text: "${missing}" not rendered (in order)`);
       if (shown.annotations !== link.annotations) fail(`annotations: expected ${link.annotations}, shown ${shown.annotations}`);
       if (shown.href.includes("#")) fail("the fragment was not dropped from the address bar");
+      if (link.heading !== undefined && shown.heading !== link.heading) fail(`heading: expected ${JSON.stringify(link.heading)}`);
+      if (shown.scripts) fail(`${shown.scripts} script-capable nodes in the rendered plan`);
     }
     if (errors.length) fail(`page errors: ${errors.join("; ")}`);
+    // A hostile link may trip the CSP (the second layer, blocking); any
+    // other link must not.
+    if (shown.violations.length && !link.hostile) fail(`CSP violations: ${shown.violations.join("; ")}`);
     await page.close();
   }
 } finally {

@@ -2,7 +2,13 @@
 // (`/#<payload>`) and short links (`/p/<id>#key=…[&paste=…]`) are decoded
 // here — base64url, raw DEFLATE (DecompressionStream), AES-GCM (WebCrypto) —
 // so the key in the fragment never leaves the page. Formats: shared/WIRE.md
-// §3–§5. Everything untrusted is put into the page as text, never as HTML.
+// §3–§5. The plan's markdown is rendered by marked and sanitised by
+// DOMPurify before it reaches the page through the one Trusted Types policy;
+// everything else untrusted (annotations, authors, image names) is put into
+// the page as text.
+
+import { marked } from "{{marked.esm.js}}";
+import DOMPurify from "{{purify.es.mjs}}";
 
 const HASH_ERROR = "Failed to load shared plan — the URL may have been truncated by your browser.";
 const SHORT_ERROR = "Failed to load shared plan — the link may be expired or incomplete.";
@@ -133,11 +139,19 @@ async function loadShort(id, fragment, config) {
   return decodePayload(key ? await decrypt(data, key) : data);
 }
 
+/** The only way HTML enters the page: marked's output, sanitised. */
+const policy = globalThis.trustedTypes
+  ? trustedTypes.createPolicy("planshare", { createHTML: (html) => DOMPurify.sanitize(html) })
+  : { createHTML: (html) => DOMPurify.sanitize(html) };
+
+/** The plan's markdown as sanitised HTML (GitHub-flavoured). */
+export function renderPlan(markdown) {
+  return policy.createHTML(marked.parse(markdown, { gfm: true, async: false }));
+}
+
 function show(payload) {
   const plan = document.getElementById("plan");
-  const pre = document.createElement("pre");
-  pre.textContent = payload.p ?? "";
-  plan.replaceChildren(pre);
+  plan.innerHTML = renderPlan(payload.p ?? "");
   const annotations = payload.a.map((item, i) => annotationFromTuple(item, i, payload));
   const list = document.getElementById("annotation-list");
   list.replaceChildren(

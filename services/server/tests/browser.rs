@@ -74,10 +74,13 @@ async fn share_links_open_in_chromium() {
         let hash = vector["output"]["hash"].as_str().unwrap().to_owned();
         let payload: Value =
             serde_json::from_str(vector["output"]["json"].as_str().unwrap()).unwrap();
+        let plan = payload["p"].as_str().unwrap();
+        let heading = plan.lines().next().and_then(|l| l.strip_prefix("# "));
         links.push(json!({
             "url": format!("{base}/#{hash}"),
-            "plan": payload["p"],
+            "plan": plan,
             "annotations": payload["a"].as_array().unwrap().len(),
+            "heading": heading,
         }));
         if hash.len() > longest.len() {
             longest = hash;
@@ -108,6 +111,16 @@ async fn share_links_open_in_chromium() {
         "error": SHORT_ERROR,
     }));
 
+    // Markdown with script-capable HTML renders sanitised: no script runs
+    // (a dialog would fail the harness), no handler attribute survives.
+    let hostile = r##"{"p":"# Hostile\n\n<img src=x onerror=alert(1)> <script>alert(2)</script>\n\n[x](javascript:alert(3)) <svg onload=alert(4)>","a":[["C","Hostile","<b>bold?</b>","<img src=x onerror=alert(5)>",null]]}"##;
+    links.push(json!({
+        "url": format!("{base}/#{}", share_codec::compress(hostile)),
+        "plan": "Hostile x",
+        "annotations": 1,
+        "heading": "Hostile",
+        "hostile": true,
+    }));
     let count = links.len();
     let input = json!({"chromium": chromium, "links": links}).to_string();
     let output = tokio::task::spawn_blocking(move || {

@@ -90,11 +90,8 @@ struct IdempotencyRow {
     created_at: i64,
 }
 
-const INSERT_PASTE: &str = "INSERT INTO pastes \
-     (tenant_id, id, bytes, created_at, expires_at, burn_after_read) \
-     VALUES ($1, $2, $3, $4, $5, $6)";
-/// As [`INSERT_PASTE`], but a taken id inserts nothing instead of failing
-/// (a failed statement would abort a whole PostgreSQL transaction).
+/// Indexes one paste; a taken id inserts nothing instead of failing (a
+/// failed statement would abort a whole PostgreSQL transaction).
 const INSERT_PASTE_IF_NEW: &str = "INSERT INTO pastes \
      (tenant_id, id, bytes, created_at, expires_at, burn_after_read) \
      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant_id, id) DO NOTHING";
@@ -110,7 +107,7 @@ const RELEASE_USAGE_N: &str = "UPDATE usage SET \
      pastes = CASE WHEN pastes >= $2 THEN pastes - $2 ELSE 0 END \
      WHERE tenant_id = $3";
 
-/// `INSERT_PASTE_IF_NEW` for `rows` rows at once, returning the ids it
+/// [`INSERT_PASTE_IF_NEW`] for `rows` rows at once, returning the ids it
 /// inserted.
 fn insert_pastes_sql(rows: usize) -> String {
     let mut sql = String::from(
@@ -230,50 +227,11 @@ impl Catalog {
         tenant: &TenantId,
         record: &PasteRecord,
     ) -> Result<bool, CatalogError> {
-        if record.bytes < 0 {
-            return Err(CatalogError::Invalid(
-                "a paste size cannot be negative".into(),
-            ));
-        }
-        validate_paste_id(&record.id)?;
-        with_pool!(self, p => {
-            let mut tx = p.begin().await?;
-            let reserved = sqlx::query(RESERVE_USAGE)
-                .bind(record.bytes)
-                .bind(tenant.as_str())
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            if reserved != 1 {
-                let exists: Option<String> =
-                    sqlx::query_scalar("SELECT id FROM tenants WHERE id = $1")
-                        .bind(tenant.as_str())
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                tx.rollback().await?;
-                return exists.map(|_| false).ok_or(CatalogError::NotFound);
-            }
-            let inserted = sqlx::query(INSERT_PASTE)
-                .bind(tenant.as_str())
-                .bind(&record.id)
-                .bind(record.bytes)
-                .bind(record.created_at)
-                .bind(record.expires_at)
-                .bind(record.burn_after_read)
-                .execute(&mut *tx)
-                .await;
-            match inserted.map_err(CatalogError::from) {
-                Ok(_) => {}
-                // The primary key (tenant_id, id) is the only unique key.
-                Err(CatalogError::Conflict(_)) => {
-                    tx.rollback().await?;
-                    return Err(CatalogError::Conflict("paste"));
-                }
-                Err(e) => return Err(e), // dropping `tx` rolls back
-            }
-            tx.commit().await?;
-        });
-        Ok(true)
+        // A batch of one: the same statements, the same answers.
+        self.record_pastes(&[(tenant.clone(), record.clone())])
+            .await?
+            .pop()
+            .unwrap_or_else(|| Err(CatalogError::internal("a batch of one gave no answer")))
     }
 
     /// [`record_paste`](Self::record_paste) for many pastes in ONE

@@ -1,7 +1,7 @@
 // Opens share links in headless Chromium and reports what the portal shows.
 //
 // Input (stdin, JSON): { "chromium": "/usr/bin/chromium",
-//   "links": [{ "url", "plan"?, "annotations"?, "heading"?, "error"?, "hostile"? }] }
+//   "links": [{ "url", "plan"?, "annotations"?, "highlighted"?, "heading"?, "error"?, "hostile"? }] }
 // For each link: load it, wait until the portal has decided (plan shown or
 // error shown), then check that every word of the plan's markdown is in the
 // rendered plan, in order, and compare the number of annotations or the
@@ -75,6 +75,7 @@ try {
       href: location.href,
       violations: window.__violations,
       heading: document.querySelector("#plan h1")?.textContent ?? null,
+      highlighted: new Set([...document.querySelectorAll("#plan mark[data-bind-id]")].map((m) => m.dataset.bindId)).size,
       scripts: document.querySelectorAll("#plan script, #plan iframe, #plan object, #plan embed, #plan [onerror], #plan [onload]").length,
     }));
     const fail = (what) => failures.push({ url: link.url.slice(0, 120), what, shown: { ...shown, plan: shown.plan.slice(0, 200) } });
@@ -87,6 +88,9 @@ try {
       if (shown.annotations !== link.annotations) fail(`annotations: expected ${link.annotations}, shown ${shown.annotations}`);
       if (shown.href.includes("#")) fail("the fragment was not dropped from the address bar");
       if (link.heading !== undefined && shown.heading !== link.heading) fail(`heading: expected ${JSON.stringify(link.heading)}`);
+      if (link.highlighted !== undefined && shown.highlighted !== link.highlighted) {
+        fail(`highlighted annotations: expected ${link.highlighted}, shown ${shown.highlighted}`);
+      }
       if (shown.scripts) fail(`${shown.scripts} script-capable nodes in the rendered plan`);
     }
     if (errors.length) fail(`page errors: ${errors.join("; ")}`);

@@ -149,6 +149,96 @@ export function renderPlan(markdown) {
   return policy.createHTML(marked.parse(markdown, { gfm: true, async: false }));
 }
 
+/** The text nodes of `root` and where each starts in their concatenation. */
+function textIndex(root) {
+  const nodes = [];
+  let text = "";
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    nodes.push({ node, start: text.length });
+    text += node.data;
+  }
+  return { nodes, text };
+}
+
+/** `text` with whitespace runs as one space and trimmed, and for each of
+ * its characters the index of the original one. */
+function normalise(text) {
+  let out = "";
+  const map = [];
+  let space = false;
+  for (let i = 0; i < text.length; i++) {
+    if (/\s/.test(text[i])) {
+      space = out.length > 0;
+    } else {
+      if (space) {
+        out += " ";
+        map.push(i - 1);
+        space = false;
+      }
+      out += text[i];
+      map.push(i);
+    }
+  }
+  return { out, map };
+}
+
+/** Where `needle` is in the indexed text: the first text node holding it
+ * whole, else the first occurrence across nodes, else the first occurrence
+ * with whitespace normalised on both sides (upstream's order). */
+export function findRange(index, needle) {
+  if (!needle) return null;
+  for (const { node, start } of index.nodes) {
+    const at = node.data.indexOf(needle);
+    if (at >= 0) return [start + at, start + at + needle.length];
+  }
+  const across = index.text.indexOf(needle);
+  if (across >= 0) return [across, across + needle.length];
+  const hay = normalise(index.text);
+  const pin = normalise(needle).out;
+  const at = pin ? hay.out.indexOf(pin) : -1;
+  return at >= 0 ? [hay.map[at], hay.map[at + pin.length - 1] + 1] : null;
+}
+
+/** Wraps the text in `[from, to)` in `<mark>`s bound to `annotation`. */
+function wrap(index, [from, to], annotation) {
+  const marks = [];
+  for (const { node, start } of index.nodes) {
+    const end = start + node.data.length;
+    if (end <= from || start >= to) continue;
+    const a = Math.max(from, start) - start;
+    const b = Math.min(to, end) - start;
+    if (a === b) continue;
+    if (b < node.data.length) node.splitText(b);
+    const target = a > 0 ? node.splitText(a) : node;
+    const mark = document.createElement("mark");
+    mark.className = `annotation-highlight ${annotation.type === "DELETION" ? "deletion" : "comment"}`;
+    mark.dataset.bindId = annotation.id;
+    target.parentNode.insertBefore(mark, target);
+    mark.appendChild(target);
+    marks.push(mark);
+  }
+  return marks;
+}
+
+/** Re-finds each annotation in the rendered plan and highlights it; returns
+ * the ids that were placed. Global comments and diff annotations are not
+ * placed; an annotation whose text is not found stays listed. */
+function highlight(plan, annotations) {
+  const placed = new Set();
+  for (const annotation of annotations) {
+    if (annotation.type === "GLOBAL_COMMENT" || annotation.diffContext) continue;
+    const index = textIndex(plan);
+    const range = findRange(index, annotation.originalText);
+    if (!range) {
+      console.warn(`annotation ${annotation.id}: its text is not in the plan`);
+      continue;
+    }
+    if (wrap(index, range, annotation).length) placed.add(annotation.id);
+  }
+  return placed;
+}
+
 function show(payload) {
   const plan = document.getElementById("plan");
   plan.innerHTML = renderPlan(payload.p ?? "");
@@ -166,6 +256,13 @@ function show(payload) {
       meta.className = "meta";
       meta.textContent = [a.type ?? "UNKNOWN", a.author].filter(Boolean).join(" · ");
       li.append(meta, quote, text);
+      if (a.type !== "GLOBAL_COMMENT" && !a.diffContext) {
+        li.tabIndex = 0;
+        const go = () =>
+          plan.querySelector(`mark[data-bind-id="${a.id}"]`)?.scrollIntoView({ block: "center" });
+        li.addEventListener("click", go);
+        li.addEventListener("keydown", (e) => e.key === "Enter" && go());
+      }
       for (const image of a.images ?? []) {
         const img = document.createElement("div");
         img.className = "meta";
@@ -175,6 +272,19 @@ function show(payload) {
       return li;
     }),
   );
+  const placed = highlight(plan, annotations);
+  for (const li of list.children) {
+    const id = li.dataset.annotationId;
+    const annotation = annotations.find((a) => a.id === id);
+    const placeable = annotation.type !== "GLOBAL_COMMENT" && !annotation.diffContext;
+    li.classList.toggle("not-found", placeable && !placed.has(id));
+    if (placeable && !placed.has(id)) {
+      const note = document.createElement("div");
+      note.className = "meta";
+      note.textContent = "not found in the plan";
+      li.append(note);
+    }
+  }
   document.getElementById("annotations").hidden = annotations.length === 0;
   document.getElementById("status").textContent =
     `${annotations.length} annotation${annotations.length === 1 ? "" : "s"}`;

@@ -76,10 +76,18 @@ async fn share_links_open_in_chromium() {
             serde_json::from_str(vector["output"]["json"].as_str().unwrap()).unwrap();
         let plan = payload["p"].as_str().unwrap();
         let heading = plan.lines().next().and_then(|l| l.strip_prefix("# "));
+        // Every annotation but global comments and diff ones is re-found.
+        let tuples = payload["a"].as_array().unwrap();
+        let highlighted = tuples
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| t[0] != "G" && payload["d"][*i].is_null())
+            .count();
         links.push(json!({
             "url": format!("{base}/#{hash}"),
             "plan": plan,
-            "annotations": payload["a"].as_array().unwrap().len(),
+            "annotations": tuples.len(),
+            "highlighted": highlighted,
             "heading": heading,
         }));
         if hash.len() > longest.len() {
@@ -98,9 +106,9 @@ async fn share_links_open_in_chromium() {
     let (key, data) = share_codec::encrypt(&compressed).unwrap();
     let id = store(&app, &data).await;
     let short = share_codec::short_url(&base, &id, &key, share_codec::DEFAULT_PASTE_API);
-    links.push(json!({"url": short, "plan": "# Short plan\n\nShip it.", "annotations": 2}));
+    links.push(json!({"url": short, "plan": "# Short plan\n\nShip it.", "annotations": 2, "highlighted": 1}));
     let legacy = store(&app, &compressed).await;
-    links.push(json!({"url": format!("{base}/p/{legacy}"), "plan": "# Short plan\n\nShip it.", "annotations": 2}));
+    links.push(json!({"url": format!("{base}/p/{legacy}"), "plan": "# Short plan\n\nShip it.", "annotations": 2, "highlighted": 1}));
     let (other_key, _) = share_codec::encrypt("x").unwrap();
     links.push(json!({
         "url": share_codec::short_url(&base, &id, &other_key, share_codec::DEFAULT_PASTE_API),
@@ -118,6 +126,7 @@ async fn share_links_open_in_chromium() {
         "url": format!("{base}/#{}", share_codec::compress(hostile)),
         "plan": "Hostile x",
         "annotations": 1,
+        "highlighted": 1,
         "heading": "Hostile",
         "hostile": true,
     }));

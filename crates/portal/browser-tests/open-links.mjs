@@ -1,6 +1,7 @@
 // Opens share links in headless Chromium and reports what the portal shows.
 //
-// Input (stdin, JSON): { "chromium": "/usr/bin/chromium",
+// Input (stdin, JSON): { "chromium": "/usr/bin/chromium", "screenshots"?: [{ "url",
+//   "path", "colorScheme": "light"|"dark", "width", "height" }],
 //   "links": [{ "url", "plan"?, "annotations"?, "highlighted"?, "heading"?, "error"?, "hostile"? }] }
 // For each link: load it, wait until the portal has decided (plan shown or
 // error shown), then check that every word of the plan's markdown is in the
@@ -98,6 +99,18 @@ try {
     // other link must not.
     if (shown.violations.length && !link.hostile) fail(`CSP violations: ${shown.violations.join("; ")}`);
     await page.close();
+  }
+  // Screenshots (test artifacts): a rendered plan in each colour scheme and size.
+  for (const shot of input.screenshots ?? []) {
+    const context = await browser.newContext({
+      viewport: { width: shot.width, height: shot.height },
+      colorScheme: shot.colorScheme,
+    });
+    const page = await context.newPage();
+    await page.goto(shot.url);
+    await page.waitForFunction(() => document.querySelectorAll("#plan mark").length > 0, null, { timeout: 15000 });
+    await page.screenshot({ path: shot.path, fullPage: true });
+    await context.close();
   }
 } finally {
   await browser.close();

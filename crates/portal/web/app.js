@@ -255,7 +255,9 @@ function show(payload) {
       const meta = document.createElement("div");
       meta.className = "meta";
       meta.textContent = [a.type ?? "UNKNOWN", a.author].filter(Boolean).join(" · ");
-      li.append(meta, quote, text);
+      li.append(meta);
+      if (a.originalText) li.append(quote);
+      li.append(text);
       if (a.type !== "GLOBAL_COMMENT" && !a.diffContext) {
         li.tabIndex = 0;
         const go = () =>

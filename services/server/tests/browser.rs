@@ -131,7 +131,38 @@ async fn share_links_open_in_chromium() {
         "hostile": true,
     }));
     let count = links.len();
-    let input = json!({"chromium": chromium, "links": links}).to_string();
+    // Screenshots of a rendered, highlighted plan: light and dark, desktop
+    // and phone width, kept under target/portal-screenshots for looking at.
+    let shots_dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/portal-screenshots"
+    ));
+    std::fs::create_dir_all(&shots_dir).unwrap();
+    let plan = "# Rollout plan\n\n## Steps\n\n- [x] Ship the **API** behind a flag\n- [ ] Migrate the `sessions` table\n\n> [!NOTE]\n> Keep the old tokens for a week.\n\n| step | owner |\n|---|---|\n| canary | Ann |\n\n```rust\nfn main() { println!(\"hi\"); }\n```\n\nUse JWT tokens stored in httpOnly cookies, then drop the legacy cache layer.";
+    let shot_json = json!({"p": plan, "a": [
+        ["C", "JWT tokens", "Prefer opaque session ids", "Swift Otter", null],
+        ["D", "drop the legacy cache layer", "Bo", null],
+        ["C", "sessions", "Which schema?", "Ann", [["/tmp/plannotator/a.png", "a"]]],
+        ["G", "Looks good overall", "Cy", null]
+    ]})
+    .to_string();
+    let shot_url = format!("{base}/#{}", share_codec::compress(&shot_json));
+    let mut screenshots = Vec::new();
+    for (scheme, width, height, name) in [
+        ("light", 1280, 800, "desktop-light"),
+        ("dark", 1280, 800, "desktop-dark"),
+        ("light", 390, 844, "phone-light"),
+        ("dark", 390, 844, "phone-dark"),
+    ] {
+        let path = shots_dir.join(format!("{name}.png"));
+        let _ = std::fs::remove_file(&path);
+        screenshots.push((path.clone(), json!({
+            "url": shot_url, "path": path, "colorScheme": scheme, "width": width, "height": height,
+        })));
+    }
+    let shot_inputs: Vec<Value> = screenshots.iter().map(|(_, v)| v.clone()).collect();
+    let input =
+        json!({"chromium": chromium, "links": links, "screenshots": shot_inputs}).to_string();
     let output = tokio::task::spawn_blocking(move || {
         let mut child = Command::new("node")
             .arg("open-links.mjs")
@@ -157,4 +188,12 @@ async fn share_links_open_in_chromium() {
         .unwrap_or_else(|e| panic!("harness output ({e}): {stdout}\n{stderr}"));
     assert!(output.status.success(), "{report:#}\n{stderr}");
     assert_eq!(report["opened"], count, "{report}");
+    for (path, _) in &screenshots {
+        let png = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            png.starts_with(b"\x89PNG") && png.len() > 5_000,
+            "{}",
+            path.display()
+        );
+    }
 }

@@ -76,6 +76,7 @@ try {
       href: location.href,
       violations: window.__violations,
       heading: document.querySelector("#plan h1")?.textContent ?? null,
+      alerts: [...document.querySelectorAll("#plan blockquote.alert .alert-title")].map((t) => t.textContent),
       highlighted: new Set([...document.querySelectorAll("#plan mark[data-bind-id]")].map((m) => m.dataset.bindId)).size,
       scripts: document.querySelectorAll("#plan script, #plan iframe, #plan object, #plan embed, #plan [onerror], #plan [onload]").length,
     }));
@@ -91,6 +92,9 @@ try {
       if (link.heading !== undefined && shown.heading !== link.heading) fail(`heading: expected ${JSON.stringify(link.heading)}`);
       if (link.highlighted !== undefined && shown.highlighted !== link.highlighted) {
         fail(`highlighted annotations: expected ${link.highlighted}, shown ${shown.highlighted}`);
+      }
+      if (link.alerts !== undefined && JSON.stringify(shown.alerts) !== JSON.stringify(link.alerts)) {
+        fail(`alerts: expected ${JSON.stringify(link.alerts)}, shown ${JSON.stringify(shown.alerts)}`);
       }
       if (shown.scripts) fail(`${shown.scripts} script-capable nodes in the rendered plan`);
     }

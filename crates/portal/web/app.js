@@ -239,9 +239,32 @@ function highlight(plan, annotations) {
   return placed;
 }
 
+const ALERTS = { NOTE: "Note", TIP: "Tip", IMPORTANT: "Important", WARNING: "Warning", CAUTION: "Caution" };
+
+/** GitHub alerts: a blockquote whose text starts with `[!NOTE]` (or TIP,
+ * IMPORTANT, WARNING, CAUTION) becomes a titled callout. Works on the
+ * sanitised DOM, with text nodes only. */
+export function renderAlerts(root) {
+  for (const quote of root.querySelectorAll("blockquote")) {
+    const first = quote.firstElementChild;
+    const lead = first?.firstChild;
+    if (!first || first.tagName !== "P" || !lead || lead.nodeType !== Node.TEXT_NODE) continue;
+    const match = /^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*/.exec(lead.data);
+    if (!match) continue;
+    lead.data = lead.data.slice(match[0].length);
+    const kind = match[1].toLowerCase();
+    quote.classList.add("alert", `alert-${kind}`);
+    const title = document.createElement("p");
+    title.className = "alert-title";
+    title.textContent = ALERTS[match[1]];
+    quote.prepend(title);
+  }
+}
+
 function show(payload) {
   const plan = document.getElementById("plan");
   plan.innerHTML = renderPlan(payload.p ?? "");
+  renderAlerts(plan);
   const annotations = payload.a.map((item, i) => annotationFromTuple(item, i, payload));
   const list = document.getElementById("annotation-list");
   list.replaceChildren(

@@ -130,7 +130,6 @@ async fn share_links_open_in_chromium() {
         "heading": "Hostile",
         "hostile": true,
     }));
-    let count = links.len();
     // Screenshots of a rendered, highlighted plan: light and dark, desktop
     // and phone width, kept under target/portal-screenshots for looking at.
     let shots_dir = PathBuf::from(concat!(
@@ -147,6 +146,17 @@ async fn share_links_open_in_chromium() {
     ]})
     .to_string();
     let shot_url = format!("{base}/#{}", share_codec::compress(&shot_json));
+    links.push(json!({
+        "url": shot_url,
+        // The words that render (task markers and the alert marker do not).
+        "plan": "Rollout plan Steps Ship the API behind a flag Migrate the sessions table Note \
+                 Keep the old tokens for a week step owner canary Ann fn main println hi \
+                 Use JWT tokens stored in httpOnly cookies then drop the legacy cache layer",
+        "annotations": 4,
+        "highlighted": 3,
+        "heading": "Rollout plan",
+        "alerts": ["Note"],
+    }));
     let mut screenshots = Vec::new();
     for (scheme, width, height, name) in [
         ("light", 1280, 800, "desktop-light"),
@@ -160,6 +170,7 @@ async fn share_links_open_in_chromium() {
             "url": shot_url, "path": path, "colorScheme": scheme, "width": width, "height": height,
         })));
     }
+    let count = links.len();
     let shot_inputs: Vec<Value> = screenshots.iter().map(|(_, v)| v.clone()).collect();
     let input =
         json!({"chromium": chromium, "links": links, "screenshots": shot_inputs}).to_string();

@@ -287,3 +287,120 @@ async fn probes_answer_405_with_allow_for_other_methods() {
         }
     }
 }
+
+/// `/api/v1/pastes` refuses bad input with a clear 4xx and a JSON body with
+/// a code, and stores nothing for it.
+#[tokio::test]
+async fn v1_bad_input_gets_a_4xx_with_a_code_and_stores_nothing() {
+    use crate::tenants_support::{Db, keyed, spawn, status_json, tenant};
+    use reqwest::Method;
+    use serde_json::json;
+
+    let app = spawn(Db::Sqlite, &[], |_| {}).await;
+    let t = tenant(&app, "badin", json!({})).await;
+    let post = |content_type: &'static str, body: String, extra: Option<(&'static str, String)>| {
+        let mut request = keyed(&app, Method::POST, "/api/v1/pastes", &t.key)
+            .header("content-type", content_type)
+            .body(body);
+        if let Some((name, value)) = extra {
+            request = request.header(name, value);
+        }
+        request.send()
+    };
+    let cases: Vec<(u16, &str, reqwest::Response)> = vec![
+        (
+            415,
+            "unsupported-media-type",
+            post("text/plain", r#"{"data":"abc"}"#.into(), None)
+                .await
+                .unwrap(),
+        ),
+        (
+            400,
+            "invalid-json",
+            post("application/json", "{nope".into(), None)
+                .await
+                .unwrap(),
+        ),
+        (
+            400,
+            "invalid-json",
+            post("application/json", "[1,2]".into(), None)
+                .await
+                .unwrap(),
+        ),
+        (
+            422,
+            "invalid-field",
+            post("application/json", r#"{"data":""}"#.into(), None)
+                .await
+                .unwrap(),
+        ),
+        (
+            422,
+            "invalid-field",
+            post("application/json", r#"{"data":5}"#.into(), None)
+                .await
+                .unwrap(),
+        ),
+        (
+            422,
+            "invalid-field",
+            post("application/json", "{}".into(), None).await.unwrap(),
+        ),
+        (
+            422,
+            "invalid-field",
+            post(
+                "application/json",
+                r#"{"data":"abc","burnAfterRead":"yes"}"#.into(),
+                None,
+            )
+            .await
+            .unwrap(),
+        ),
+        (
+            400,
+            "invalid-idempotency-key",
+            post(
+                "application/json",
+                r#"{"data":"abc"}"#.into(),
+                Some(("idempotency-key", "k".repeat(300))),
+            )
+            .await
+            .unwrap(),
+        ),
+    ];
+    for (status, code, response) in cases {
+        let (got, body) = status_json(response).await;
+        assert_eq!((got, body["code"].as_str()), (status, Some(code)), "{body}");
+        assert!(
+            body["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{body}"
+        );
+    }
+    for (query, status, code) in [
+        ("?limit=0", 422, "invalid-field"),
+        ("?limit=5000", 422, "invalid-field"),
+        ("?limit=x", 422, "invalid-field"),
+        ("?after=no-such-id!", 400, "invalid-paste-id"),
+        ("?tenant=other", 422, "invalid-field"),
+    ] {
+        let response = keyed(&app, Method::GET, &format!("/api/v1/pastes{query}"), &t.key)
+            .send()
+            .await
+            .unwrap();
+        let (got, body) = status_json(response).await;
+        assert_eq!(
+            (got, body["code"].as_str()),
+            (status, Some(code)),
+            "{query}: {body}"
+        );
+    }
+    let listed = keyed(&app, Method::GET, "/api/v1/pastes", &t.key)
+        .send()
+        .await
+        .unwrap();
+    let (_, list) = status_json(listed).await;
+    assert_eq!(list["pastes"], json!([]), "nothing was stored");
+}

@@ -124,7 +124,7 @@ pub fn router(config: &PortalConfig) -> Result<Router, String> {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
          connect-src {}; frame-src blob:; base-uri 'none'; form-action 'none'; \
          frame-ancestors 'none'; object-src 'none'; require-trusted-types-for 'script'; \
-         trusted-types planshare dompurify",
+         trusted-types planshare planshare-frame dompurify",
         connect.join(" ")
     );
     let body = serde_json::json!({

@@ -1,122 +1,79 @@
-// planshare portal: opens a share link in the browser. Hash links
-// (`/#<payload>`) and short links (`/p/<id>#key=…[&paste=…]`) are decoded
-// here — base64url, raw DEFLATE (DecompressionStream), AES-GCM (WebCrypto) —
-// so the key in the fragment never leaves the page. Formats: shared/WIRE.md
-// §3–§5. The plan's markdown is rendered by marked and sanitised by
-// DOMPurify before it reaches the page through the one Trusted Types policy;
-// everything else untrusted (annotations, authors, image names) is put into
-// the page as text.
+// planshare portal: opens a share link in the browser, lets a reviewer add
+// annotations, and shares the result again. Hash links (`/#<payload>`) and
+// short links (`/p/<id>#key=…[&paste=…]`) are decoded here, so the key in
+// the fragment never leaves the page. Formats: shared/WIRE.md §2–§8.
+// Everything untrusted that is not the plan's markdown (annotations,
+// authors, image names) enters the page as text only.
 
-import { marked } from "{{marked.esm.js}}";
-import DOMPurify from "{{purify.es.mjs}}";
+import {
+  annotationFromTuple,
+  decodePayload,
+  decrypt,
+  encodePayload,
+  encrypt,
+  imageOf,
+  isSharePayload,
+  parseImport,
+  payloadOf,
+  shortUrl,
+} from "{{codec.js}}";
+import { clearHighlights, highlight, placeable } from "{{anchor.js}}";
+import { render, renderHtml } from "{{render.js}}";
+import { feedbackText } from "{{feedback.js}}";
+
+export * from "{{codec.js}}";
+export * from "{{anchor.js}}";
+export * from "{{feedback.js}}";
 
 const HASH_ERROR = "Failed to load shared plan — the URL may have been truncated by your browser.";
 const SHORT_ERROR = "Failed to load shared plan — the link may be expired or incomplete.";
-/** Largest inflated payload accepted (a decompression bomb stops here). */
-const MAX_INFLATED = 64 * 1024 * 1024;
+const IMPORT_SHORT_ERROR = "Failed to load from short URL — paste may have expired";
 const FETCH_TIMEOUT_MS = 10_000;
+const CREATE_TIMEOUT_MS = 5_000;
+/** Hash links longer than this may be cut by messaging apps (upstream). */
+const LONG_URL = 2048;
+const AUTHOR_KEY = "planshare.author";
 
-/** Upstream's fragment classifier: is `/#…` a share payload or an anchor? */
-export function isSharePayload(fragment) {
-  const text = fragment.replace(/^#/, "").split("?")[0];
-  return text.length >= 30 && /^[A-Za-z0-9_-]+$/.test(text) && /[A-Z]/.test(text);
-}
+/** What is on the page: the plan (markdown or raw HTML), its annotations
+ * and global attachments. */
+const state = { plan: "", html: null, annotations: [], attachments: [], config: {}, next: 0 };
 
-/** base64url (or standard base64) → bytes, with atob's forgiving rules. */
-export function base64UrlToBytes(text) {
-  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
+const $ = (id) => document.getElementById(id);
 
-/** Raw-inflates `bytes` to text, refusing more than MAX_INFLATED bytes. */
-export async function inflate(bytes) {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-  const reader = stream.getReader();
-  const chunks = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > MAX_INFLATED) {
-      await reader.cancel();
-      throw new Error("the shared plan is too large to open");
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(await new Blob(chunks).arrayBuffer());
-}
-
-/** The payload object inside a compressed base64url string. */
-export async function decodePayload(text) {
-  const payload = JSON.parse(await inflate(base64UrlToBytes(text)));
-  if (payload === null || typeof payload !== "object" || !Array.isArray(payload.a)) {
-    throw new Error("not a share payload");
-  }
-  return payload;
-}
-
-/** AES-GCM: `IV(12) ‖ ciphertext ‖ tag` (base64url) with a raw key (base64url). */
-export async function decrypt(cipherText, keyText) {
-  const data = base64UrlToBytes(cipherText);
-  const key = await crypto.subtle.importKey("raw", base64UrlToBytes(keyText), "AES-GCM", false, ["decrypt"]);
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: data.slice(0, 12) }, key, data.slice(12));
-  return new TextDecoder().decode(plain);
-}
-
-/** A tuple of `a` as an annotation (upstream `fromShareable`). */
-export function annotationFromTuple(item, index, payload) {
-  const letter = item[0];
-  const type = { D: "DELETION", C: "COMMENT", G: "GLOBAL_COMMENT" }[letter];
-  let originalText = "", text, author, images;
-  if (letter === "G") {
-    [, text, author, images] = item;
-  } else if (letter === "D") {
-    [, originalText, author, images] = item;
-  } else {
-    [, originalText, text, author, images] = item;
-  }
-  return {
-    id: `shared-${index}`,
-    type,
-    originalText: originalText ?? "",
-    text: text || undefined,
-    author: author || undefined,
-    images: Array.isArray(images) && images.length ? images.map(imageOf) : undefined,
-    isQuickLabel: letter === "C" && item.length > 5 && item[5] === 1,
-    diffContext: (payload.d && payload.d[index]) || undefined,
-    source: (payload.s && payload.s[index]) || undefined,
-  };
-}
-
-/** `[path, name]` or a bare path (old form) → `{path, name}`. */
-function imageOf(image) {
-  if (Array.isArray(image)) return { path: String(image[0]), name: String(image[1]) };
-  const last = String(image).split("/").pop();
-  const dot = last.lastIndexOf(".");
-  const name = dot > 0 ? last.slice(0, dot) : dot === 0 ? "" : last;
-  return { path: String(image), name: name || "image" };
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
 }
 
 async function loadConfig() {
-  const response = await fetch("/config.json", { cache: "no-cache" });
-  if (!response.ok) throw new Error(`config.json: HTTP ${response.status}`);
-  return response.json();
+  try {
+    const response = await fetch("/config.json", { cache: "no-cache" });
+    if (response.ok) return await response.json();
+  } catch {
+    // No configuration: the page's own origin serves the paste API.
+  }
+  return {};
+}
+
+/** The paste API this portal writes to. */
+function ownPasteApi() {
+  return (state.config.pasteApiUrl || location.origin).replace(/\/+$/, "");
 }
 
 /** The paste API a short link may be read from, or null when not allowed. */
-function pasteApi(param, config) {
-  const own = config.pasteApiUrl || location.origin;
-  if (!param) return own;
+function pasteApiFor(param) {
+  if (!param) return ownPasteApi();
   let url;
   try {
     url = atob(param.replace(/-/g, "+").replace(/_/g, "/"));
   } catch {
     return null;
   }
-  const allowed = [own, ...(config.allowedPasteApis || [])].map((u) => new URL(u, location.href).origin);
+  const allowed = [ownPasteApi(), ...(state.config.allowedPasteApis || [])].map(
+    (u) => new URL(u, location.href).origin,
+  );
   try {
     return allowed.includes(new URL(url).origin) ? url : null;
   } catch {
@@ -124,9 +81,10 @@ function pasteApi(param, config) {
   }
 }
 
-async function loadShort(id, fragment, config) {
+/** The payload behind short link `id` with `#fragment`. */
+async function loadShort(id, fragment) {
   const params = new URLSearchParams(fragment.replace(/^#/, ""));
-  const api = pasteApi(params.get("paste"), config);
+  const api = pasteApiFor(params.get("paste"));
   if (!api) throw new Error("this link names a paste service this portal does not use");
   const response = await fetch(`${api.replace(/\/+$/, "")}/api/paste/${id}`, {
     signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
@@ -139,195 +97,361 @@ async function loadShort(id, fragment, config) {
   return decodePayload(key ? await decrypt(data, key) : data);
 }
 
-/** The only way HTML enters the page: marked's output, sanitised. */
-const policy = globalThis.trustedTypes
-  ? trustedTypes.createPolicy("planshare", { createHTML: (html) => DOMPurify.sanitize(html) })
-  : { createHTML: (html) => DOMPurify.sanitize(html) };
-
-/** The plan's markdown as sanitised HTML (GitHub-flavoured). */
-export function renderPlan(markdown) {
-  return policy.createHTML(marked.parse(markdown, { gfm: true, async: false }));
+function annotationsOf(payload) {
+  return payload.a.map((item, i) => annotationFromTuple(item, i, payload));
 }
 
-/** The text nodes of `root` and where each starts in their concatenation. */
-function textIndex(root) {
-  const nodes = [];
-  let text = "";
-  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    nodes.push({ node, start: text.length });
-    text += node.data;
+function attachmentsOf(payload) {
+  return Array.isArray(payload.g) ? payload.g.map(imageOf) : [];
+}
+
+/** The reviewer's display name, kept in local storage; a generated
+ * "tater" name until they set one (as upstream). */
+function author() {
+  let name = null;
+  try {
+    name = localStorage.getItem(AUTHOR_KEY);
+  } catch {
+    // Storage disabled: a name for this page only.
   }
-  return { nodes, text };
-}
-
-/** `text` with whitespace runs as one space and trimmed, and for each of
- * its characters the index of the original one. */
-function normalise(text) {
-  let out = "";
-  const map = [];
-  let space = false;
-  for (let i = 0; i < text.length; i++) {
-    if (/\s/.test(text[i])) {
-      space = out.length > 0;
-    } else {
-      if (space) {
-        out += " ";
-        map.push(i - 1);
-        space = false;
-      }
-      out += text[i];
-      map.push(i);
-    }
+  if (!name) {
+    const pick = (words) => words[crypto.getRandomValues(new Uint32Array(1))[0] % words.length];
+    name = `${pick(["swift", "calm", "bright", "quiet", "brave", "keen"])}-${pick(["falcon", "otter", "heron", "lynx", "badger", "wren"])}-tater`;
+    setAuthor(name);
   }
-  return { out, map };
+  return name;
 }
 
-/** Where `needle` is in the indexed text: the first text node holding it
- * whole, else the first occurrence across nodes, else the first occurrence
- * with whitespace normalised on both sides (upstream's order). */
-export function findRange(index, needle) {
-  if (!needle) return null;
-  for (const { node, start } of index.nodes) {
-    const at = node.data.indexOf(needle);
-    if (at >= 0) return [start + at, start + at + needle.length];
+function setAuthor(name) {
+  try {
+    localStorage.setItem(AUTHOR_KEY, name);
+  } catch {
+    // Storage disabled: the name lasts for this page.
   }
-  const across = index.text.indexOf(needle);
-  if (across >= 0) return [across, across + needle.length];
-  const hay = normalise(index.text);
-  const pin = normalise(needle).out;
-  const at = pin ? hay.out.indexOf(pin) : -1;
-  return at >= 0 ? [hay.map[at], hay.map[at + pin.length - 1] + 1] : null;
+  $("author").value = name;
 }
 
-/** Wraps the text in `[from, to)` in `<mark>`s bound to `annotation`. */
-function wrap(index, [from, to], annotation) {
-  const marks = [];
-  for (const { node, start } of index.nodes) {
-    const end = start + node.data.length;
-    if (end <= from || start >= to) continue;
-    const a = Math.max(from, start) - start;
-    const b = Math.min(to, end) - start;
-    if (a === b) continue;
-    if (b < node.data.length) node.splitText(b);
-    const target = a > 0 ? node.splitText(a) : node;
-    const mark = document.createElement("mark");
-    mark.className = `annotation-highlight ${annotation.type === "DELETION" ? "deletion" : "comment"}`;
-    mark.dataset.bindId = annotation.id;
-    target.parentNode.insertBefore(mark, target);
-    mark.appendChild(target);
-    marks.push(mark);
+/** Renders the plan and its annotations from `state`. */
+function show() {
+  const plan = $("plan");
+  if (state.html !== null) {
+    renderHtml(plan, state.html);
+  } else {
+    render(plan, state.plan);
   }
-  return marks;
+  $("editor").hidden = false;
+  refresh();
 }
 
-/** Re-finds each annotation in the rendered plan and highlights it; returns
- * the ids that were placed. Global comments and diff annotations are not
- * placed; an annotation whose text is not found stays listed. */
-function highlight(plan, annotations) {
-  const placed = new Set();
-  for (const annotation of annotations) {
-    if (annotation.type === "GLOBAL_COMMENT" || annotation.diffContext) continue;
-    const index = textIndex(plan);
-    const range = findRange(index, annotation.originalText);
-    if (!range) {
-      console.warn(`annotation ${annotation.id}: its text is not in the plan`);
-      continue;
-    }
-    if (wrap(index, range, annotation).length) placed.add(annotation.id);
-  }
-  return placed;
-}
-
-const ALERTS = { NOTE: "Note", TIP: "Tip", IMPORTANT: "Important", WARNING: "Warning", CAUTION: "Caution" };
-
-/** GitHub alerts: a blockquote whose text starts with `[!NOTE]` (or TIP,
- * IMPORTANT, WARNING, CAUTION) becomes a titled callout. Works on the
- * sanitised DOM, with text nodes only. */
-export function renderAlerts(root) {
-  for (const quote of root.querySelectorAll("blockquote")) {
-    const first = quote.firstElementChild;
-    const lead = first?.firstChild;
-    if (!first || first.tagName !== "P" || !lead || lead.nodeType !== Node.TEXT_NODE) continue;
-    const match = /^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*/.exec(lead.data);
-    if (!match) continue;
-    lead.data = lead.data.slice(match[0].length);
-    const kind = match[1].toLowerCase();
-    quote.classList.add("alert", `alert-${kind}`);
-    const title = document.createElement("p");
-    title.className = "alert-title";
-    title.textContent = ALERTS[match[1]];
-    quote.prepend(title);
-  }
-}
-
-function show(payload) {
-  const plan = document.getElementById("plan");
-  plan.innerHTML = renderPlan(payload.p ?? "");
-  renderAlerts(plan);
-  const annotations = payload.a.map((item, i) => annotationFromTuple(item, i, payload));
-  const list = document.getElementById("annotation-list");
-  list.replaceChildren(
-    ...annotations.map((a) => {
-      const li = document.createElement("li");
-      li.dataset.annotationId = a.id;
-      const quote = document.createElement("q");
-      quote.textContent = a.originalText;
-      const text = document.createElement("p");
-      text.textContent = a.text ?? "";
-      const meta = document.createElement("div");
-      meta.className = "meta";
-      meta.textContent = [a.type ?? "UNKNOWN", a.author].filter(Boolean).join(" · ");
-      li.append(meta);
-      if (a.originalText) li.append(quote);
-      li.append(text);
-      if (a.type !== "GLOBAL_COMMENT" && !a.diffContext) {
-        li.tabIndex = 0;
-        const go = () =>
-          plan.querySelector(`mark[data-bind-id="${a.id}"]`)?.scrollIntoView({ block: "center" });
-        li.addEventListener("click", go);
-        li.addEventListener("keydown", (e) => e.key === "Enter" && go());
-      }
-      for (const image of a.images ?? []) {
-        const img = document.createElement("div");
-        img.className = "meta";
-        img.textContent = `${image.name} — ${image.path}`;
-        li.append(img);
-      }
-      return li;
-    }),
+/** Redraws the highlights and the annotation list. */
+function refresh() {
+  const plan = $("plan");
+  clearHighlights(plan);
+  const placed = state.html === null ? highlight(plan, state.annotations) : new Set();
+  const list = $("annotation-list");
+  list.replaceChildren(...state.annotations.map((a) => annotationItem(a, placed)));
+  const files = $("attachment-list");
+  files.replaceChildren(
+    ...state.attachments.map((image) => el("li", "meta", `${image.name} — ${image.path}`)),
   );
-  const placed = highlight(plan, annotations);
-  for (const li of list.children) {
-    const id = li.dataset.annotationId;
-    const annotation = annotations.find((a) => a.id === id);
-    const placeable = annotation.type !== "GLOBAL_COMMENT" && !annotation.diffContext;
-    li.classList.toggle("not-found", placeable && !placed.has(id));
-    if (placeable && !placed.has(id)) {
-      const note = document.createElement("div");
-      note.className = "meta";
-      note.textContent = "not found in the plan";
-      li.append(note);
+  $("attachments").hidden = state.attachments.length === 0;
+  const n = state.annotations.length;
+  $("status").textContent = `${n} annotation${n === 1 ? "" : "s"}`;
+}
+
+function annotationItem(a, placed) {
+  const li = el("li");
+  li.dataset.annotationId = a.id;
+  li.append(el("div", "meta", [a.type ?? "UNKNOWN", a.author].filter(Boolean).join(" · ")));
+  if (a.originalText) li.append(el("q", null, a.originalText));
+  if (a.text) li.append(el("p", null, a.text));
+  for (const image of a.images ?? []) li.append(el("div", "meta", `${image.name} — ${image.path}`));
+  if (placeable(a) && state.html === null) {
+    if (placed.has(a.id)) {
+      li.tabIndex = 0;
+      const go = () => $("plan").querySelector(`mark[data-bind-id="${CSS.escape(a.id)}"]`)?.scrollIntoView({ block: "center" });
+      li.addEventListener("click", (e) => e.target.tagName !== "BUTTON" && go());
+      li.addEventListener("keydown", (e) => e.key === "Enter" && e.target === li && go());
+    } else {
+      li.classList.add("not-found");
+      li.append(el("div", "meta", "not found in the plan"));
     }
   }
-  document.getElementById("annotations").hidden = annotations.length === 0;
-  document.getElementById("status").textContent =
-    `${annotations.length} annotation${annotations.length === 1 ? "" : "s"}`;
+  const remove = el("button", "link remove", "Remove");
+  remove.type = "button";
+  remove.setAttribute("aria-label", `Remove annotation ${a.originalText || a.text || ""}`.trim());
+  remove.addEventListener("click", () => {
+    state.annotations = state.annotations.filter((x) => x !== a);
+    refresh();
+  });
+  li.append(remove);
+  return li;
 }
+
+function addAnnotation(type, originalText, text) {
+  state.annotations.push({
+    id: `local-${state.next++}`,
+    type,
+    originalText,
+    text: text || undefined,
+    author: author(),
+  });
+  refresh();
+}
+
+// --- Selecting text → comment or deletion ---------------------------------
+
+/** The selected text inside the plan, or "". */
+function selectedText() {
+  const selection = getSelection();
+  if (!selection || selection.isCollapsed || !selection.rangeCount) return "";
+  const range = selection.getRangeAt(0);
+  if (!$("plan").contains(range.commonAncestorContainer)) return "";
+  return selection.toString().trim();
+}
+
+let pending = "";
+
+function onSelection() {
+  const tools = $("selection-tools");
+  const text = state.html === null ? selectedText() : "";
+  if (!text) {
+    if (!tools.contains(document.activeElement)) tools.hidden = true;
+    return;
+  }
+  pending = text;
+  const rect = getSelection().getRangeAt(0).getBoundingClientRect();
+  tools.style.top = `${scrollY + rect.bottom + 6}px`;
+  tools.style.left = `${Math.max(8, scrollX + rect.left)}px`;
+  tools.hidden = false;
+}
+
+function openComment(originalText) {
+  pending = originalText;
+  $("comment-quote").textContent = originalText;
+  $("comment-quote").hidden = !originalText;
+  $("comment-text").value = "";
+  $("comment-dialog").showModal();
+  $("comment-text").focus();
+}
+
+// --- Share ----------------------------------------------------------------
+
+function shareBase() {
+  return (state.config.shareBaseUrl || location.origin).replace(/\/+$/, "");
+}
+
+function currentPayload() {
+  if (state.html !== null) {
+    return { ...payloadOf("", state.annotations, state.attachments), h: state.html, r: "html" };
+  }
+  return payloadOf(state.plan, state.annotations, state.attachments);
+}
+
+/** Stores the current review as an encrypted paste and returns its link. */
+async function createShortLink() {
+  const compressed = await encodePayload(currentPayload());
+  const { key, data } = await encrypt(compressed);
+  const api = ownPasteApi();
+  let response;
+  try {
+    response = await fetch(`${api}/api/paste`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ data }),
+      signal: AbortSignal.timeout(CREATE_TIMEOUT_MS),
+      referrerPolicy: "no-referrer",
+      credentials: "omit",
+    });
+  } catch {
+    throw new Error("Short URL service unavailable");
+  }
+  if (response.status === 413) {
+    const body = await response.json().catch(() => ({}));
+    throw new Error(typeof body.error === "string" ? body.error : "Share payload is too large");
+  }
+  if (!response.ok) throw new Error("Short URL service unavailable");
+  const { id } = await response.json();
+  if (typeof id !== "string" || !/^[A-Za-z0-9]{6,16}$/.test(id)) throw new Error("Short URL service unavailable");
+  return shortUrl(shareBase(), id, key, api);
+}
+
+async function openShare() {
+  const link = $("share-link");
+  const short = $("share-short");
+  const note = $("share-note");
+  note.textContent = "";
+  $("share-dialog").showModal();
+  if (state.html !== null) {
+    // Raw HTML has no hash form: it is always shared as a short link.
+    link.value = "";
+    short.hidden = false;
+    note.textContent = "An HTML plan is shared as a short link.";
+    return;
+  }
+  link.value = `${shareBase()}/#${await encodePayload(currentPayload())}`;
+  short.hidden = link.value.length <= LONG_URL;
+  if (!short.hidden) note.textContent = "This URL may be too long for some messaging apps.";
+  link.select();
+}
+
+async function makeShort() {
+  const note = $("share-note");
+  note.textContent = "Creating a short link…";
+  try {
+    $("share-link").value = await createShortLink();
+    note.textContent = "Short link created: the key stays in the link, the paste service only sees ciphertext.";
+  } catch (error) {
+    note.textContent = error.message;
+  }
+  $("share-link").select();
+}
+
+// --- Import ---------------------------------------------------------------
+
+/** Merges `payload`'s annotations and attachments into the page (upstream
+ * dedupe: same originalText, type and text; attachments by path). */
+function merge(payload) {
+  const incoming = annotationsOf(payload);
+  let added = 0;
+  for (const a of incoming) {
+    const seen = state.annotations.some(
+      (b) => b.originalText === a.originalText && b.type === a.type && b.text === a.text,
+    );
+    if (seen) continue;
+    state.annotations.push({ ...a, id: `import-${state.next++}` });
+    added++;
+  }
+  for (const image of attachmentsOf(payload)) {
+    if (!state.attachments.some((b) => b.path === image.path)) state.attachments.push(image);
+  }
+  refresh();
+  return { added, total: incoming.length };
+}
+
+function planTitle(payload) {
+  if (payload.r === "html" && typeof payload.h === "string") {
+    return new DOMParser().parseFromString(payload.h, "text/html").title || "Unknown Plan";
+  }
+  const line = String(payload.p ?? "").split("\n").find((l) => l.startsWith("#"));
+  return line ? line.replace(/^#+\s*/, "") : "Unknown Plan";
+}
+
+async function runImport() {
+  const note = $("import-note");
+  let source;
+  try {
+    source = parseImport($("import-link").value);
+  } catch (error) {
+    note.textContent = error.message;
+    return;
+  }
+  let payload;
+  if (source.short) {
+    try {
+      payload = await loadShort(source.short.id, source.short.fragment);
+    } catch {
+      note.textContent = IMPORT_SHORT_ERROR;
+      return;
+    }
+  } else {
+    try {
+      payload = await decodePayload(source.hash);
+    } catch {
+      note.textContent = HASH_ERROR;
+      return;
+    }
+  }
+  if (!payload.a.length) {
+    note.textContent = "No annotations found in share link";
+    return;
+  }
+  const { added, total } = merge(payload);
+  const skipped = total - added;
+  note.textContent = `Imported ${added} annotation${added === 1 ? "" : "s"} from "${planTitle(payload)}"${skipped ? ` (${skipped} already here)` : ""}.`;
+}
+
+// --- Copy feedback --------------------------------------------------------
+
+function openFeedback() {
+  const text = feedbackText(state.html !== null ? "" : state.plan, state.annotations, state.attachments);
+  $("feedback-text").value = text;
+  $("feedback-dialog").showModal();
+  $("feedback-text").select();
+  navigator.clipboard?.writeText(text).then(
+    () => ($("feedback-note").textContent = "Copied to the clipboard."),
+    () => ($("feedback-note").textContent = "Select the text and copy it."),
+  );
+}
+
+// --- Loading --------------------------------------------------------------
 
 function fail(message) {
-  const box = document.getElementById("error");
+  const box = $("error");
   box.textContent = message;
   box.hidden = false;
-  document.getElementById("status").textContent = "";
+  $("status").textContent = "";
+}
+
+function accept(payload) {
+  const html = payload.r === "html" && typeof payload.h === "string" ? payload.h : null;
+  state.html = html;
+  state.plan = html === null ? String(payload.p ?? "") : "";
+  state.annotations = annotationsOf(payload);
+  state.attachments = attachmentsOf(payload);
+  show();
+}
+
+function wire() {
+  document.addEventListener("selectionchange", onSelection);
+  $("add-comment").addEventListener("click", () => {
+    $("selection-tools").hidden = true;
+    openComment(pending);
+  });
+  $("add-deletion").addEventListener("click", () => {
+    $("selection-tools").hidden = true;
+    addAnnotation("DELETION", pending);
+    getSelection()?.removeAllRanges();
+  });
+  $("global-comment").addEventListener("click", () => openComment(""));
+  $("comment-form").addEventListener("submit", (e) => {
+    if (e.submitter?.value !== "save") return;
+    const text = $("comment-text").value.trim();
+    if (!text) {
+      e.preventDefault();
+      return;
+    }
+    addAnnotation(pending ? "COMMENT" : "GLOBAL_COMMENT", pending, text);
+    getSelection()?.removeAllRanges();
+  });
+  $("author").addEventListener("change", (e) => {
+    const name = e.target.value.trim();
+    if (name) setAuthor(name);
+  });
+  $("share").addEventListener("click", openShare);
+  $("share-short").addEventListener("click", makeShort);
+  $("import").addEventListener("click", () => {
+    $("import-note").textContent = "";
+    $("import-link").value = "";
+    $("import-dialog").showModal();
+  });
+  $("import-form").addEventListener("submit", (e) => {
+    if (e.submitter?.value !== "import") return;
+    e.preventDefault();
+    runImport();
+  });
+  $("copy-feedback").addEventListener("click", openFeedback);
+  $("author").value = author();
 }
 
 async function main() {
+  wire();
+  state.config = await loadConfig();
   const short = /^\/p\/([A-Za-z0-9]{6,16})$/.exec(location.pathname);
   const fragment = location.hash;
   if (short) {
     try {
-      show(await loadShort(short[1], fragment, await loadConfig()));
+      accept(await loadShort(short[1], fragment));
     } catch {
       fail(SHORT_ERROR);
       return;
@@ -336,11 +460,11 @@ async function main() {
     return;
   }
   if (!isSharePayload(fragment)) {
-    document.getElementById("status").textContent = "Open a share link to see a plan.";
+    $("status").textContent = "Open a share link to see a plan.";
     return;
   }
   try {
-    show(await decodePayload(fragment.replace(/^#/, "").split("?")[0]));
+    accept(await decodePayload(fragment.replace(/^#/, "").split("?")[0]));
   } catch {
     fail(HASH_ERROR);
     return;

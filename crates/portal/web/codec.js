@@ -1,0 +1,180 @@
+// The share formats in the browser (shared/WIRE.md §2–§5): base64url,
+// raw DEFLATE (CompressionStream), AES-GCM (WebCrypto), the payload's
+// annotation tuples both ways, and the link forms. Pure: no DOM.
+
+/** Largest inflated payload accepted (a decompression bomb stops here). */
+export const MAX_INFLATED = 64 * 1024 * 1024;
+/** Upstream's default paste API: short links to it carry no `&paste=`. */
+export const DEFAULT_PASTE_API = "https://plannotator-paste.plannotator.workers.dev";
+
+/** Upstream's fragment classifier: is `/#…` a share payload or an anchor? */
+export function isSharePayload(fragment) {
+  const text = fragment.replace(/^#/, "").split("?")[0];
+  return text.length >= 30 && /^[A-Za-z0-9_-]+$/.test(text) && /[A-Z]/.test(text);
+}
+
+/** base64url (or standard base64) → bytes, with atob's forgiving rules. */
+export function base64UrlToBytes(text) {
+  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** bytes → base64url without padding. */
+export function bytesToBase64Url(bytes) {
+  let binary = "";
+  const step = 0x8000;
+  for (let i = 0; i < bytes.length; i += step) {
+    binary += String.fromCharCode.apply(null, bytes.subarray(i, i + step));
+  }
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function collect(stream, limit) {
+  const reader = stream.getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > limit) {
+      await reader.cancel();
+      throw new Error("the shared plan is too large to open");
+    }
+    chunks.push(value);
+  }
+  return new Uint8Array(await new Blob(chunks).arrayBuffer());
+}
+
+/** Raw-inflates `bytes` to text, refusing more than MAX_INFLATED bytes. */
+export async function inflate(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+  return new TextDecoder().decode(await collect(stream, MAX_INFLATED));
+}
+
+/** Raw-deflates the UTF-8 bytes of `text`. */
+export async function deflate(text) {
+  const stream = new Blob([new TextEncoder().encode(text)]).stream().pipeThrough(new CompressionStream("deflate-raw"));
+  return collect(stream, Infinity);
+}
+
+/** The payload object inside a compressed base64url string. */
+export async function decodePayload(text) {
+  const payload = JSON.parse(await inflate(base64UrlToBytes(text)));
+  if (payload === null || typeof payload !== "object" || !Array.isArray(payload.a)) {
+    throw new Error("not a share payload");
+  }
+  return payload;
+}
+
+/** `payload` as the compressed base64url string of a hash link. */
+export async function encodePayload(payload) {
+  return bytesToBase64Url(await deflate(JSON.stringify(payload)));
+}
+
+/** AES-GCM: `IV(12) ‖ ciphertext ‖ tag` (base64url) with a raw key (base64url). */
+export async function decrypt(cipherText, keyText) {
+  const data = base64UrlToBytes(cipherText);
+  const key = await crypto.subtle.importKey("raw", base64UrlToBytes(keyText), "AES-GCM", false, ["decrypt"]);
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: data.slice(0, 12) }, key, data.slice(12));
+  return new TextDecoder().decode(plain);
+}
+
+/** Encrypts `text` under a fresh AES-256-GCM key: `{ key, data }`, both base64url. */
+export async function encrypt(text) {
+  const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, true, ["encrypt"]);
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, new TextEncoder().encode(text)));
+  const out = new Uint8Array(12 + sealed.length);
+  out.set(iv);
+  out.set(sealed, 12);
+  const raw = new Uint8Array(await crypto.subtle.exportKey("raw", key));
+  return { key: bytesToBase64Url(raw), data: bytesToBase64Url(out) };
+}
+
+/** A tuple of `a` as an annotation (upstream `fromShareable`). */
+export function annotationFromTuple(item, index, payload) {
+  const letter = item[0];
+  const type = { D: "DELETION", C: "COMMENT", G: "GLOBAL_COMMENT" }[letter];
+  let originalText = "", text, author, images;
+  if (letter === "G") {
+    [, text, author, images] = item;
+  } else if (letter === "D") {
+    [, originalText, author, images] = item;
+  } else {
+    [, originalText, text, author, images] = item;
+  }
+  return {
+    id: `shared-${index}`,
+    type,
+    originalText: originalText ?? "",
+    text: text || undefined,
+    author: author || undefined,
+    images: Array.isArray(images) && images.length ? images.map(imageOf) : undefined,
+    isQuickLabel: letter === "C" && item.length > 5 && item[5] === 1,
+    diffContext: (payload.d && payload.d[index]) || undefined,
+    source: (payload.s && payload.s[index]) || undefined,
+  };
+}
+
+/** An annotation as a tuple of `a` (upstream `toShareable`). */
+export function tupleOf(annotation) {
+  const images = annotation.images?.length ? annotation.images.map((i) => [i.path, i.name]) : null;
+  const author = annotation.author || null;
+  switch (annotation.type) {
+    case "DELETION":
+      return ["D", annotation.originalText, author, images];
+    case "GLOBAL_COMMENT":
+      return ["G", annotation.text ?? "", author, images];
+    default: {
+      const tuple = ["C", annotation.originalText, annotation.text ?? "", author, images];
+      if (annotation.isQuickLabel) tuple.push(1);
+      return tuple;
+    }
+  }
+}
+
+/** The payload of a plan and its annotations (key order p, a, g, d, s). */
+export function payloadOf(plan, annotations, attachments = []) {
+  const payload = { p: plan, a: annotations.map(tupleOf) };
+  if (attachments.length) payload.g = attachments.map((i) => [i.path, i.name]);
+  if (annotations.some((a) => a.diffContext)) payload.d = annotations.map((a) => a.diffContext || null);
+  if (annotations.some((a) => a.source)) payload.s = annotations.map((a) => a.source || null);
+  return payload;
+}
+
+/** `[path, name]` or a bare path (old form) → `{path, name}`. */
+export function imageOf(image) {
+  if (Array.isArray(image)) return { path: String(image[0]), name: String(image[1]) };
+  const last = String(image).split("/").pop();
+  const dot = last.lastIndexOf(".");
+  const name = dot > 0 ? last.slice(0, dot) : dot === 0 ? "" : last;
+  return { path: String(image), name: name || "image" };
+}
+
+/** `url` as the `&paste=` value: btoa with `+/` → `-_`, no padding. */
+export function pasteParam(url) {
+  return btoa(url).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** The short link of paste `id` under `base`, keyed by `key`. */
+export function shortUrl(base, id, key, pasteApi) {
+  let url = `${base.replace(/\/+$/, "")}/p/${id}#key=${key}`;
+  if (pasteApi && pasteApi.replace(/\/+$/, "") !== DEFAULT_PASTE_API) url += `&paste=${pasteParam(pasteApi)}`;
+  return url;
+}
+
+/** What an Import Review input names (WIRE §5.4): `{short: {id, fragment}}`
+ * or `{hash}`; throws upstream's messages for neither. */
+export function parseImport(input) {
+  const text = input.trim();
+  const short = /\/p\/([A-Za-z0-9]{6,16})(?:#([^?]*))?(?:\?|$)/.exec(text);
+  if (short) return { short: { id: short[1], fragment: short[2] ?? "" } };
+  const at = text.indexOf("#");
+  if (at < 0) throw new Error("Invalid share URL: no hash fragment or short link found");
+  const hash = text.slice(at + 1).split("?")[0];
+  if (!hash) throw new Error("Invalid share URL: empty hash");
+  return { hash };
+}

@@ -1,0 +1,4 @@
+// PLACEHOLDER (being written): feedback export.
+export function feedbackText() {
+  return "No changes detected.";
+}

@@ -18,7 +18,7 @@ import {
   shortUrl,
 } from "{{codec.js}}";
 import { clearHighlights, highlight, placeable } from "{{anchor.js}}";
-import { render, renderHtml } from "{{render.js}}";
+import { disableSanitizerForTests, render, renderHtml } from "{{render.js}}";
 import { feedbackText } from "{{feedback.js}}";
 
 export * from "{{codec.js}}";
@@ -447,6 +447,7 @@ function wire() {
 async function main() {
   wire();
   state.config = await loadConfig();
+  if (state.config.testHooks?.disableSanitizer === true) disableSanitizerForTests();
   const short = /^\/p\/([A-Za-z0-9]{6,16})$/.exec(location.pathname);
   const fragment = location.hash;
   if (short) {

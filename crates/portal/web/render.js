@@ -5,10 +5,21 @@
 import { marked } from "{{marked.esm.js}}";
 import DOMPurify from "{{purify.es.mjs}}";
 
+let sanitizing = true;
+
+/** Turns DOMPurify off, so that tests can show the CSP alone stops
+ * script. Called only when `/config.json` carries `testHooks`, which only
+ * a server built with the portal's `test-hooks` feature writes. */
+export function disableSanitizerForTests() {
+  sanitizing = false;
+}
+
+const sanitize = (html) => (sanitizing ? DOMPurify.sanitize(html) : html);
+
 /** The only way HTML enters the page: sanitised by DOMPurify. */
 const policy = globalThis.trustedTypes
-  ? trustedTypes.createPolicy("planshare", { createHTML: (html) => DOMPurify.sanitize(html) })
-  : { createHTML: (html) => DOMPurify.sanitize(html) };
+  ? trustedTypes.createPolicy("planshare", { createHTML: sanitize })
+  : { createHTML: sanitize };
 
 /** The plan's markdown as sanitised HTML (GitHub-flavoured). */
 export function renderPlan(markdown) {

@@ -1,59 +1,18 @@
-//! The share portal in real headless Chromium, against this server: every
-//! upstream `hash_url` vector opens with its plan text and annotation count;
-//! encrypted and legacy short links made here open too; truncated hashes,
-//! wrong keys and absent pastes show upstream's error texts; the page makes
-//! no request to another origin and none carries the fragment's key.
-//!
-//! Needs Chromium (`PLANSHARE_TEST_CHROMIUM`, default `/usr/bin/chromium`)
-//! and `npm install` in `crates/portal/browser-tests` (scripts/test does
-//! both). Without them the test says so and skips — except under CI, where
-//! it fails.
+//! Opening links: every upstream `hash_url` vector opens with its plan
+//! text, annotation count and highlights; encrypted and legacy short links
+//! made here open too; truncated hashes, wrong keys and absent pastes show
+//! upstream's error texts; screenshots of a rendered plan.
 
-#![allow(clippy::unwrap_used)]
-
-use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use testkit::TestApp;
 
+use crate::{harness, run_harness};
+
 const HASH_ERROR: &str =
     "Failed to load shared plan — the URL may have been truncated by your browser.";
 const SHORT_ERROR: &str = "Failed to load shared plan — the link may be expired or incomplete.";
-
-/// Chromium and the harness directory, or `None` (skip) outside CI.
-fn harness() -> Option<(PathBuf, PathBuf)> {
-    let chromium = std::env::var_os("PLANSHARE_TEST_CHROMIUM")
-        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../crates/portal/browser-tests"
-    ));
-    let missing = if !chromium.exists() {
-        Some(format!("Chromium ({})", chromium.display()))
-    } else if !dir.join("node_modules/playwright-core").exists() {
-        Some(format!(
-            "playwright-core (npm install in {})",
-            dir.display()
-        ))
-    } else {
-        None
-    };
-    match missing {
-        None => Some((chromium, dir)),
-        Some(what) if std::env::var_os("CI").is_some() => {
-            panic!("{what} is missing under CI: scripts/test installs it")
-        }
-        Some(what) => {
-            #[expect(clippy::print_stderr, reason = "a skipped browser test says so")]
-            {
-                eprintln!("skipping: {what} is missing (scripts/test installs it)");
-            }
-            None
-        }
-    }
-}
 
 /// Stores `data` as a paste and returns its id.
 async fn store(app: &TestApp, data: &str) -> String {
@@ -172,32 +131,8 @@ async fn share_links_open_in_chromium() {
     }
     let count = links.len();
     let shot_inputs: Vec<Value> = screenshots.iter().map(|(_, v)| v.clone()).collect();
-    let input =
-        json!({"chromium": chromium, "links": links, "screenshots": shot_inputs}).to_string();
-    let output = tokio::task::spawn_blocking(move || {
-        let mut child = Command::new("node")
-            .arg("open-links.mjs")
-            .current_dir(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("node: {e}"));
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let report: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("harness output ({e}): {stdout}\n{stderr}"));
-    assert!(output.status.success(), "{report:#}\n{stderr}");
+    let input = json!({"chromium": chromium, "links": links, "screenshots": shot_inputs});
+    let report = run_harness(&dir, "open-links.mjs", &input).await;
     assert_eq!(report["opened"], count, "{report}");
     for (path, _) in &screenshots {
         let png = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -108,9 +108,9 @@ function attachmentsOf(payload) {
 /** The reviewer's display name, kept in local storage; a generated
  * "tater" name until they set one (as upstream). */
 function author() {
-  let name = null;
+  let name = pageAuthor;
   try {
-    name = localStorage.getItem(AUTHOR_KEY);
+    name = localStorage.getItem(AUTHOR_KEY) || name;
   } catch {
     // Storage disabled: a name for this page only.
   }
@@ -122,13 +122,15 @@ function author() {
   return name;
 }
 
+let pageAuthor = null;
+
 function setAuthor(name) {
+  pageAuthor = name;
   try {
     localStorage.setItem(AUTHOR_KEY, name);
   } catch {
     // Storage disabled: the name lasts for this page.
   }
-  $("author").value = name;
 }
 
 /** Renders the plan and its annotations from `state`. */
@@ -424,7 +426,9 @@ function wire() {
     addAnnotation(pending ? "COMMENT" : "GLOBAL_COMMENT", pending, text);
     getSelection()?.removeAllRanges();
   });
-  $("author").addEventListener("change", (e) => {
+  // Keep the selection while a toolbar button is pressed.
+  $("selection-tools").addEventListener("mousedown", (e) => e.preventDefault());
+  $("author").addEventListener("input", (e) => {
     const name = e.target.value.trim();
     if (name) setAuthor(name);
   });

@@ -223,6 +223,7 @@ impl Drop for TestApp {
     }
 }
 
+pub mod browser;
 pub mod proxy;
 
 /// A loopback port that was free a moment ago (for child processes that

@@ -1,0 +1,205 @@
+// Drives the portal like a reviewer: opens a link, selects text and adds
+// comments and deletions, sets an author, shares (hash or short link),
+// imports a teammate's link, copies feedback, tabs to controls, prints.
+//
+// Input (stdin, JSON): { "chromium", "sessions": [{ "url", "actions": [action…] }] }
+// Actions: {"author": name} · {"comment": [quote, text]} · {"delete": quote} ·
+//   {"global": text} · {"remove": index} · {"share": true} (hash link) ·
+//   {"short": true} (short link through the paste API) · {"import": link} ·
+//   {"feedback": true} · {"keyboardShare": true} · {"print": pdfPath}
+// Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
+//   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error" }],
+//   "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }
+// Exit status 0 only when there are no failures, foreign requests or key leaks.
+
+import { chromium } from "playwright-core";
+
+const input = JSON.parse(await new Promise((resolve) => {
+  let text = "";
+  process.stdin.on("data", (chunk) => (text += chunk));
+  process.stdin.on("end", () => resolve(text));
+}));
+
+const browser = await chromium.launch({
+  executablePath: input.chromium,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const failures = [];
+const foreignRequests = [];
+const keyLeaks = [];
+const sessions = [];
+
+/** Selects the first occurrence of `quote` inside one text node of #plan. */
+async function select(page, quote) {
+  const found = await page.evaluate((quote) => {
+    const plan = document.getElementById("plan");
+    const walker = document.createTreeWalker(plan, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.data.indexOf(quote);
+      if (at < 0) continue;
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + quote.length);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      return true;
+    }
+    return false;
+  }, quote);
+  if (!found) throw new Error(`"${quote}" is not in the rendered plan`);
+  await page.waitForSelector("#selection-tools:not([hidden])", { timeout: 5000 });
+}
+
+async function act(page, action) {
+  if (action.author !== undefined) {
+    await page.fill("#author", action.author);
+    return null;
+  }
+  if (action.comment) {
+    await select(page, action.comment[0]);
+    await page.click("#add-comment");
+    await page.fill("#comment-text", action.comment[1]);
+    await page.click("#comment-form button[value=save]");
+    return null;
+  }
+  if (action.delete !== undefined) {
+    await select(page, action.delete);
+    await page.click("#add-deletion");
+    return null;
+  }
+  if (action.global !== undefined) {
+    await page.click("#global-comment");
+    await page.fill("#comment-text", action.global);
+    await page.click("#comment-form button[value=save]");
+    return null;
+  }
+  if (action.remove !== undefined) {
+    await page.locator("#annotation-list li").nth(action.remove).locator("button.remove").click();
+    return null;
+  }
+  if (action.share) {
+    await page.click("#share");
+    await page.waitForFunction(() => document.getElementById("share-link").value !== "");
+    const link = await page.inputValue("#share-link");
+    await page.click("#share-dialog button[value=close]");
+    return link;
+  }
+  if (action.short) {
+    await page.click("#share");
+    await page.waitForSelector("#share-short:not([hidden])", { timeout: 5000 });
+    await page.click("#share-short");
+    await page.waitForFunction(() => {
+      const note = document.getElementById("share-note").textContent;
+      return note !== "" && !note.startsWith("Creating");
+    }, null, { timeout: 10000 });
+    const link = await page.inputValue("#share-link");
+    const note = await page.textContent("#share-note");
+    await page.click("#share-dialog button[value=close]");
+    if (!link.includes("/p/")) throw new Error(`no short link: ${note}`);
+    return link;
+  }
+  if (action.import !== undefined) {
+    await page.click("#import");
+    await page.fill("#import-link", action.import);
+    await page.click("#import-form button[value=import]");
+    await page.waitForFunction(() => document.getElementById("import-note").textContent !== "", null, { timeout: 15000 });
+    const note = await page.textContent("#import-note");
+    await page.click("#import-dialog button[value=close]");
+    return note;
+  }
+  if (action.feedback) {
+    await page.click("#copy-feedback");
+    const text = await page.inputValue("#feedback-text");
+    await page.click("#feedback-dialog button[value=close]");
+    return text;
+  }
+  if (action.keyboardShare) {
+    // Share is reachable with Tab alone and opens with Enter.
+    await page.evaluate(() => document.activeElement?.blur());
+    for (let i = 0; i < 30; i++) {
+      await page.keyboard.press("Tab");
+      if (await page.evaluate(() => document.activeElement?.id === "share")) {
+        await page.keyboard.press("Enter");
+        await page.waitForFunction(() => document.getElementById("share-link").value !== "");
+        const link = await page.inputValue("#share-link");
+        await page.keyboard.press("Escape");
+        return link;
+      }
+    }
+    throw new Error("Share is not reachable with the Tab key");
+  }
+  if (action.print !== undefined) {
+    await page.emulateMedia({ media: "print" });
+    const shown = await page.evaluate(() => ({
+      bar: getComputedStyle(document.querySelector("header.bar")).display,
+      plan: getComputedStyle(document.getElementById("plan")).display,
+      text: document.getElementById("plan").innerText.length,
+    }));
+    await page.pdf({ path: action.print, format: "A4" });
+    await page.emulateMedia({ media: "screen" });
+    if (shown.bar !== "none" || shown.plan === "none" || shown.text === 0) {
+      throw new Error(`print view: ${JSON.stringify(shown)}`);
+    }
+    return JSON.stringify(shown);
+  }
+  throw new Error(`unknown action ${JSON.stringify(action)}`);
+}
+
+try {
+  for (const session of input.sessions) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const origin = new URL(session.url).origin;
+    const key = new URLSearchParams(new URL(session.url).hash.slice(1)).get("key");
+    page.on("request", (request) => {
+      const url = request.url();
+      if (new URL(url).origin !== origin) foreignRequests.push(url);
+      const headers = JSON.stringify(request.headers());
+      if (key && (url.includes(key) || headers.includes(key) || (request.postData() ?? "").includes(key))) {
+        keyLeaks.push(url);
+      }
+    });
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    page.on("dialog", async (dialog) => {
+      errors.push(`a script opened a dialog: ${dialog.message()}`);
+      await dialog.dismiss();
+    });
+    await page.addInitScript(() => {
+      window.__violations = [];
+      document.addEventListener("securitypolicyviolation", (e) =>
+        window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    const fail = (what) => failures.push({ url: session.url.slice(0, 120), what });
+    const outputs = [];
+    try {
+      await page.goto(session.url);
+      await page.waitForFunction(() => {
+        const status = document.getElementById("status");
+        return status && status.textContent !== "Loading…";
+      }, null, { timeout: 15000 });
+      for (const action of session.actions ?? []) outputs.push(await act(page, action));
+    } catch (error) {
+      fail(String(error));
+    }
+    const shown = await page.evaluate(() => ({
+      annotations: [...document.querySelectorAll("#annotation-list li")].map((li) => ({
+        meta: li.querySelector(".meta")?.textContent ?? "",
+        quote: li.querySelector("q")?.textContent ?? "",
+        text: li.querySelector("p")?.textContent ?? "",
+      })),
+      highlighted: new Set([...document.querySelectorAll("#plan mark[data-bind-id]")].map((m) => m.dataset.bindId)).size,
+      error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+      violations: window.__violations,
+    }));
+    if (errors.length) fail(`page errors: ${errors.join("; ")}`);
+    if (shown.violations.length) fail(`CSP violations: ${shown.violations.join("; ")}`);
+    sessions.push({ outputs, annotations: shown.annotations, highlighted: shown.highlighted, error: shown.error });
+    await context.close();
+  }
+} finally {
+  await browser.close();
+}
+process.stdout.write(JSON.stringify({ sessions, failures, foreignRequests, keyLeaks }) + "\n");
+process.exit(failures.length || foreignRequests.length || keyLeaks.length ? 1 : 0);

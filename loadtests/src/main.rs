@@ -3,13 +3,15 @@
 //!
 //! Subcommands: `reference` (serve the floor server), `run` (the throughput,
 //! latency and CPU comparison), `startup` (start-up time with many stored
-//! pastes) and `tenancy` (the cost of tenant resolution). See `loadtests/README.md` for usage and the meaning of the figures;
+//! pastes), `tenancy` (the cost of tenant resolution) and `portal` (the
+//! share portal's time to highlights in Chromium). See `loadtests/README.md` for usage and the meaning of the figures;
 //! the building blocks live in the `loadtests` library (`src/lib.rs`).
 
 // A command-line report is this program's output: printing to stdout (the
 // report) and stderr (progress, warnings) is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod portal;
 mod run;
 mod startup;
 mod tenancy;
@@ -41,6 +43,8 @@ enum Command {
     Startup(startup::StartupArgs),
     /// Measure what tenant resolution costs (tenancy on vs bypassed).
     Tenancy(tenancy::TenancyArgs),
+    /// Time the share portal in Chromium: navigation → all highlights placed.
+    Portal(portal::PortalArgs),
 }
 
 #[derive(Debug, Args)]
@@ -65,6 +69,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Run(args) => until_ctrl_c(run::run(args)).await,
         Command::Startup(args) => until_ctrl_c(startup::startup(args)).await,
         Command::Tenancy(args) => until_ctrl_c(tenancy::tenancy(args)).await,
+        Command::Portal(args) => until_ctrl_c(portal::portal(args)).await,
     }
 }
 

@@ -36,7 +36,7 @@ const AUTHOR_KEY = "planshare.author";
 
 /** What is on the page: the plan (markdown or raw HTML), its annotations
  * and global attachments. */
-const state = { plan: "", html: null, annotations: [], attachments: [], config: {}, next: 0 };
+const state = { plan: "", html: null, annotations: [], attachments: [], config: {}, next: 0, fromShort: false };
 
 const $ = (id) => document.getElementById(id);
 
@@ -292,8 +292,11 @@ async function openShare() {
     return;
   }
   link.value = `${shareBase()}/#${await encodePayload(currentPayload())}`;
-  short.hidden = link.value.length <= LONG_URL;
-  if (!short.hidden) note.textContent = "This URL may be too long for some messaging apps.";
+  // Offered for long links (upstream's threshold) and to a reviewer who
+  // came from a short link, who will expect one back.
+  const long = link.value.length > LONG_URL;
+  short.hidden = !long && !state.fromShort;
+  if (long) note.textContent = "This URL may be too long for some messaging apps.";
   link.select();
 }
 
@@ -402,6 +405,8 @@ function accept(payload) {
   state.annotations = annotationsOf(payload);
   state.attachments = attachmentsOf(payload);
   show();
+  // Navigation → every annotation placed (loadtests `portal` reads it).
+  performance.mark("planshare:highlighted");
 }
 
 function wire() {
@@ -457,6 +462,7 @@ async function main() {
   if (short) {
     try {
       accept(await loadShort(short[1], fragment));
+      state.fromShort = true;
     } catch {
       fail(SHORT_ERROR);
       return;

@@ -7,5 +7,6 @@
 
 mod admin;
 mod paste;
+mod portal;
 mod share_open;
 mod support;

@@ -2,13 +2,14 @@
 // comments and deletions, sets an author, shares (hash or short link),
 // imports a teammate's link, copies feedback, tabs to controls, prints.
 //
-// Input (stdin, JSON): { "chromium", "sessions": [{ "url", "actions": [action…] }] }
+// Input (stdin, JSON): { "chromium", "sessions": [{ "url", "actions": [action…],
+//   "allowOrigins"?: [origins besides the page's it may request] }] }
 // Actions: {"author": name} · {"comment": [quote, text]} · {"delete": quote} ·
 //   {"global": text} · {"remove": index} · {"share": true} (hash link) ·
 //   {"short": true} (short link through the paste API) · {"import": link} ·
 //   {"feedback": true} · {"keyboardShare": true} · {"print": pdfPath}
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
-//   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error" }],
+//   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error", "errorDetail" }],
 //   "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }
 // Exit status 0 only when there are no failures, foreign requests or key leaks.
 
@@ -154,7 +155,8 @@ try {
     const key = new URLSearchParams(new URL(session.url).hash.slice(1)).get("key");
     page.on("request", (request) => {
       const url = request.url();
-      if (new URL(url).origin !== origin) foreignRequests.push(url);
+      const to = new URL(url).origin;
+      if (to !== origin && !(session.allowOrigins ?? []).includes(to)) foreignRequests.push(url);
       const headers = JSON.stringify(request.headers());
       if (key && (url.includes(key) || headers.includes(key) || (request.postData() ?? "").includes(key))) {
         keyLeaks.push(url);
@@ -191,11 +193,12 @@ try {
       })),
       highlighted: new Set([...document.querySelectorAll("#plan mark[data-bind-id]")].map((m) => m.dataset.bindId)).size,
       error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+      errorDetail: document.getElementById("error-detail")?.textContent ?? null,
       violations: window.__violations,
     }));
     if (errors.length) fail(`page errors: ${errors.join("; ")}`);
     if (shown.violations.length) fail(`CSP violations: ${shown.violations.join("; ")}`);
-    sessions.push({ outputs, annotations: shown.annotations, highlighted: shown.highlighted, error: shown.error });
+    sessions.push({ outputs, annotations: shown.annotations, highlighted: shown.highlighted, error: shown.error, errorDetail: shown.errorDetail });
     await context.close();
   }
 } finally {

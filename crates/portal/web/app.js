@@ -11,7 +11,7 @@ import {
   decrypt,
   encodePayload,
   encrypt,
-  imageOf,
+  imagesOf,
   isSharePayload,
   parseImport,
   payloadOf,
@@ -81,20 +81,71 @@ function pasteApiFor(param) {
   }
 }
 
+/** An error that says what happened, under one of upstream's headlines. */
+class LoadError extends Error {
+  constructor(detail) {
+    super(detail);
+    this.detail = detail;
+  }
+}
+
+/** The payload inside a hash or a decrypted paste, or a LoadError saying
+ * which step failed. */
+async function decodeOrExplain(text) {
+  try {
+    return await decodePayload(text);
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new LoadError("The link's data is not a share payload.");
+    if (error.name === "InvalidCharacterError") {
+      throw new LoadError("The link's data is not valid base64url: it was probably cut off or changed.");
+    }
+    if (/too large/.test(error.message)) throw new LoadError("The shared plan is larger than this page opens (64 MiB).");
+    if (/share payload/.test(error.message)) throw new LoadError("The link's data is not a share payload.");
+    throw new LoadError("The link's compressed data ends early or is damaged: it was probably cut off.");
+  }
+}
+
 /** The payload behind short link `id` with `#fragment`. */
 async function loadShort(id, fragment) {
   const params = new URLSearchParams(fragment.replace(/^#/, ""));
   const api = pasteApiFor(params.get("paste"));
-  if (!api) throw new Error("this link names a paste service this portal does not use");
-  const response = await fetch(`${api.replace(/\/+$/, "")}/api/paste/${id}`, {
-    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    referrerPolicy: "no-referrer",
-    credentials: "omit",
-  });
-  if (!response.ok) throw new Error(`paste: HTTP ${response.status}`);
-  const { data } = await response.json();
+  if (!api) throw new LoadError("The link names a paste service this portal is not configured to read from.");
+  const origin = new URL(api, location.href).origin;
+  let response;
+  try {
+    response = await fetch(`${api.replace(/\/+$/, "")}/api/paste/${id}`, {
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      referrerPolicy: "no-referrer",
+      credentials: "omit",
+    });
+  } catch (error) {
+    throw new LoadError(
+      error.name === "TimeoutError"
+        ? `The paste service at ${origin} did not answer within ${FETCH_TIMEOUT_MS / 1000} s.`
+        : `The paste service at ${origin} could not be reached.`,
+    );
+  }
+  if (response.status === 404) throw new LoadError("This paste does not exist: it may have expired or been deleted.");
+  if (response.status === 429 || response.status >= 500) {
+    throw new LoadError(`The paste service at ${origin} is unavailable (HTTP ${response.status}); try again shortly.`);
+  }
+  if (!response.ok) throw new LoadError(`The paste service at ${origin} refused the request (HTTP ${response.status}).`);
+  let data;
+  try {
+    ({ data } = await response.json());
+  } catch {
+    throw new LoadError(`The paste service at ${origin} sent an answer that is not a paste.`);
+  }
+  if (typeof data !== "string") throw new LoadError(`The paste service at ${origin} sent an answer that is not a paste.`);
   const key = params.get("key");
-  return decodePayload(key ? await decrypt(data, key) : data);
+  if (!key) return decodeOrExplain(data);
+  let plain;
+  try {
+    plain = await decrypt(data, key);
+  } catch {
+    throw new LoadError("The key in the link does not open this paste: the link may be incomplete or changed.");
+  }
+  return decodeOrExplain(plain);
 }
 
 function annotationsOf(payload) {
@@ -102,7 +153,7 @@ function annotationsOf(payload) {
 }
 
 function attachmentsOf(payload) {
-  return Array.isArray(payload.g) ? payload.g.map(imageOf) : [];
+  return imagesOf(payload.g) ?? [];
 }
 
 /** The reviewer's display name, kept in local storage; a generated
@@ -391,15 +442,25 @@ function openFeedback() {
 
 // --- Loading --------------------------------------------------------------
 
-function fail(message) {
+/** Shows upstream's headline for a failed load, and what happened. */
+function fail(message, error) {
   const box = $("error");
   box.textContent = message;
+  if (error instanceof LoadError) {
+    const detail = el("p", "detail", error.detail);
+    detail.id = "error-detail";
+    box.after(detail);
+  } else if (error) {
+    console.error(error);
+  }
   box.hidden = false;
   $("status").textContent = "";
 }
 
 function accept(payload) {
-  const html = payload.r === "html" && typeof payload.h === "string" ? payload.h : null;
+  // An HTML share needs a document: `r:"html"` with an empty `h` is
+  // markdown (as the CLI reads it).
+  const html = payload.r === "html" && typeof payload.h === "string" && payload.h !== "" ? payload.h : null;
   state.html = html;
   state.plan = html === null ? String(payload.p ?? "") : "";
   state.annotations = annotationsOf(payload);
@@ -463,8 +524,8 @@ async function main() {
     try {
       accept(await loadShort(short[1], fragment));
       state.fromShort = true;
-    } catch {
-      fail(SHORT_ERROR);
+    } catch (error) {
+      fail(SHORT_ERROR, error);
       return;
     }
     history.replaceState(null, "", "/");
@@ -475,9 +536,9 @@ async function main() {
     return;
   }
   try {
-    accept(await decodePayload(fragment.replace(/^#/, "").split("?")[0]));
-  } catch {
-    fail(HASH_ERROR);
+    accept(await decodeOrExplain(fragment.replace(/^#/, "").split("?")[0]));
+  } catch (error) {
+    fail(HASH_ERROR, error);
     return;
   }
   history.replaceState(null, "", location.pathname);

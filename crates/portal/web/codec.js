@@ -97,7 +97,9 @@ export async function encrypt(text) {
 /** A tuple of `a` as an annotation (upstream `fromShareable`). */
 export function annotationFromTuple(item, index, payload) {
   const letter = item[0];
-  const type = { D: "DELETION", C: "COMMENT", G: "GLOBAL_COMMENT" }[letter];
+  // R/I (legacy replacement/insertion) decode as such, as the CLI does;
+  // upstream leaves them without a type.
+  const type = { D: "DELETION", C: "COMMENT", G: "GLOBAL_COMMENT", R: "REPLACEMENT", I: "INSERTION" }[letter];
   let originalText = "", text, author, images;
   if (letter === "G") {
     [, text, author, images] = item;
@@ -112,9 +114,10 @@ export function annotationFromTuple(item, index, payload) {
     originalText: originalText ?? "",
     text: text || undefined,
     author: author || undefined,
-    images: Array.isArray(images) && images.length ? images.map(imageOf) : undefined,
+    images: imagesOf(images),
     isQuickLabel: letter === "C" && item.length > 5 && item[5] === 1,
-    diffContext: (payload.d && payload.d[index]) || undefined,
+    // `d` does not apply to global comments (upstream ignores it there).
+    diffContext: (letter !== "G" && Array.isArray(payload.d) && payload.d[index]) || undefined,
     source: (payload.s && payload.s[index]) || undefined,
   };
 }
@@ -128,6 +131,9 @@ export function tupleOf(annotation) {
       return ["D", annotation.originalText, author, images];
     case "GLOBAL_COMMENT":
       return ["G", annotation.text ?? "", author, images];
+    case "REPLACEMENT":
+    case "INSERTION":
+      return [annotation.type[0], annotation.originalText, annotation.text ?? "", author, images];
     default: {
       const tuple = ["C", annotation.originalText, annotation.text ?? "", author, images];
       if (annotation.isQuickLabel) tuple.push(1);
@@ -145,13 +151,30 @@ export function payloadOf(plan, annotations, attachments = []) {
   return payload;
 }
 
-/** `[path, name]` or a bare path (old form) → `{path, name}`. */
-export function imageOf(image) {
-  if (Array.isArray(image)) return { path: String(image[0]), name: String(image[1]) };
-  const last = String(image).split("/").pop();
+/** The name upstream derives from a bare image path: the last
+ * `/`-separated segment without its final `.ext`, or "image". */
+function nameFromPath(path) {
+  const last = path.split("/").pop();
   const dot = last.lastIndexOf(".");
-  const name = dot > 0 ? last.slice(0, dot) : dot === 0 ? "" : last;
-  return { path: String(image), name: name || "image" };
+  const stem = dot >= 0 && dot + 1 < last.length ? last.slice(0, dot) : last;
+  return stem || "image";
+}
+
+/** `[path, name]` or a bare path (old form) → `{path, name}`, or null for
+ * an entry without a string path (skipped, as the CLI does). */
+export function imageOf(image) {
+  if (typeof image === "string") return { path: image, name: nameFromPath(image) };
+  if (Array.isArray(image) && typeof image[0] === "string") {
+    return { path: image[0], name: typeof image[1] === "string" ? image[1] : nameFromPath(image[0]) };
+  }
+  return null;
+}
+
+/** An images slot (or `g`) as `{path, name}`s; undefined when none. */
+export function imagesOf(images) {
+  if (!Array.isArray(images)) return undefined;
+  const out = images.map(imageOf).filter(Boolean);
+  return out.length ? out : undefined;
 }
 
 /** `url` as the `&paste=` value: btoa with `+/` → `-_`, no padding. */

@@ -293,3 +293,62 @@ async fn import_merges_a_teammates_review() {
         "/tmp/plannotator/arch.png"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_loads_say_what_happened() {
+    let Some((chromium, dir)) = harness() else {
+        return;
+    };
+    // An allowed paste API that is down: a port that was free a moment ago.
+    let down = format!("http://127.0.0.1:{}", testkit::free_port());
+    let app = TestApp::spawn(&[("PLANSHARE_PORTAL_ALLOWED_PASTE_APIS", down.as_str())]).await;
+    let base = &app.base_url;
+    let json = json!({"p": PLAN, "a": []}).to_string();
+    let hash = share_codec::compress(&json);
+    let compressed = share_codec::compress(&json);
+    let (key, data) = share_codec::encrypt(&compressed).unwrap();
+    let id = app.create_ok(&data).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (wrong_key, _) = share_codec::encrypt("x").unwrap();
+    let cases = [
+        (format!("{base}/#{}", &hash[..hash.len() - 9]), "cut off"),
+        (
+            share_codec::short_url(base, &id, &wrong_key, base),
+            "The key in the link does not open this paste",
+        ),
+        (
+            share_codec::short_url(base, "AbsentPaste1", &key, base),
+            "does not exist: it may have expired",
+        ),
+        (
+            share_codec::short_url(base, &id, &key, &down),
+            "could not be reached",
+        ),
+        (
+            share_codec::short_url(base, &id, &key, "https://paste.example"),
+            "not configured to read from",
+        ),
+    ];
+    let sessions: Vec<Value> = cases
+        .iter()
+        .map(|(url, _)| json!({"url": url, "actions": [], "allowOrigins": [down]}))
+        .collect();
+    let shown = review(&chromium, &dir, Value::Array(sessions)).await;
+    for ((url, expected), shown) in cases.iter().zip(&shown) {
+        let headline = shown["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{url}: no error shown"));
+        assert!(
+            headline.starts_with("Failed to load shared plan"),
+            "{url}: {headline}"
+        );
+        let detail = shown["errorDetail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains(expected),
+            "{url}: {detail:?} should say {expected:?}"
+        );
+        assert!(shown["annotations"].as_array().unwrap().is_empty());
+    }
+}

@@ -7,6 +7,7 @@
 //! | `/`, `/p/{id}` | `index.html` (the app reads the path and fragment) | `no-cache` + `ETag` |
 //! | `/assets/<name>.<hash>.<ext>` | the asset | `immutable`, one year |
 //! | `/config.json` | [`PortalConfig`] as the app reads it | `no-cache` |
+//! | `/frame` | the sandboxed document raw-HTML plans are shown in (a CSP of its own, see `frame.rs`) | `no-cache` |
 //!
 //! Every answer carries a strict CSP (scripts and styles only from this
 //! origin, no inline code, `connect-src` limited to this origin and the
@@ -23,6 +24,8 @@
 //! upstream's generic 404 for `GET /` stays as it was.
 
 mod assets;
+mod frame;
+pub mod standalone;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -47,6 +50,13 @@ pub struct PortalConfig {
     pub allowed_paste_apis: Vec<String>,
     /// Base of new share links; empty: this origin.
     pub share_base_url: String,
+    /// Test builds only (feature `test-hooks`): `/config.json` tells the
+    /// app to skip DOMPurify, so a browser test can show that the CSP alone
+    /// stops script. Set only by test code: never read from a file or the
+    /// environment, and absent from a build without the feature.
+    #[cfg(feature = "test-hooks")]
+    #[serde(skip)]
+    pub disable_sanitizer_for_tests: bool,
 }
 
 impl Default for PortalConfig {
@@ -56,6 +66,8 @@ impl Default for PortalConfig {
             paste_api_url: String::new(),
             allowed_paste_apis: Vec::new(),
             share_base_url: String::new(),
+            #[cfg(feature = "test-hooks")]
+            disable_sanitizer_for_tests: false,
         }
     }
 }
@@ -122,9 +134,9 @@ pub fn router(config: &PortalConfig) -> Result<Router, String> {
     }
     let csp = format!(
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
-         connect-src {}; frame-src blob:; base-uri 'none'; form-action 'none'; \
+         connect-src {}; frame-src 'self'; base-uri 'none'; form-action 'none'; \
          frame-ancestors 'none'; object-src 'none'; require-trusted-types-for 'script'; \
-         trusted-types planshare planshare-frame dompurify",
+         trusted-types planshare dompurify",
         connect.join(" ")
     );
     let body = serde_json::json!({
@@ -132,6 +144,14 @@ pub fn router(config: &PortalConfig) -> Result<Router, String> {
         "allowedPasteApis": config.allowed_paste_apis,
         "shareBaseUrl": config.share_base_url,
     });
+    #[cfg(feature = "test-hooks")]
+    let body = {
+        let mut body = body;
+        if config.disable_sanitizer_for_tests {
+            body["testHooks"] = serde_json::json!({ "disableSanitizer": true });
+        }
+        body
+    };
     let portal = Portal {
         // Built once per router, kept for the process's life.
         config_json: Box::leak(body.to_string().into_boxed_str()),
@@ -142,6 +162,7 @@ pub fn router(config: &PortalConfig) -> Result<Router, String> {
         .route("/p/{id}", get(index))
         .route("/assets/{file}", get(asset))
         .route("/config.json", get(config_json))
+        .route("/frame", get(frame::frame))
         .with_state(portal))
 }
 
@@ -160,6 +181,7 @@ pub fn mount(config: &PortalConfig, api: Router) -> Result<Router, String> {
         .route("/p/{id}", any(navigation))
         .route("/assets/{file}", any(static_file))
         .route("/config.json", any(static_file))
+        .route("/frame", any(static_file))
         .with_state(front)
         .fallback_service(api))
 }
@@ -302,5 +324,44 @@ mod tests {
                 .contains("portal.allowed_paste_apis")
         );
         assert!(PortalConfig::default().validate().is_ok());
+    }
+
+    #[cfg(feature = "test-hooks")]
+    #[tokio::test]
+    async fn the_sanitizer_switch_reaches_config_json_only_when_set() {
+        use http_body_util::BodyExt as _;
+        async fn served_config(config: &PortalConfig) -> serde_json::Value {
+            let request = Request::get("/config.json")
+                .body(axum::body::Body::empty())
+                .unwrap();
+            let response = router(config).unwrap().oneshot(request).await.unwrap();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            serde_json::from_slice(&body).unwrap()
+        }
+        let on = PortalConfig {
+            disable_sanitizer_for_tests: true,
+            ..PortalConfig::default()
+        };
+        assert_eq!(
+            served_config(&on).await["testHooks"],
+            serde_json::json!({ "disableSanitizer": true })
+        );
+        assert!(
+            served_config(&PortalConfig::default())
+                .await
+                .get("testHooks")
+                .is_none()
+        );
+        // Never (de)serialised: no configuration file can turn it on.
+        assert!(
+            serde_json::from_str::<PortalConfig>(r#"{"disable_sanitizer_for_tests":true}"#)
+                .is_err()
+        );
+        assert!(
+            serde_json::to_value(&on)
+                .unwrap()
+                .get("disable_sanitizer_for_tests")
+                .is_none()
+        );
     }
 }

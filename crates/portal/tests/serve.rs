@@ -92,7 +92,11 @@ async fn assets_have_hashed_names_are_immutable_and_precompressed() {
         .split('"')
         .filter(|s| s.starts_with("/assets/"))
         .collect();
-    assert_eq!(assets.len(), 2, "the script and the stylesheet: {assets:?}");
+    assert_eq!(
+        assets.len(),
+        3,
+        "the script and the stylesheets (app, highlight): {assets:?}"
+    );
     for path in assets {
         let plain = get(&config, path, &[]).await;
         assert_eq!(plain.status(), StatusCode::OK, "{path}");

@@ -1,9 +1,12 @@
 // The plan's markdown as HTML: marked (GitHub-flavoured) → DOMPurify →
 // the page, through the one Trusted Types policy; then DOM-only passes
-// (GitHub alerts) that touch text nodes and classes, never markup.
+// (GitHub alerts) that touch text nodes and classes, and code highlighting,
+// whose markup goes through the same policy. Raw-HTML plans are shown in a
+// sandboxed frame document of their own (`/frame`, see renderHtml).
 
 import { marked } from "{{marked.esm.js}}";
 import DOMPurify from "{{purify.es.mjs}}";
+import hljs from "{{highlight.min.mjs}}";
 
 let sanitizing = true;
 
@@ -14,7 +17,11 @@ export function disableSanitizerForTests() {
   sanitizing = false;
 }
 
-const sanitize = (html) => (sanitizing ? DOMPurify.sanitize(html) : html);
+/** DOMPurify's defaults, less forms: a plan has no use for one, and a
+ * form is a way to send what a reviewer types elsewhere (F1). */
+const PURIFY = { FORBID_TAGS: ["form"] };
+
+const sanitize = (html) => (sanitizing ? DOMPurify.sanitize(html, PURIFY) : html);
 
 /** The only way HTML enters the page: sanitised by DOMPurify. */
 const policy = globalThis.trustedTypes
@@ -48,25 +55,95 @@ export function renderAlerts(root) {
   }
 }
 
-/** Raw HTML goes into the page only as a sandboxed frame's document. */
-const framePolicy = globalThis.trustedTypes
-  ? trustedTypes.createPolicy("planshare-frame", { createHTML: (html) => html })
-  : { createHTML: (html) => html };
+/** Code blocks longer than this stay plain (highlighting is linear but
+ * not free). */
+const MAX_HIGHLIGHT = 200_000;
 
-/** Shows a raw-HTML plan in `root` inside an iframe sandboxed without
- * scripts, same origin, forms, popups or top navigation. */
+/** Highlights every `pre > code` whose `language-xxx` class names a
+ * language of the bundled highlight.js (or one of its aliases); blocks
+ * without a language, or with another one, stay as they are (no
+ * auto-detection: slow, and often wrong). The code's text stays exactly
+ * the same — only `<span class>` tokens are added — so annotations are
+ * still found in it. */
+export function renderCode(root) {
+  for (const code of root.querySelectorAll("pre > code[class*='language-']")) {
+    const name = /(?:^|\s)language-([A-Za-z0-9+#.-]{1,40})(?:\s|$)/.exec(code.className)?.[1];
+    const language = name && hljs.getLanguage(name.toLowerCase()) ? name.toLowerCase() : null;
+    const text = code.textContent;
+    if (!language || text.length > MAX_HIGHLIGHT) continue;
+    let html;
+    try {
+      html = hljs.highlight(text, { language, ignoreIllegals: true }).value;
+    } catch {
+      continue;
+    }
+    code.innerHTML = policy.createHTML(html);
+    // Whatever the sanitiser or the grammar did, the text must not change.
+    if (code.textContent !== text) {
+      code.textContent = text;
+      continue;
+    }
+    code.classList.add("hljs");
+  }
+}
+
+/** The frame document raw-HTML plans are shown in (served by the portal,
+ * with a CSP of its own: inline styles and data: images, no network, no
+ * script but its loader). */
+const FRAME_URL = "/frame";
+const FRAME_MIN = 320;
+const FRAME_MAX = 40_000;
+
+/** The frame currently showing a raw-HTML plan, its document and whether
+ * that was handed over (once: a later "ready" is ignored). */
+let current = null;
+
+addEventListener("message", (event) => {
+  const frame = current?.frame;
+  if (!frame || event.source !== frame.contentWindow || !frame.isConnected) return;
+  const message = event.data;
+  if (message === "planshare-frame-ready" && !current.sent) {
+    current.sent = true;
+    // The frame's origin is opaque ("null"), so no target origin can name
+    // it; the message goes to that window only.
+    event.source.postMessage({ type: "planshare-frame-html", html: current.html }, "*");
+  } else if (message?.type === "planshare-frame-height" && Number.isFinite(message.height)) {
+    const height = Math.min(FRAME_MAX, Math.max(FRAME_MIN, Math.ceil(message.height)));
+    frame.style.height = `${height}px`;
+  }
+});
+
+/** Shows a raw-HTML plan in `root` inside an iframe sandboxed with scripts
+ * only: no same origin (so an opaque origin: no access to this page, its
+ * storage, cookies or the link's key), no forms, popups, modals or top
+ * navigation. The frame loads `/frame`, whose own CSP lets the plan's
+ * inline CSS apply while blocking all network access and every script but
+ * the loader; the loader takes the HTML from this page (postMessage),
+ * parses it inert, drops scripts, handlers and refreshes, shows it, and
+ * reports its height so the frame fits the document. */
 export function renderHtml(root, html) {
   const frame = document.createElement("iframe");
-  frame.setAttribute("sandbox", "");
+  frame.setAttribute("sandbox", "allow-scripts");
   frame.setAttribute("referrerpolicy", "no-referrer");
   frame.className = "html-plan";
   frame.title = "Shared HTML plan";
-  frame.srcdoc = framePolicy.createHTML(html);
+  Object.assign(frame.style, {
+    display: "block",
+    width: "100%",
+    height: "80vh",
+    border: "1px solid color-mix(in srgb, currentColor 20%, transparent)",
+    borderRadius: ".4rem",
+    background: "#fff",
+  });
+  current = { frame, html, sent: false };
+  frame.src = FRAME_URL;
   root.replaceChildren(frame);
 }
 
 /** Renders `markdown` into `root`. */
 export function render(root, markdown) {
+  current = null;
   root.innerHTML = renderPlan(markdown);
   renderAlerts(root);
+  renderCode(root);
 }

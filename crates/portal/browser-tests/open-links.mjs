@@ -2,7 +2,8 @@
 //
 // Input (stdin, JSON): { "chromium": "/usr/bin/chromium", "screenshots"?: [{ "url",
 //   "path", "colorScheme": "light"|"dark", "width", "height" }],
-//   "links": [{ "url", "plan"?, "annotations"?, "highlighted"?, "heading"?, "error"?, "hostile"? }] }
+//   "links": [{ "url", "plan"?, "annotations"?, "highlighted"?, "marks"?: { annotation id: its text },
+//   "heading"?, "error"?, "hostile"? }] }
 // For each link: load it, wait until the portal has decided (plan shown or
 // error shown), then check that every word of the plan's markdown is in the
 // rendered plan, in order, and compare the number of annotations or the
@@ -78,6 +79,10 @@ try {
       heading: document.querySelector("#plan h1")?.textContent ?? null,
       alerts: [...document.querySelectorAll("#plan blockquote.alert .alert-title")].map((t) => t.textContent),
       highlighted: new Set([...document.querySelectorAll("#plan mark[data-bind-id]")].map((m) => m.dataset.bindId)).size,
+      marks: [...document.querySelectorAll("#plan mark[data-bind-id]")].reduce((all, m) => {
+        all[m.dataset.bindId] = (all[m.dataset.bindId] ?? "") + m.textContent;
+        return all;
+      }, {}),
       scripts: document.querySelectorAll("#plan script, #plan iframe, #plan object, #plan embed, #plan [onerror], #plan [onload]").length,
     }));
     const fail = (what) => failures.push({ url: link.url.slice(0, 120), what, shown: { ...shown, plan: shown.plan.slice(0, 200) } });
@@ -92,6 +97,13 @@ try {
       if (link.heading !== undefined && shown.heading !== link.heading) fail(`heading: expected ${JSON.stringify(link.heading)}`);
       if (link.highlighted !== undefined && shown.highlighted !== link.highlighted) {
         fail(`highlighted annotations: expected ${link.highlighted}, shown ${shown.highlighted}`);
+      }
+      // What each highlight covers is its annotation's text (whitespace aside).
+      const squash = (text) => text.replace(/\s+/g, " ").trim();
+      for (const [id, text] of Object.entries(link.marks ?? {})) {
+        if (squash(shown.marks[id] ?? "") !== squash(text)) {
+          fail(`highlight ${id}: expected ${JSON.stringify(text)}, covers ${JSON.stringify(shown.marks[id] ?? null)}`);
+        }
       }
       if (link.alerts !== undefined && JSON.stringify(shown.alerts) !== JSON.stringify(link.alerts)) {
         fail(`alerts: expected ${JSON.stringify(link.alerts)}, shown ${JSON.stringify(shown.alerts)}`);

@@ -4,7 +4,7 @@
 // cache shared between runs).
 //
 // Input (stdin, JSON): { "chromium", "runs", "links": [{ "name", "url" }] }
-// Output (stdout, JSON): { "results": [{ "name", "runs": [{ "highlightedMs",
+// Output (stdout, JSON): { "results": [{ "name", "runs": [{ "highlightedMs", "decodedMs", "renderedMs",
 //   "domContentLoadedMs", "marks", "annotations" }] }] }
 
 import { chromium } from "playwright-core";
@@ -33,6 +33,8 @@ try {
         || !document.getElementById("error").hidden, null, { timeout: 60000 });
       const run = await page.evaluate(() => ({
         highlightedMs: performance.getEntriesByName("planshare:highlighted")[0]?.startTime ?? null,
+        decodedMs: performance.getEntriesByName("planshare:decoded")[0]?.startTime ?? null,
+        renderedMs: performance.getEntriesByName("planshare:rendered")[0]?.startTime ?? null,
         domContentLoadedMs: performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd,
         marks: new Set([...document.querySelectorAll("#plan mark[data-bind-id]")].map((m) => m.dataset.bindId)).size,
         annotations: document.querySelectorAll("#annotation-list li").length,

@@ -37,8 +37,10 @@ function normalise(text) {
   return { out, map };
 }
 
-/** Where `needle` is in the indexed text, as `[from, to)`, or null. */
-export function findRange(index, needle) {
+/** Where `needle` is in the indexed text, as `[from, to)`, or null.
+ * `normalised` gives the whitespace-normalised text (computed once by the
+ * caller when many needles are looked up). */
+export function findRange(index, needle, normalised = () => normalise(index.text)) {
   if (!needle) return null;
   for (const { node, start } of index.nodes) {
     const at = node.data.indexOf(needle);
@@ -46,7 +48,7 @@ export function findRange(index, needle) {
   }
   const across = index.text.indexOf(needle);
   if (across >= 0) return [across, across + needle.length];
-  const hay = normalise(index.text);
+  const hay = normalised();
   const pin = normalise(needle).out;
   const at = pin ? hay.out.indexOf(pin) : -1;
   return at >= 0 ? [hay.map[at], hay.map[at + pin.length - 1] + 1] : null;
@@ -81,25 +83,39 @@ export function placeable(annotation) {
 
 /** Removes every highlight from `root`, leaving its text as it was. */
 export function clearHighlights(root) {
-  for (const mark of root.querySelectorAll("mark[data-bind-id]")) {
-    mark.replaceWith(...mark.childNodes);
-  }
+  const marks = root.querySelectorAll("mark[data-bind-id]");
+  if (!marks.length) return;
+  for (const mark of marks) mark.replaceWith(...mark.childNodes);
   root.normalize();
 }
 
 /** Re-finds each annotation in `root` and highlights it; returns the ids
- * that were placed. */
+ * that were placed. Every annotation is looked up in the text as rendered
+ * (one index for all of them), then the ranges are wrapped from the end of
+ * the text backwards: splitting a node leaves the part before it where the
+ * index has it, so the index stays right for every earlier range. A range
+ * overlapping one already wrapped gets a fresh index. */
 export function highlight(root, annotations) {
   const placed = new Set();
+  const index = textIndex(root);
+  let normalised = null;
+  const found = [];
   for (const annotation of annotations) {
     if (!placeable(annotation)) continue;
-    const index = textIndex(root);
-    const range = findRange(index, annotation.originalText);
+    const range = findRange(index, annotation.originalText, () => (normalised ??= normalise(index.text)));
     if (!range) {
       console.warn(`annotation ${annotation.id}: its text is not in the plan`);
       continue;
     }
-    if (wrap(index, range, annotation).length) placed.add(annotation.id);
+    found.push({ annotation, range });
+  }
+  found.sort((a, b) => b.range[0] - a.range[0]);
+  let live = index;
+  let wrappedFrom = Infinity;
+  for (const { annotation, range } of found) {
+    if (range[1] > wrappedFrom) live = textIndex(root);
+    if (wrap(live, range, annotation).length) placed.add(annotation.id);
+    wrappedFrom = Math.min(wrappedFrom, range[0]);
   }
   return placed;
 }

@@ -192,6 +192,7 @@ function show() {
   } else {
     render(plan, state.plan);
   }
+  performance.mark("planshare:rendered");
   $("editor").hidden = false;
   refresh();
 }
@@ -458,6 +459,7 @@ function fail(message, error) {
 }
 
 function accept(payload) {
+  performance.mark("planshare:decoded");
   // An HTML share needs a document: `r:"html"` with an empty `h` is
   // markdown (as the CLI reads it).
   const html = payload.r === "html" && typeof payload.h === "string" && payload.h !== "" ? payload.h : null;
@@ -466,7 +468,8 @@ function accept(payload) {
   state.annotations = annotationsOf(payload);
   state.attachments = attachmentsOf(payload);
   show();
-  // Navigation → every annotation placed (loadtests `portal` reads it).
+  // Navigation → decoded → rendered → every annotation placed (loadtests
+  // `portal` reads these marks).
   performance.mark("planshare:highlighted");
 }
 

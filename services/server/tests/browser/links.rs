@@ -37,16 +37,19 @@ async fn share_links_open_in_chromium() {
         let heading = plan.lines().next().and_then(|l| l.strip_prefix("# "));
         // Every annotation but global comments and diff ones is re-found.
         let tuples = payload["a"].as_array().unwrap();
-        let highlighted = tuples
+        // Each highlight covers its annotation's text (id → originalText).
+        let marks: serde_json::Map<String, Value> = tuples
             .iter()
             .enumerate()
             .filter(|(i, t)| t[0] != "G" && payload["d"][*i].is_null())
-            .count();
+            .map(|(i, t)| (format!("shared-{i}"), t[1].clone()))
+            .collect();
         links.push(json!({
             "url": format!("{base}/#{hash}"),
             "plan": plan,
             "annotations": tuples.len(),
-            "highlighted": highlighted,
+            "highlighted": marks.len(),
+            "marks": marks,
             "heading": heading,
         }));
         if hash.len() > longest.len() {
@@ -105,6 +108,30 @@ async fn share_links_open_in_chromium() {
         "highlighted": 1,
         "heading": "Hostile",
         "hostile": true,
+    }));
+    // Overlapping annotations, one starting where another does, one across
+    // a code span, and a duplicate text (the first occurrence wins): each
+    // highlight covers exactly its own text.
+    let overlapping = json!({"p": "# Overlaps\n\nUse JWT tokens stored in `httpOnly` cookies. JWT tokens again.", "a": [
+        ["C", "JWT tokens stored", "a", null, null],
+        ["C", "tokens stored in httpOnly", "b", null, null],
+        ["D", "JWT", null, null],
+        ["C", "httpOnly cookies", "c", null, null],
+        ["C", "JWT tokens", "d", null, null],
+    ]})
+    .to_string();
+    links.push(json!({
+        "url": format!("{base}/#{}", share_codec::compress(&overlapping)),
+        "plan": "Overlaps Use JWT tokens stored in httpOnly cookies JWT tokens again",
+        "annotations": 5,
+        "highlighted": 5,
+        "marks": {
+            "shared-0": "JWT tokens stored",
+            "shared-1": "tokens stored in httpOnly",
+            "shared-2": "JWT",
+            "shared-3": "httpOnly cookies",
+            "shared-4": "JWT tokens",
+        },
     }));
     // Screenshots of a rendered, highlighted plan: light and dark, desktop
     // and phone width, kept under target/portal-screenshots for looking at.

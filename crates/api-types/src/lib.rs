@@ -4,6 +4,8 @@
 //!
 //! Plain serde types only: this crate must not depend on axum, sqlx, tokio or
 //! any storage crate, so a client can use it without linking the server stack.
+//! With the `openapi` feature (the server's) every type also derives
+//! `utoipa::ToSchema`, so `openapi/openapi.json` describes these very types.
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +13,7 @@ use serde::{Deserialize, Serialize};
 /// delete token and the expiry. planshare always sends both; an upstream
 /// paste service sends only `id`, so clients read them as optional.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CreatePasteResponse {
     /// The paste id (16 base62 characters by default).
@@ -28,9 +31,11 @@ pub struct CreatePasteResponse {
 
 /// `POST /api/v1/pastes` request. Unknown fields are refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreatePasteRequest {
     /// The payload (base64url text as upstream clients send it).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub data: String,
     /// Lifetime in seconds, within the tenant's range (default: the tenant's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -42,6 +47,7 @@ pub struct CreatePasteRequest {
 
 /// One paste in `GET /api/v1/pastes` (never its data or delete token).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PasteSummary {
     /// The paste id.
@@ -58,6 +64,7 @@ pub struct PasteSummary {
 
 /// `GET /api/v1/pastes` response: a page of the tenant's live pastes, by id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PasteList {
     /// This page.
@@ -69,6 +76,7 @@ pub struct PasteList {
 
 /// `GET /api/paste/{id}` response, exactly upstream's shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GetPasteResponse {
     /// The stored text, byte for byte as it was sent.
     pub data: String,
@@ -80,6 +88,7 @@ pub struct GetPasteResponse {
 /// is a stable machine-readable kebab-case identifier (omitted where upstream
 /// clients compare whole bodies).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     /// Human-readable message.
     pub error: String,
@@ -90,6 +99,7 @@ pub struct ErrorBody {
 
 /// `GET /healthz` and `GET /readyz` success body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HealthResponse {
     /// `"ok"` (liveness) or `"ready"` (readiness).
     pub status: String,
@@ -98,6 +108,7 @@ pub struct HealthResponse {
 /// `POST /admin/v1/tenants/{id}/keys` request: the new key's name. Unknown
 /// fields are refused (422), as on every admin body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateKeyRequest {
     /// Human-readable name (at most 200 characters, no control characters).

@@ -162,6 +162,8 @@ pub(crate) async fn log_requests(request: Request, next: Next) -> Response {
         http.method = %method,
         http.route = %route,
         tenant.id = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
     );
     let response = next.run(request).instrument(span.clone()).await;
     let status = response.status().as_u16();
@@ -169,6 +171,9 @@ pub(crate) async fn log_requests(request: Request, next: Next) -> Response {
         span.record("tenant.id", resolved.tenant.id.as_str());
     }
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    // On the span too, so that exported traces (OTLP) carry them.
+    span.record("http.response.status_code", status);
+    span.record("duration_ms", duration_ms);
     let _enter = span.enter();
     match response.extensions().get::<LoggedError>() {
         Some(LoggedError(err)) if status >= 500 => {

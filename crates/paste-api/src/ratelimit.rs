@@ -29,8 +29,10 @@ use tenancy::{KeyId, TenantId};
 use tower_governor::GovernorError;
 use tower_governor::key_extractor::KeyExtractor;
 
+use crate::shared_limit::SharedKeyLimiter;
+
 /// `[limits]`: rate limits of the API (0 turns a limiter off).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsConfig {
     /// Sustained requests per second per client IP on the paste routes.
@@ -50,6 +52,32 @@ pub struct LimitsConfig {
     /// Peers whose `X-Forwarded-For` is believed: IP addresses or CIDR
     /// ranges (`10.0.0.0/8`, `::1/128`).
     pub trusted_proxies: Vec<String>,
+    /// Redis holding the per-key limits, shared by every replica
+    /// (`redis://…`); empty: each process limits on its own. While Redis
+    /// does not answer, each process falls back to its own limiter. May
+    /// carry a password: printed redacted.
+    #[serde(serialize_with = "redact_url")]
+    pub redis_url: String,
+}
+
+fn redact_url<S: serde::Serializer>(url: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&paste_store::redacted(url))
+}
+
+impl std::fmt::Debug for LimitsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LimitsConfig")
+            .field("ip_per_sec", &self.ip_per_sec)
+            .field("ip_burst", &self.ip_burst)
+            .field("failed_auth_per_min", &self.failed_auth_per_min)
+            .field("failed_auth_burst", &self.failed_auth_burst)
+            .field("not_found_per_min", &self.not_found_per_min)
+            .field("not_found_burst", &self.not_found_burst)
+            .field("per_key", &self.per_key)
+            .field("trusted_proxies", &self.trusted_proxies)
+            .field("redis_url", &paste_store::redacted(&self.redis_url))
+            .finish()
+    }
 }
 
 impl Default for LimitsConfig {
@@ -63,6 +91,7 @@ impl Default for LimitsConfig {
             not_found_burst: 30,
             per_key: true,
             trusted_proxies: Vec::new(),
+            redis_url: String::new(),
         }
     }
 }
@@ -79,11 +108,17 @@ impl LimitsConfig {
             not_found_burst: 0,
             per_key: false,
             trusted_proxies: Vec::new(),
+            redis_url: String::new(),
         }
     }
 
-    /// Checks the trusted proxy list and that each rate has a burst.
+    /// Checks the trusted proxy list, the Redis URL and that each rate has
+    /// a burst.
     pub fn validate(&self) -> Result<(), String> {
+        if !self.redis_url.trim().is_empty() {
+            redis::Client::open(self.redis_url.trim())
+                .map_err(|e| format!("limits.redis_url: not a Redis URL ({e})"))?;
+        }
         for entry in &self.trusted_proxies {
             Cidr::parse(entry).ok_or_else(|| {
                 format!("limits.trusted_proxies: {entry:?} is not an IP address or CIDR range")
@@ -268,6 +303,24 @@ struct TenantLimiter {
     limiter: Arc<DefaultKeyedRateLimiter<KeyId>>,
 }
 
+/// How long a shared (Redis) limit check may take before the process's own
+/// limiter decides instead.
+const SHARED_LIMIT_DEADLINE: Duration = Duration::from_millis(100);
+
+fn shared_limiter(config: &LimitsConfig) -> Option<SharedKeyLimiter> {
+    let url = config.redis_url.trim();
+    if !config.per_key || url.is_empty() {
+        return None;
+    }
+    match SharedKeyLimiter::new(url, SHARED_LIMIT_DEADLINE) {
+        Ok(limiter) => Some(limiter),
+        Err(error) => {
+            tracing::error!(%error, "shared rate limiter off: limiting per process");
+            None
+        }
+    }
+}
+
 /// Every limiter of the process except the per-IP layer (which owns its own).
 pub(crate) struct Limiters {
     pub(crate) trusted: Vec<Cidr>,
@@ -275,6 +328,8 @@ pub(crate) struct Limiters {
     pub(crate) not_found: Option<Penalty>,
     per_key: bool,
     keys: Mutex<HashMap<TenantId, TenantLimiter>>,
+    /// The per-key limits in Redis, when `limits.redis_url` is set.
+    pub(crate) shared: Option<SharedKeyLimiter>,
     /// The per-IP layer's limiter, for cleaning.
     ip: Mutex<Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>>,
 }
@@ -291,6 +346,7 @@ impl Limiters {
             not_found: Penalty::new(config.not_found_per_min, config.not_found_burst),
             per_key: config.per_key,
             keys: Mutex::new(HashMap::new()),
+            shared: shared_limiter(config),
             ip: Mutex::new(None),
         }
     }

@@ -13,7 +13,9 @@ use tenancy::KeyId;
 
 use crate::error::{ApiError, LoggedError};
 use crate::handlers::bearer_token;
+use crate::metrics::rate_limited;
 use crate::ratelimit::{ClientIp, client_ip, peer_of};
+use crate::shared_limit::Verdict;
 use crate::state::AppState;
 use crate::tenants::{ResolveError, TenantView};
 
@@ -65,16 +67,25 @@ pub(crate) async fn limit_clients(
     {
         // Every attempt is an event, refused ones included.
         tracing::warn!(client.ip = %ip, "authentication attempt refused: too many failures");
-        return ApiError::TooManyRequests { retry_after: wait }.into_response();
+        return rate_limited(
+            "failed_auth",
+            ApiError::TooManyRequests { retry_after: wait }.into_response(),
+        );
     }
     if reads_pastes && let Some(wait) = limiters.not_found.as_ref().and_then(|p| p.blocked(ip)) {
-        return ApiError::TooManyRequests { retry_after: wait }.into_response();
+        return rate_limited(
+            "not_found",
+            ApiError::TooManyRequests { retry_after: wait }.into_response(),
+        );
     }
     let response = next.run(request).await;
     if response.status() == StatusCode::UNAUTHORIZED {
         tracing::warn!(client.ip = %ip, "authentication failed");
         if let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.strike(ip)) {
-            return ApiError::TooManyRequests { retry_after: wait }.into_response();
+            return rate_limited(
+                "failed_auth",
+                ApiError::TooManyRequests { retry_after: wait }.into_response(),
+            );
         }
     } else if reads_pastes
         && response
@@ -83,7 +94,10 @@ pub(crate) async fn limit_clients(
             .is_some_and(|e| matches!(*e.0, ApiError::PasteNotFound { .. }))
         && let Some(wait) = limiters.not_found.as_ref().and_then(|p| p.strike(ip))
     {
-        return ApiError::TooManyRequests { retry_after: wait }.into_response();
+        return rate_limited(
+            "not_found",
+            ApiError::TooManyRequests { retry_after: wait }.into_response(),
+        );
     }
     response
 }
@@ -121,11 +135,36 @@ pub(crate) async fn resolve(
                         tenant.rate_burst,
                     )
                 });
-                if let Some(limiter) = limiter
+                // The shared (Redis) limit first; the process's own when
+                // there is none or Redis does not answer.
+                let shared = match &state.inner.limiters.shared {
+                    Some(shared) if limiter.is_some() => {
+                        shared
+                            .check(
+                                tenant.id.as_str(),
+                                key.as_str(),
+                                tenant.rate_per_sec,
+                                tenant.rate_burst,
+                            )
+                            .await
+                    }
+                    _ => Verdict::Unknown,
+                };
+                if let Verdict::Limited(wait) = shared {
+                    return rate_limited(
+                        "key",
+                        ApiError::TooManyRequests { retry_after: wait }.into_response(),
+                    );
+                }
+                if shared == Verdict::Unknown
+                    && let Some(limiter) = limiter
                     && let Err(denied) = limiter.check_key(&key)
                 {
                     let wait = denied.wait_time_from(DefaultClock::default().now());
-                    return ApiError::TooManyRequests { retry_after: wait }.into_response();
+                    return rate_limited(
+                        "key",
+                        ApiError::TooManyRequests { retry_after: wait }.into_response(),
+                    );
                 }
                 Resolved {
                     tenant,

@@ -4,19 +4,21 @@ use axum::Router;
 use axum::middleware::from_fn;
 use axum::middleware::from_fn_with_state;
 use axum::response::IntoResponse as _;
-use axum::routing::{MethodRouter, delete, get, post};
+use axum::routing::MethodRouter;
 use governor::middleware::NoOpMiddleware;
 use tower::Layer as _;
 use tower::util::option_layer;
 use tower_governor::GovernorError;
 use tower_governor::GovernorLayer;
 use tower_governor::governor::GovernorConfigBuilder;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
+use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::handlers::{admin, health, paste, pastes};
 use crate::ratelimit::ClientIpKey;
 use crate::state::AppState;
-use crate::{middleware, resolve};
+use crate::{middleware, openapi, resolve};
 
 /// The API router with all its layers.
 ///
@@ -27,6 +29,7 @@ use crate::{middleware, resolve};
 /// | `/api/v1/pastes` | `GET`, `POST` | new |
 /// | `/api/v1/pastes/{id}` | `GET`, `DELETE` | new |
 /// | `/healthz`, `/readyz` | `GET` | new |
+/// | `/api/openapi.json`, `/api/docs/…` | `GET` | new, main listener only |
 /// | `/admin/v1/tenants` | `GET`, `POST` | new, admin |
 /// | `/admin/v1/tenants/{id}` | `GET`, `PATCH`, `DELETE` | new, admin |
 /// | `/admin/v1/tenants/{id}/disable`, `…/enable` | `POST` | new, admin |
@@ -43,6 +46,10 @@ use crate::{middleware, resolve};
 /// The paste routes sit behind the per-IP limiter and [`resolve::resolve`]
 /// (tenant, key, per-key limit); every route sits behind
 /// [`resolve::limit_clients`] (client IP, penalty limiters).
+///
+/// The documented routes are declared once, as utoipa-axum
+/// `OpenApiRouter`s ([`paste_api`], [`admin_api`], [`probe_api`]): the same
+/// tables give this router its routes and [`crate::openapi()`] its paths.
 pub fn router(state: AppState) -> Router {
     let separate_admin = !state.inner.admin.addr.trim().is_empty();
     let routes = if separate_admin {
@@ -51,7 +58,10 @@ pub fn router(state: AppState) -> Router {
     } else {
         admin_routes(&state)
     };
-    with_shared_layers(routes.merge(paste_routes(&state)), state)
+    let routes = routes
+        .merge(paste_routes(&state))
+        .merge(openapi::docs_routes());
+    with_shared_layers(routes, state)
 }
 
 /// The router of the separate admin listener (`admin.addr`): `/admin/v1/…`
@@ -71,43 +81,62 @@ fn admin_routes(state: &AppState) -> Router<AppState> {
 
 /// The paste routes, behind the per-IP limiter and tenant resolution.
 fn paste_routes(state: &AppState) -> Router<AppState> {
-    Router::new()
-        .route(
-            "/api/paste",
-            post(paste::create_paste).fallback(route_not_found),
-        )
-        .route(
-            "/api/paste/{id}",
-            get(paste::get_paste)
-                .head(route_not_found)
-                .delete(paste::delete_paste)
-                .fallback(route_not_found),
-        )
-        .route(
-            "/api/v1/pastes",
-            get(pastes::list).post(pastes::create).fallback(|| async {
-                ApiError::MethodNotAllowed {
-                    allow: "GET, HEAD, POST",
-                }
-            }),
-        )
-        .route(
-            "/api/v1/pastes/{id}",
-            get(pastes::get).delete(pastes::delete).fallback(|| async {
-                ApiError::MethodNotAllowed {
-                    allow: "GET, HEAD, DELETE",
-                }
-            }),
-        )
+    let (routes, _) = paste_api().split_for_parts();
+    routes
         .layer(from_fn_with_state(state.clone(), resolve::resolve))
         .layer(option_layer(ip_limiter(state)))
 }
 
+/// The paste routes and their documentation, without layers.
+pub(crate) fn paste_api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(map_method_router(routes!(paste::create_paste), |m| {
+            m.fallback(route_not_found)
+        }))
+        .routes(map_method_router(
+            routes!(paste::get_paste, paste::delete_paste),
+            |m| m.head(route_not_found).fallback(route_not_found),
+        ))
+        .routes(with_method_fallback(
+            routes!(pastes::list, pastes::create),
+            "GET, HEAD, POST",
+        ))
+        .routes(with_method_fallback(
+            routes!(pastes::get, pastes::delete),
+            "GET, HEAD, DELETE",
+        ))
+}
+
+/// The probes and their documentation.
+pub(crate) fn probe_api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(with_method_fallback(routes!(health::healthz), "GET, HEAD"))
+        .routes(with_method_fallback(routes!(health::readyz), "GET, HEAD"))
+}
+
+/// Changes the axum side of a documented route.
+fn map_method_router(
+    (schemas, paths, method_router): UtoipaMethodRouter<AppState>,
+    map: impl FnOnce(MethodRouter<AppState>) -> MethodRouter<AppState>,
+) -> UtoipaMethodRouter<AppState> {
+    (schemas, paths, map(method_router))
+}
+
+/// A documented route whose other methods answer 405 with `Allow`.
+pub(crate) fn with_method_fallback(
+    route: UtoipaMethodRouter<AppState>,
+    allow: &'static str,
+) -> UtoipaMethodRouter<AppState> {
+    map_method_router(route, |m| {
+        m.fallback(move || async move { ApiError::MethodNotAllowed { allow } })
+    })
+}
+
 /// Probes, the generic 404, and the layers every request passes.
 fn with_shared_layers(routes: Router<AppState>, state: AppState) -> Router {
+    let (probes, _) = probe_api().split_for_parts();
     routes
-        .route("/healthz", probe(get(health::healthz)))
-        .route("/readyz", probe(get(health::readyz)))
+        .merge(probes)
         .fallback(route_not_found)
         .layer(from_fn_with_state(state.clone(), middleware::shed_load))
         .layer(from_fn_with_state(state.clone(), resolve::limit_clients))
@@ -121,51 +150,33 @@ fn with_shared_layers(routes: Router<AppState>, state: AppState) -> Router {
 
 /// The admin API below `/admin` (the prefix is stripped by the nesting).
 fn admin_router_inner(state: AppState) -> Router {
-    let with_allow = |route: MethodRouter<AppState>, allow: &'static str| {
-        route.fallback(move || async move { ApiError::MethodNotAllowed { allow } })
-    };
-    Router::new()
-        .route(
-            "/v1/tenants",
-            with_allow(
-                get(admin::list_tenants).post(admin::create_tenant),
-                "GET, HEAD, POST",
+    let (routes, _) = admin_api().split_for_parts();
+    routes.fallback(route_not_found).with_state(state)
+}
+
+/// The admin routes (below `/admin`) and their documentation.
+pub(crate) fn admin_api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(with_method_fallback(
+            routes!(admin::list_tenants, admin::create_tenant),
+            "GET, HEAD, POST",
+        ))
+        .routes(with_method_fallback(
+            routes!(
+                admin::get_tenant,
+                admin::update_tenant,
+                admin::delete_tenant
             ),
-        )
-        .route(
-            "/v1/tenants/{id}",
-            with_allow(
-                get(admin::get_tenant)
-                    .patch(admin::update_tenant)
-                    .delete(admin::delete_tenant),
-                "GET, HEAD, PATCH, DELETE",
-            ),
-        )
-        .route(
-            "/v1/tenants/{id}/disable",
-            with_allow(post(admin::disable_tenant), "POST"),
-        )
-        .route(
-            "/v1/tenants/{id}/enable",
-            with_allow(post(admin::enable_tenant), "POST"),
-        )
-        .route(
-            "/v1/tenants/{id}/keys",
-            with_allow(
-                get(admin::list_keys).post(admin::create_key),
-                "GET, HEAD, POST",
-            ),
-        )
-        .route(
-            "/v1/tenants/{id}/keys/{key_id}",
-            with_allow(delete(admin::revoke_key), "DELETE"),
-        )
-        .route(
-            "/v1/tenants/{id}/usage",
-            with_allow(get(admin::usage), "GET, HEAD"),
-        )
-        .fallback(route_not_found)
-        .with_state(state)
+            "GET, HEAD, PATCH, DELETE",
+        ))
+        .routes(with_method_fallback(routes!(admin::disable_tenant), "POST"))
+        .routes(with_method_fallback(routes!(admin::enable_tenant), "POST"))
+        .routes(with_method_fallback(
+            routes!(admin::list_keys, admin::create_key),
+            "GET, HEAD, POST",
+        ))
+        .routes(with_method_fallback(routes!(admin::revoke_key), "DELETE"))
+        .routes(with_method_fallback(routes!(admin::usage), "GET, HEAD"))
 }
 
 /// The per-client-IP limiter (`tower-governor`), when `[limits] ip_per_sec`
@@ -199,10 +210,6 @@ fn ip_limiter(
         };
         ApiError::TooManyRequests { retry_after }.into_response()
     }))
-}
-
-fn probe(route: MethodRouter<AppState>) -> MethodRouter<AppState> {
-    route.fallback(|| async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } })
 }
 
 async fn route_not_found() -> ApiError {

@@ -50,6 +50,8 @@ impl AppState {
         admin: AdminConfig,
         limits: LimitsConfig,
     ) -> Self {
+        // Every store operation is timed and counted (`metrics.rs`).
+        let store = crate::metrics::InstrumentedStore::wrap(store);
         AppState {
             inner: Arc::new(Inner {
                 directory: Directory::new(catalog.clone(), &paste),

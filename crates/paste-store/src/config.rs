@@ -149,7 +149,7 @@ impl Default for S3Config {
 }
 
 /// A URL with its password (if any) replaced by `<redacted>`.
-pub(crate) fn redacted(url: &str) -> String {
+pub fn redacted(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme_end), Some(at)) if at > scheme_end => {
             let userinfo = &url[scheme_end + 3..at];

@@ -8,6 +8,7 @@
 
 pub mod serve;
 pub mod settings;
+pub mod telemetry;
 
 pub use serve::{Server, serve};
 pub use settings::Settings;

@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use planshare_server::Settings;
-use planshare_server::settings::LogFormat;
-use tracing_subscriber::EnvFilter;
 
 /// planshare paste service: a Plannotator-compatible share backend.
 #[derive(Parser)]
@@ -30,6 +28,10 @@ enum Command {
     CheckConfig,
     /// Print the embedded defaults, a commented reference of every setting.
     DefaultConfig,
+    /// Print the OpenAPI 3.1 document of the API (the committed
+    /// `openapi/openapi.json`: regenerate it with
+    /// `cargo run -q -p planshare-server -- openapi > openapi/openapi.json`).
+    Openapi,
     /// Apply the S3 bucket lifecycle rule that deletes expired pastes
     /// (rule `planshare-expire-pastes`, objects under `store.s3.prefix`).
     S3Lifecycle {
@@ -45,6 +47,7 @@ fn main() -> std::process::ExitCode {
     let env = |name: &str| std::env::var(name).ok();
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::DefaultConfig => write_stdout(planshare_server::settings::DEFAULT_TOML),
+        Command::Openapi => write_stdout(&paste_api::openapi_json()),
         Command::CheckConfig => Settings::load(cli.config.as_deref(), &env)
             .map_err(anyhow::Error::from)
             .and_then(|s| write_stdout(&s.to_toml())),
@@ -75,7 +78,14 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
 }
 
 fn run(settings: Settings) -> anyhow::Result<()> {
-    init_logging(&settings);
+    let telemetry = planshare_server::telemetry::Telemetry::init(&settings)?;
+    let result = serve_until_signal(&settings);
+    // Outside the runtime: flushing the trace exporter blocks.
+    telemetry.shutdown();
+    result
+}
+
+fn serve_until_signal(settings: &Settings) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -86,7 +96,7 @@ fn run(settings: Settings) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
-        let server = planshare_server::Server::build(&settings).await?;
+        let server = planshare_server::Server::build(settings).await?;
         tracing::info!(
             listen = %listener.local_addr()?,
             store = ?settings.store.kind,
@@ -119,20 +129,6 @@ fn s3_lifecycle(settings: &Settings, days: Option<u32>) -> anyhow::Result<()> {
         settings.store.s3.bucket,
         settings.store.s3.prefix
     ))
-}
-
-fn init_logging(settings: &Settings) {
-    let filter = EnvFilter::try_from_default_env()
-        .or_else(|_| EnvFilter::try_new(&settings.log.filter))
-        .unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    match settings.log.format {
-        LogFormat::Json => builder.json().flatten_event(true).init(),
-        LogFormat::Pretty => builder.init(),
-    }
 }
 
 async fn shutdown_signal() {

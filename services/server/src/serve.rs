@@ -10,10 +10,17 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::Router;
 use axum::extract::ConnectInfo;
+use axum::middleware::from_fn;
+use axum::response::{IntoResponse as _, Response};
+use axum::routing::{MethodRouter, get};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
+use metrics_exporter_prometheus::PrometheusHandle;
 use paste_api::AppState;
+use paste_api::metrics::track_requests;
+use subtle::ConstantTimeEq as _;
 use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
@@ -49,9 +56,14 @@ impl Server {
             Ok(Ok(_)) => {}
             Ok(Err(_)) | Err(_) => open_in_background(catalog.clone()),
         }
+        let metrics = if settings.telemetry.metrics {
+            crate::telemetry::metrics_handle()
+        } else {
+            None
+        };
         let state = AppState::new(
             store,
-            catalog,
+            catalog.clone(),
             settings.paste.clone(),
             settings.http.clone(),
             settings.admin.clone(),
@@ -65,10 +77,28 @@ impl Server {
                     .await
                     .with_context(|| format!("cannot listen on admin.addr {addr}"))?;
                 tracing::info!(listen = %listener.local_addr()?, "admin API on its own listener");
-                Some((listener, paste_api::admin_router(state.clone())))
+                let mut router =
+                    paste_api::admin_router(state.clone()).layer(from_fn(track_requests));
+                if let Some(handle) = &metrics {
+                    // The internal listener: scrapes need no token.
+                    router = router.route("/metrics", metrics_route(handle, &catalog, None));
+                }
+                Some((listener, router))
             }
         };
-        let mut router = paste_api::router(state.clone());
+        // Counted per matched route; `/metrics` itself and the portal are not.
+        let mut router = paste_api::router(state.clone()).layer(from_fn(track_requests));
+        let admin_token = settings.admin.token.trim();
+        if let Some(handle) = &metrics
+            && admin.is_none()
+            && !admin_token.is_empty()
+        {
+            // The public listener: only with the admin token.
+            router = router.route(
+                "/metrics",
+                metrics_route(handle, &catalog, Some(admin_token.to_owned())),
+            );
+        }
         if settings.portal.enabled {
             // Same origin as the API; outside the API's limiters and layers.
             // API clients see the API exactly as before (see `portal::mount`).
@@ -260,6 +290,88 @@ async fn serve_connection(
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     if let Err(error) = watcher.watch(connection).await {
         tracing::debug!(%error, "connection ended with an error");
+    }
+}
+
+/// Most tenants that get per-tenant usage gauges; with more, only the
+/// tenant count is exported (label cardinality stays bounded).
+const MAX_TENANT_GAUGES: usize = 100;
+
+/// `GET /metrics`: the Prometheus text format. With `token`, only for
+/// `Authorization: Bearer <token>` (`401` otherwise).
+fn metrics_route(
+    handle: &PrometheusHandle,
+    catalog: &Arc<LazyCatalog>,
+    token: Option<String>,
+) -> MethodRouter {
+    let (handle, catalog) = (handle.clone(), catalog.clone());
+    get(move |headers: HeaderMap| async move {
+        if let Some(token) = token
+            && !bearer_matches(&headers, &token)
+        {
+            return unauthorized();
+        }
+        record_tenant_usage(&catalog).await;
+        let mut response = handle.render().into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    })
+}
+
+/// Whether `headers` carry `Authorization: Bearer <token>` (constant time).
+fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|given| bool::from(given.trim().as_bytes().ct_eq(token.as_bytes())))
+}
+
+fn unauthorized() -> Response {
+    let mut response = StatusCode::UNAUTHORIZED.into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// Sets `planshare_tenants` and, for at most [`MAX_TENANT_GAUGES`] tenants,
+/// `planshare_tenant_stored_pastes` / `planshare_tenant_stored_bytes` by
+/// tenant id, from the catalog's usage (indexed pastes). Skipped when the
+/// catalog does not answer within two seconds.
+async fn record_tenant_usage(catalog: &LazyCatalog) {
+    let read = async {
+        let catalog = catalog.get().await.ok()?;
+        let tenants = catalog.list_tenants().await.ok()?;
+        let mut usage = Vec::new();
+        if tenants.len() <= MAX_TENANT_GAUGES {
+            for tenant in &tenants {
+                if let Ok(u) = catalog.usage(&tenant.id).await {
+                    usage.push((tenant.id.as_str().to_owned(), u));
+                }
+            }
+        }
+        Some((tenants.len(), usage))
+    };
+    let Ok(Some((count, usage))) = tokio::time::timeout(Duration::from_secs(2), read).await else {
+        return;
+    };
+    #[expect(clippy::cast_precision_loss, reason = "a gauge")]
+    metrics::gauge!("planshare_tenants").set(count as f64);
+    for (tenant, usage) in usage {
+        #[expect(clippy::cast_precision_loss, reason = "a gauge")]
+        {
+            metrics::gauge!("planshare_tenant_stored_pastes", "tenant" => tenant.clone())
+                .set(usage.pastes as f64);
+            metrics::gauge!("planshare_tenant_stored_bytes", "tenant" => tenant)
+                .set(usage.bytes as f64);
+        }
     }
 }
 

@@ -45,6 +45,30 @@ pub struct Settings {
     pub portal: portal::PortalConfig,
     /// `[log]`: log format and filter.
     pub log: LogConfig,
+    /// `[telemetry]`: Prometheus metrics and OpenTelemetry traces.
+    pub telemetry: TelemetryConfig,
+}
+
+/// `[telemetry]`
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// Serve Prometheus metrics on `/metrics`: on the admin listener when
+    /// `admin.addr` is set, else on the main listener behind the admin token
+    /// (and not at all while the admin token is empty).
+    pub metrics: bool,
+    /// Base URL of an OTLP/HTTP collector (e.g. `http://127.0.0.1:4318`);
+    /// traces are posted as JSON to `<url>/v1/traces`. Empty: no exporter.
+    pub otlp_endpoint: String,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        TelemetryConfig {
+            metrics: true,
+            otlp_endpoint: String::new(),
+        }
+    }
 }
 
 /// `[server]`
@@ -308,6 +332,14 @@ pub const ENV_VARS: &[EnvVar] = &[
         },
     },
     EnvVar {
+        name: "PLANSHARE_LIMITS_REDIS_URL",
+        setting: "limits.redis_url",
+        apply: |s, v| {
+            s.limits.redis_url = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
         name: "PLANSHARE_TENANCY_BYPASS",
         setting: "http.tenancy_bypass",
         apply: |s, v| {
@@ -323,12 +355,14 @@ pub const ENV_VARS: &[EnvVar] = &[
                 "on" => {
                     s.limits = LimitsConfig {
                         trusted_proxies: std::mem::take(&mut s.limits.trusted_proxies),
+                        redis_url: std::mem::take(&mut s.limits.redis_url),
                         ..LimitsConfig::default()
                     }
                 }
                 "off" => {
                     s.limits = LimitsConfig {
                         trusted_proxies: std::mem::take(&mut s.limits.trusted_proxies),
+                        redis_url: std::mem::take(&mut s.limits.redis_url),
                         ..LimitsConfig::off()
                     }
                 }
@@ -388,6 +422,35 @@ pub const ENV_VARS: &[EnvVar] = &[
                 "json" => LogFormat::Json,
                 _ => return Err("`pretty` or `json`".into()),
             };
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_METRICS",
+        setting: "telemetry.metrics",
+        apply: |s, v| {
+            s.telemetry.metrics = match v.trim() {
+                "on" => true,
+                "off" => false,
+                _ => return Err("`on` or `off`".into()),
+            };
+            Ok(())
+        },
+    },
+    // The standard OpenTelemetry variable first, so that ours wins.
+    EnvVar {
+        name: "OTEL_EXPORTER_OTLP_ENDPOINT",
+        setting: "telemetry.otlp_endpoint",
+        apply: |s, v| {
+            s.telemetry.otlp_endpoint = v.trim().to_owned();
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_OTLP_ENDPOINT",
+        setting: "telemetry.otlp_endpoint",
+        apply: |s, v| {
+            s.telemetry.otlp_endpoint = v.trim().to_owned();
             Ok(())
         },
     },
@@ -518,6 +581,13 @@ impl Settings {
         if !admin_addr.is_empty() && admin_addr.parse::<SocketAddr>().is_err() {
             return Err(SettingsError::Invalid(format!(
                 "admin.addr must be an address such as 127.0.0.1:19434, got {admin_addr:?}"
+            )));
+        }
+        let otlp = self.telemetry.otlp_endpoint.trim();
+        let is_url = otlp.starts_with("http://") || otlp.starts_with("https://");
+        if !otlp.is_empty() && !is_url {
+            return Err(SettingsError::Invalid(format!(
+                "telemetry.otlp_endpoint must be an http:// or https:// URL, got {otlp:?}"
             )));
         }
         let missing = |var: &str, key: &str, kind: &str| {
@@ -691,12 +761,37 @@ mod tests {
             "postgres://planshare:s3cret@db:5432/planshare"
         );
         assert_eq!(s.admin.token, "admin-secret");
+        let s = Settings {
+            limits: LimitsConfig {
+                redis_url: "redis://:l1mits@cache:6379/2".into(),
+                ..s.limits
+            },
+            ..s
+        };
         let printed = s.to_toml();
+        assert!(
+            !printed.contains("l1mits") && !format!("{s:?}").contains("l1mits"),
+            "{printed}"
+        );
         assert!(
             !printed.contains("s3cret") && !printed.contains("admin-secret"),
             "{printed}"
         );
         assert!(!format!("{s:?}").contains("admin-secret"));
+    }
+
+    #[test]
+    fn a_shared_limiter_url_survives_rate_limits_on_and_off() {
+        for switch in ["on", "off"] {
+            let s = load(&[
+                ("PLANSHARE_LIMITS_REDIS_URL", "redis://cache:6379/3"),
+                ("PLANSHARE_RATE_LIMITS", switch),
+            ])
+            .unwrap();
+            assert_eq!(s.limits.redis_url, "redis://cache:6379/3", "{switch}");
+        }
+        let err = load(&[("PLANSHARE_LIMITS_REDIS_URL", "http://cache")]).unwrap_err();
+        assert!(err.to_string().contains("redis_url"), "{err}");
     }
 
     #[test]

@@ -35,6 +35,7 @@ const ADMIN_TOKEN: &str = "scale-out-admin-token-4Fq9Lm2xR7";
 struct Replica {
     child: Option<Child>,
     port: u16,
+    rate_limits: bool,
     config: PathBuf,
     data: PathBuf,
     log: PathBuf,
@@ -58,7 +59,10 @@ impl Replica {
             .env("PLANSHARE_PORT", self.port.to_string())
             .env("PLANSHARE_DATA_DIR", &self.data)
             .env("PLANSHARE_ADMIN_TOKEN", ADMIN_TOKEN)
-            .env("PLANSHARE_RATE_LIMITS", "off")
+            .env(
+                "PLANSHARE_RATE_LIMITS",
+                if self.rate_limits { "on" } else { "off" },
+            )
             .env("PLANSHARE_LOG", "info")
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
@@ -123,6 +127,8 @@ async fn cluster(
         let mut replica = Replica {
             child: None,
             port: testkit::free_port(),
+            // `[limits]` in `extra` turns the limiters on.
+            rate_limits: extra.contains("[limits]"),
             config: config.clone(),
             data,
             log: dir.join(format!("replica-{i}.log")),
@@ -600,5 +606,86 @@ async fn sigterm_under_load_drains_and_loses_nothing() {
         acknowledged.len(),
         refused.load(Ordering::Relaxed),
         took.as_secs_f64() * 1000.0
+    );
+}
+
+/// Sends `n` keyed reads round-robin over `bases` one after another;
+/// how many were allowed (200) and how many limited (429).
+async fn burst(client: &Client, bases: &[String], key: &str, n: usize) -> (usize, usize) {
+    let (mut allowed, mut limited) = (0, 0);
+    for i in 0..n {
+        let status = client
+            .get(format!("{}/api/v1/pastes", bases[i % bases.len()]))
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        match status.as_u16() {
+            200 => allowed += 1,
+            429 => limited += 1,
+            other => panic!("keyed read: {other}"),
+        }
+    }
+    (allowed, limited)
+}
+
+/// A key's rate limit holds across replicas when they share a Redis
+/// limiter (burst 10 → 10 of 30 requests spread over three replicas), and
+/// with that Redis unreachable each replica falls back to limiting alone
+/// (each allows its own burst) without failing a request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_key_limits_hold_across_replicas_and_fall_back_per_process() {
+    let Some(redis) = paste_store::conformance::env::redis() else {
+        return;
+    };
+    let client = Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let settings = json!({"rate_per_sec": 1, "rate_burst": 10});
+
+    let dir = tempfile::tempdir().unwrap();
+    let shared = format!("\n[limits]\nredis_url = {:?}\n", redis.url);
+    let Some((replicas, _pg)) = cluster(dir.path(), 3, &shared).await else {
+        return;
+    };
+    for replica in &replicas {
+        replica.wait_ready(&client).await;
+    }
+    let bases: Vec<String> = replicas.iter().map(Replica::base).collect();
+    let key = tenant(&client, &bases[0], "limited", settings.clone()).await;
+    // Wait for every replica to know the key without spending its budget.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let (allowed, limited) = burst(&client, &bases, &key, 30).await;
+    assert!(
+        (10..=11).contains(&allowed),
+        "shared limit: {allowed} allowed, {limited} limited (burst 10, 1/s)"
+    );
+    drop(replicas);
+
+    // The same with the limiter's Redis down: per process, no failures.
+    let dir = tempfile::tempdir().unwrap();
+    let down = format!(
+        "\n[limits]\nredis_url = \"redis://127.0.0.1:{}\"\n",
+        testkit::free_port()
+    );
+    let Some((replicas, _pg)) = cluster(dir.path(), 3, &down).await else {
+        return;
+    };
+    for replica in &replicas {
+        replica.wait_ready(&client).await;
+    }
+    let bases: Vec<String> = replicas.iter().map(Replica::base).collect();
+    let key = tenant(&client, &bases[0], "fallback", settings).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let (fallback_allowed, fallback_limited) = burst(&client, &bases, &key, 30).await;
+    assert!(
+        fallback_allowed >= 28,
+        "per-process fallback: {fallback_allowed} allowed, {fallback_limited} limited"
+    );
+    eprintln!(
+        "per-key limit across 3 replicas (burst 10, 1/s, 30 requests): shared {allowed} allowed; \
+         Redis down → per process {fallback_allowed} allowed"
     );
 }

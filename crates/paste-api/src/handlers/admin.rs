@@ -101,6 +101,30 @@ struct KeyList {
 }
 
 /// `POST /admin/v1/tenants` — 201 with the tenant as stored.
+#[utoipa::path(
+    post,
+    path = "/v1/tenants",
+    tag = "admin",
+    operation_id = "createTenant",
+    request_body(content = crate::openapi::schemas::NewTenant, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Created", body = crate::openapi::schemas::Tenant),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 408, response = crate::openapi::responses::RequestTimeout),
+        (status = 409, response = crate::openapi::responses::Conflict),
+        (status = 413, response = crate::openapi::responses::PayloadTooLarge),
+        (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
+        (status = 422, response = crate::openapi::responses::Unprocessable),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn create_tenant(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -112,12 +136,51 @@ pub(crate) async fn create_tenant(
 }
 
 /// `GET /admin/v1/tenants` — `{"tenants": [...]}`, oldest first.
+#[utoipa::path(
+    get,
+    path = "/v1/tenants",
+    tag = "admin",
+    operation_id = "listTenants",
+    responses(
+        (status = 200, description = "Every tenant, oldest first", body = crate::openapi::schemas::TenantList),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn list_tenants(State(state): State<AppState>) -> Result<Response, ApiError> {
     let tenants = catalog_call(&state, |c| async move { c.list_tenants().await }).await?;
     Ok(json_response(StatusCode::OK, &TenantList { tenants }))
 }
 
 /// `GET /admin/v1/tenants/{id}`.
+#[utoipa::path(
+    get,
+    path = "/v1/tenants/{id}",
+    tag = "admin",
+    operation_id = "getTenant",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+    ),
+    responses(
+        (status = 200, description = "The tenant", body = crate::openapi::schemas::Tenant),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn get_tenant(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
@@ -128,6 +191,34 @@ pub(crate) async fn get_tenant(
 }
 
 /// `PATCH /admin/v1/tenants/{id}` with a `TenantUpdate` — the tenant as stored.
+#[utoipa::path(
+    patch,
+    path = "/v1/tenants/{id}",
+    tag = "admin",
+    operation_id = "updateTenant",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+    ),
+    request_body(content = crate::openapi::schemas::TenantUpdate, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 408, response = crate::openapi::responses::RequestTimeout),
+        (status = 409, response = crate::openapi::responses::Conflict),
+        (status = 413, response = crate::openapi::responses::PayloadTooLarge),
+        (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
+        (status = 422, response = crate::openapi::responses::Unprocessable),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn update_tenant(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
@@ -145,6 +236,28 @@ pub(crate) async fn update_tenant(
 }
 
 /// `POST /admin/v1/tenants/{id}/disable` — the tenant as stored.
+#[utoipa::path(
+    post,
+    path = "/v1/tenants/{id}/disable",
+    tag = "admin",
+    operation_id = "disableTenant",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+    ),
+    responses(
+        (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn disable_tenant(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
@@ -159,6 +272,28 @@ pub(crate) async fn disable_tenant(
 }
 
 /// `POST /admin/v1/tenants/{id}/enable` — the tenant as stored.
+#[utoipa::path(
+    post,
+    path = "/v1/tenants/{id}/enable",
+    tag = "admin",
+    operation_id = "enableTenant",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+    ),
+    responses(
+        (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn enable_tenant(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
@@ -173,6 +308,29 @@ pub(crate) async fn enable_tenant(
 }
 
 /// `DELETE /admin/v1/tenants/{id}` — 204.
+#[utoipa::path(
+    delete,
+    path = "/v1/tenants/{id}",
+    tag = "admin",
+    operation_id = "deleteTenant",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+    ),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 422, response = crate::openapi::responses::Unprocessable),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn delete_tenant(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
@@ -183,6 +341,28 @@ pub(crate) async fn delete_tenant(
 }
 
 /// `GET /admin/v1/tenants/{id}/usage`.
+#[utoipa::path(
+    get,
+    path = "/v1/tenants/{id}/usage",
+    tag = "admin",
+    operation_id = "getUsage",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+    ),
+    responses(
+        (status = 200, description = "The tenant's usage", body = crate::openapi::schemas::Usage),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn usage(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
@@ -206,6 +386,34 @@ struct CreatedKeyBody<'a> {
 
 /// `POST /admin/v1/tenants/{id}/keys` with `{"name"}` — 201 with the key's
 /// listing fields and `key`, the plaintext, shown only here.
+#[utoipa::path(
+    post,
+    path = "/v1/tenants/{id}/keys",
+    tag = "admin",
+    operation_id = "createKey",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+    ),
+    request_body(content = api_types::CreateKeyRequest, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Created; `key` is shown only here", body = crate::openapi::schemas::CreatedKey),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 408, response = crate::openapi::responses::RequestTimeout),
+        (status = 409, response = crate::openapi::responses::Conflict),
+        (status = 413, response = crate::openapi::responses::PayloadTooLarge),
+        (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
+        (status = 422, response = crate::openapi::responses::Unprocessable),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn create_key(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
@@ -229,6 +437,28 @@ pub(crate) async fn create_key(
 }
 
 /// `GET /admin/v1/tenants/{id}/keys` — `{"keys": [...]}`, never a secret.
+#[utoipa::path(
+    get,
+    path = "/v1/tenants/{id}/keys",
+    tag = "admin",
+    operation_id = "listKeys",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+    ),
+    responses(
+        (status = 200, description = "The tenant's keys, revoked ones included", body = crate::openapi::schemas::KeyList),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn list_keys(
     State(state): State<AppState>,
     id: Result<Path<String>, PathRejection>,
@@ -240,6 +470,29 @@ pub(crate) async fn list_keys(
 
 /// `DELETE /admin/v1/tenants/{id}/keys/{key_id}` — revokes, 204. A key of
 /// another tenant is 404.
+#[utoipa::path(
+    delete,
+    path = "/v1/tenants/{id}/keys/{key_id}",
+    tag = "admin",
+    operation_id = "revokeKey",
+    params(
+        ("id" = String, Path, description = "The tenant id"),
+        ("key_id" = String, Path, description = "The key id"),
+    ),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 500, response = crate::openapi::responses::Internal),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("adminToken" = []),
+    ),
+)]
 pub(crate) async fn revoke_key(
     State(state): State<AppState>,
     ids: Result<Path<(String, String)>, PathRejection>,

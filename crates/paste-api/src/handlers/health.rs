@@ -9,6 +9,15 @@ use crate::middleware::json_response;
 use crate::state::AppState;
 
 /// `GET /healthz`: the process is up and serving.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "probes",
+    operation_id = "healthz",
+    responses(
+        (status = 200, description = "The process is serving", body = api_types::HealthResponse),
+    ),
+)]
 pub(crate) async fn healthz() -> Response {
     json_response(
         StatusCode::OK,
@@ -20,6 +29,16 @@ pub(crate) async fn healthz() -> Response {
 
 /// `GET /readyz`: 200 when the store answers and no shutdown has begun,
 /// else 503 + `Retry-After`.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "probes",
+    operation_id = "readyz",
+    responses(
+        (status = 200, description = "Ready", body = api_types::HealthResponse),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+)]
 pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
     let readiness = state.readiness();
     if readiness.is_shutting_down() {

@@ -33,6 +33,27 @@ const ID_ATTEMPTS: usize = 5;
 const MAX_IDEMPOTENCY_KEY: usize = 255;
 
 /// `POST /api/paste` — stores `data` under a fresh id, never overwriting.
+#[utoipa::path(
+    post,
+    path = "/api/paste",
+    tag = "compat",
+    operation_id = "createPasteCompat",
+    request_body(content = crate::openapi::schemas::CompatCreateRequest, content_type = "application/json", description = "Upstream's body; any Content-Type is read as JSON"),
+    responses(
+        (status = 201, description = "Created", body = api_types::CreatePasteResponse),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 408, response = crate::openapi::responses::RequestTimeout),
+        (status = 413, response = crate::openapi::responses::PayloadTooLarge),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("apiKey" = []),
+        (),
+    ),
+)]
 pub(crate) async fn create_paste(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
@@ -330,6 +351,27 @@ async fn unindex(state: &AppState, resolved: &Resolved, id: &str) {
 
 /// `GET /api/paste/{id}` — upstream's read: ids outside `[A-Za-z0-9]{6,16}`
 /// get the generic route 404, absent and expired ones the paste 404.
+#[utoipa::path(
+    get,
+    path = "/api/paste/{id}",
+    tag = "compat",
+    operation_id = "getPasteCompat",
+    params(
+        ("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The paste id (6-16 characters of A-Z, a-z, 0-9)"),
+    ),
+    responses(
+        (status = 200, description = "The paste (`Cache-Control: private, no-store`)", body = api_types::GetPasteResponse),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("apiKey" = []),
+        (),
+    ),
+)]
 pub(crate) async fn get_paste(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
@@ -387,6 +429,27 @@ pub(crate) async fn read(
 /// `DELETE /api/paste/{id}` — 204. Authorised by the paste's delete token
 /// (`Authorization: Bearer <deleteToken>`) or by an API key of the paste's
 /// tenant. A wrong token answers exactly as an absent paste does.
+#[utoipa::path(
+    delete,
+    path = "/api/paste/{id}",
+    tag = "compat",
+    operation_id = "deletePasteCompat",
+    params(
+        ("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The paste id (6-16 characters of A-Z, a-z, 0-9)"),
+    ),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("apiKey" = []),
+    ),
+)]
 pub(crate) async fn delete_paste(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,

@@ -30,6 +30,33 @@ use crate::resolve::Resolved;
 use crate::state::AppState;
 
 /// `POST /api/v1/pastes` — 201 `{id, deleteToken, expiresAt, burnAfterRead?}`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/pastes",
+    tag = "pastes",
+    operation_id = "createPaste",
+    params(
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[\\x21-\\x7e]{1,255}$", description = "1-255 printable ASCII characters: the same key and body give the same paste once (replayed: `Idempotent-Replayed: true`, no delete token); another body: 422; still running: 409"),
+    ),
+    request_body(content = api_types::CreatePasteRequest, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Created (or replayed for the same Idempotency-Key)", body = api_types::CreatePasteResponse, headers(("Idempotent-Replayed" = String, description = "`true` when this answers an earlier request with the same Idempotency-Key"))),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 408, response = crate::openapi::responses::RequestTimeout),
+        (status = 409, response = crate::openapi::responses::Conflict),
+        (status = 413, response = crate::openapi::responses::PayloadTooLarge),
+        (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
+        (status = 422, response = crate::openapi::responses::Unprocessable),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("apiKey" = []),
+        (),
+    ),
+)]
 pub(crate) async fn create(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
@@ -92,6 +119,28 @@ const PAGE: u32 = 100;
 const MAX_PAGE: u32 = 1000;
 
 /// `GET /api/v1/pastes?after=&limit=` — the key's tenant's live pastes, by id.
+#[utoipa::path(
+    get,
+    path = "/api/v1/pastes",
+    tag = "pastes",
+    operation_id = "listPastes",
+    params(
+        ("after" = Option<String>, Query, pattern = "^[A-Za-z0-9]{6,16}$", description = "Return pastes after this id (the `next` of the previous page)"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Page size (default 100)"),
+    ),
+    responses(
+        (status = 200, description = "A page of the tenant's live pastes, by id", body = api_types::PasteList),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 422, response = crate::openapi::responses::Unprocessable),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("apiKey" = []),
+    ),
+)]
 pub(crate) async fn list(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
@@ -149,6 +198,28 @@ fn paste_id(id: Result<Path<String>, PathRejection>) -> Result<PasteId, ApiError
 }
 
 /// `GET /api/v1/pastes/{id}` — `{"data"}`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/pastes/{id}",
+    tag = "pastes",
+    operation_id = "getPaste",
+    params(
+        ("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The paste id (6-16 characters of A-Z, a-z, 0-9)"),
+    ),
+    responses(
+        (status = 200, description = "The paste (`Cache-Control: private, no-store`); a burn-after-read paste goes to its first reader only", body = api_types::GetPasteResponse),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("apiKey" = []),
+        (),
+    ),
+)]
 pub(crate) async fn get(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
@@ -158,6 +229,27 @@ pub(crate) async fn get(
 }
 
 /// `DELETE /api/v1/pastes/{id}` — 204.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/pastes/{id}",
+    tag = "pastes",
+    operation_id = "deletePaste",
+    params(
+        ("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The paste id (6-16 characters of A-Z, a-z, 0-9)"),
+    ),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 401, response = crate::openapi::responses::Unauthorized),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 429, response = crate::openapi::responses::TooManyRequests),
+        (status = 503, response = crate::openapi::responses::Unavailable),
+    ),
+    security(
+        ("apiKey" = []),
+    ),
+)]
 pub(crate) async fn delete(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,

@@ -1,0 +1,182 @@
+//! Prometheus-style metrics, recorded through the `metrics` facade (a no-op
+//! until the server installs a recorder; `planshare-server` renders them on
+//! `/metrics`). Every label has a bounded set of values:
+//!
+//! | metric | labels |
+//! |---|---|
+//! | `planshare_http_requests_total` | `route` (the matched path template, or `unmatched`), `method`, `status` |
+//! | `planshare_http_request_duration_seconds` (histogram) | `route`, `method`, `status_class` (`2xx` …) |
+//! | `planshare_store_operations_total` | `backend`, `operation`, `outcome` (`ok`, `not_found`, `already_exists`, `unavailable`, `internal`) |
+//! | `planshare_store_operation_duration_seconds` (histogram) | `backend`, `operation` |
+//! | `planshare_store_errors_total` | `backend`, `operation`, `kind` (`unavailable`, `internal`) |
+//! | `planshare_rate_limited_total` | `limiter` (`ip`, `key`, `failed_auth`, `not_found`) |
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{Method, StatusCode};
+use paste_store::{PasteKey, PasteStore, StoreError, StoredPaste};
+
+/// Requests served, by route template, method and status.
+pub const HTTP_REQUESTS: &str = "planshare_http_requests_total";
+/// Request duration in seconds, by route template, method and status class.
+pub const HTTP_DURATION: &str = "planshare_http_request_duration_seconds";
+/// Store operations, by backend, operation and outcome.
+pub const STORE_OPERATIONS: &str = "planshare_store_operations_total";
+/// Store operation duration in seconds, by backend and operation.
+pub const STORE_DURATION: &str = "planshare_store_operation_duration_seconds";
+/// Store operations that failed (not-found and already-exists are answers,
+/// not failures), by backend, operation and kind.
+pub const STORE_ERRORS: &str = "planshare_store_errors_total";
+/// Requests refused with 429, by limiter.
+pub const RATE_LIMITED: &str = "planshare_rate_limited_total";
+
+/// Marks a 429 response whose limiter has already been counted; a 429
+/// without it comes from the per-IP limiter (`tower-governor`), whose error
+/// handler lives in the router.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RateLimitCounted;
+
+/// Counts a rejection by `limiter` (`key`, `failed_auth`, `not_found`) and
+/// marks `response` so that [`track_requests`] does not count it again.
+pub(crate) fn rate_limited(limiter: &'static str, mut response: Response) -> Response {
+    metrics::counter!(RATE_LIMITED, "limiter" => limiter).increment(1);
+    response.extensions_mut().insert(RateLimitCounted);
+    response
+}
+
+/// The HTTP metrics layer: apply with `Router::layer` on a router whose
+/// routes are all defined (so that [`MatchedPath`] is known), e.g.
+/// `paste_api::router(state).layer(axum::middleware::from_fn(track_requests))`.
+pub async fn track_requests(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = method_label(request.method());
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let response = next.run(request).await;
+    let status = response.status();
+    if status == StatusCode::TOO_MANY_REQUESTS
+        && response.extensions().get::<RateLimitCounted>().is_none()
+    {
+        metrics::counter!(RATE_LIMITED, "limiter" => "ip").increment(1);
+    }
+    let class = match status.as_u16() / 100 {
+        1 => "1xx",
+        2 => "2xx",
+        3 => "3xx",
+        4 => "4xx",
+        _ => "5xx",
+    };
+    metrics::counter!(
+        HTTP_REQUESTS,
+        "route" => route.clone(),
+        "method" => method,
+        "status" => status.as_str().to_owned(),
+    )
+    .increment(1);
+    metrics::histogram!(
+        HTTP_DURATION,
+        "route" => route,
+        "method" => method,
+        "status_class" => class,
+    )
+    .record(started.elapsed().as_secs_f64());
+    response
+}
+
+/// Standard methods by name; anything else is `other` (bounded labels).
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::PATCH => "PATCH",
+        _ => "other",
+    }
+}
+
+/// A [`PasteStore`] that records the latency and outcome of every operation
+/// of the store it wraps.
+#[derive(Debug)]
+pub(crate) struct InstrumentedStore {
+    inner: Arc<dyn PasteStore>,
+}
+
+impl InstrumentedStore {
+    /// Wraps `store`.
+    pub(crate) fn wrap(store: Arc<dyn PasteStore>) -> Arc<dyn PasteStore> {
+        Arc::new(InstrumentedStore { inner: store })
+    }
+
+    fn record<T>(&self, operation: &'static str, started: Instant, result: &Result<T, StoreError>) {
+        let backend = self.inner.backend();
+        let outcome = match result {
+            Ok(_) => "ok",
+            Err(StoreError::NotFound) => "not_found",
+            Err(StoreError::AlreadyExists) => "already_exists",
+            Err(StoreError::Unavailable { .. }) => "unavailable",
+            Err(StoreError::Internal { .. }) => "internal",
+        };
+        metrics::histogram!(STORE_DURATION, "backend" => backend, "operation" => operation)
+            .record(started.elapsed().as_secs_f64());
+        metrics::counter!(
+            STORE_OPERATIONS,
+            "backend" => backend,
+            "operation" => operation,
+            "outcome" => outcome,
+        )
+        .increment(1);
+        if matches!(outcome, "unavailable" | "internal") {
+            metrics::counter!(
+                STORE_ERRORS,
+                "backend" => backend,
+                "operation" => operation,
+                "kind" => outcome,
+            )
+            .increment(1);
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl PasteStore for InstrumentedStore {
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
+    }
+
+    async fn put_if_absent(&self, key: &PasteKey, paste: StoredPaste) -> Result<(), StoreError> {
+        let started = Instant::now();
+        let result = self.inner.put_if_absent(key, paste).await;
+        self.record("put", started, &result);
+        result
+    }
+
+    async fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
+        let started = Instant::now();
+        let result = self.inner.get(key).await;
+        self.record("get", started, &result);
+        result
+    }
+
+    async fn delete(&self, key: &PasteKey) -> Result<(), StoreError> {
+        let started = Instant::now();
+        let result = self.inner.delete(key).await;
+        self.record("delete", started, &result);
+        result
+    }
+
+    async fn health(&self) -> Result<(), StoreError> {
+        let started = Instant::now();
+        let result = self.inner.health().await;
+        self.record("health", started, &result);
+        result
+    }
+}

@@ -1,0 +1,144 @@
+//! Logs, traces and metrics.
+//!
+//! - Logs: `tracing` with `log.format` (pretty or JSON) on stderr, filtered by
+//!   `log.filter` (`RUST_LOG` takes its place when set). `paste-api` opens
+//!   one span per request (route template, method, tenant id, status,
+//!   duration) and logs failures once.
+//! - Traces: when `telemetry.otlp_endpoint` is set, the same spans are
+//!   exported over OTLP/HTTP (JSON) to `<endpoint>/v1/traces` by a batch
+//!   processor; without it no exporter and no thread exists.
+//! - Metrics: one process-wide Prometheus recorder ([`metrics_handle`]),
+//!   rendered by the `/metrics` route (`serve.rs`).
+
+use std::sync::OnceLock;
+
+use anyhow::Context as _;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer};
+
+use crate::settings::{LogFormat, Settings};
+
+/// Histogram buckets (seconds) for request and store latencies.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The process-wide Prometheus recorder, installed on first use. `None` when
+/// another `metrics` recorder was installed first (then nothing is rendered).
+pub fn metrics_handle() -> Option<PrometheusHandle> {
+    static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let installed = PrometheusBuilder::new()
+                .set_buckets(LATENCY_BUCKETS)
+                .and_then(|builder| builder.install_recorder());
+            match installed {
+                Ok(handle) => Some(handle),
+                Err(error) => {
+                    tracing::warn!(%error, "metrics recorder not installed; /metrics stays empty");
+                    None
+                }
+            }
+        })
+        .clone()
+}
+
+/// What must outlive serving: the trace exporter, flushed by [`Telemetry::shutdown`].
+#[must_use = "call shutdown() before exiting, or buffered spans are lost"]
+pub struct Telemetry {
+    tracer_provider: Option<SdkTracerProvider>,
+}
+
+impl Telemetry {
+    /// Installs the global `tracing` subscriber (log output, and the OTLP
+    /// exporter when `telemetry.otlp_endpoint` is set). Call once, before
+    /// the async runtime starts (the exporter's blocking HTTP client must
+    /// not be built inside it).
+    pub fn init(settings: &Settings) -> anyhow::Result<Telemetry> {
+        let filter = EnvFilter::try_from_default_env()
+            .or_else(|_| EnvFilter::try_new(&settings.log.filter))
+            .unwrap_or_else(|_| EnvFilter::new("info"));
+        let fmt = tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_writer(std::io::stderr);
+        let fmt: Box<dyn Layer<_> + Send + Sync> = match settings.log.format {
+            LogFormat::Json => fmt.json().flatten_event(true).boxed(),
+            LogFormat::Pretty => fmt.boxed(),
+        };
+        let tracer_provider = match settings.telemetry.otlp_endpoint.trim() {
+            "" => None,
+            endpoint => Some(tracer_provider(endpoint)?),
+        };
+        let otel = tracer_provider.as_ref().map(|provider| {
+            tracing_opentelemetry::layer().with_tracer(provider.tracer("planshare-server"))
+        });
+        tracing_subscriber::registry()
+            .with(fmt)
+            .with(otel)
+            .with(filter)
+            .try_init()
+            .context("cannot install the tracing subscriber")?;
+        if let Some(endpoint) = tracer_provider
+            .as_ref()
+            .map(|_| traces_url(&settings.telemetry.otlp_endpoint))
+        {
+            tracing::info!(%endpoint, "exporting traces over OTLP/HTTP");
+        }
+        Ok(Telemetry { tracer_provider })
+    }
+
+    /// Flushes and stops the trace exporter (blocking; call outside the
+    /// async runtime).
+    pub fn shutdown(self) {
+        if let Some(provider) = self.tracer_provider
+            && let Err(error) = provider.shutdown()
+        {
+            tracing::warn!(%error, "trace exporter did not shut down cleanly");
+        }
+    }
+}
+
+/// `<base>/v1/traces`, as `OTEL_EXPORTER_OTLP_ENDPOINT` is meant.
+fn traces_url(base: &str) -> String {
+    format!("{}/v1/traces", base.trim().trim_end_matches('/'))
+}
+
+fn tracer_provider(endpoint: &str) -> anyhow::Result<SdkTracerProvider> {
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpJson)
+        .with_endpoint(traces_url(endpoint))
+        .build()
+        .context("cannot build the OTLP trace exporter")?;
+    Ok(SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(
+            Resource::builder()
+                .with_service_name("planshare-server")
+                .build(),
+        )
+        .build())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::traces_url;
+
+    #[test]
+    fn traces_url_appends_the_signal_path() {
+        assert_eq!(
+            traces_url("http://127.0.0.1:4318"),
+            "http://127.0.0.1:4318/v1/traces"
+        );
+        assert_eq!(
+            traces_url("https://c.example/otlp/ "),
+            "https://c.example/otlp/v1/traces"
+        );
+    }
+}

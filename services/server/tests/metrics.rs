@@ -1,0 +1,271 @@
+//! Prometheus `/metrics`: where it is served (the admin listener; the main
+//! listener only behind the admin token), and that its counts go up by
+//! exactly the requests made, per route template, method and status; store
+//! operations and failures by backend and operation; 429s by limiter.
+//!
+//! The recorder is process-wide, so the tests of this binary take turns
+//! ([`SERIAL`]) and compare scrapes taken before and after.
+
+#![allow(clippy::unwrap_used)]
+
+use reqwest::StatusCode;
+use testkit::TestApp;
+use tokio::sync::Mutex;
+
+static SERIAL: Mutex<()> = Mutex::const_new(());
+
+const ADMIN_TOKEN: &str = "metrics-admin-token-Zq8wX3";
+
+/// The sum of the samples of `name` whose labels include all of `labels`.
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let (metric, rest) = series.split_once('{').unwrap_or((series, "}"));
+            if metric != name {
+                return None;
+            }
+            let rest = rest.strip_suffix('}')?;
+            let all = labels
+                .iter()
+                .all(|(k, v)| rest.contains(&format!("{k}=\"{v}\"")));
+            all.then(|| value.parse::<f64>().ok()).flatten()
+        })
+        .sum()
+}
+
+async fn scrape(app: &TestApp) -> String {
+    let url = format!("{}/metrics", app.admin_url.as_deref().unwrap());
+    let response = app.client.get(url).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let content_type = response.headers()["content-type"].to_str().unwrap();
+    assert!(content_type.starts_with("text/plain"), "{content_type}");
+    response.text().await.unwrap()
+}
+
+/// `after - before` of one series.
+fn delta(before: &str, after: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    sample(after, name, labels) - sample(before, name, labels)
+}
+
+const REQUESTS: &str = "planshare_http_requests_total";
+const DURATION_COUNT: &str = "planshare_http_request_duration_seconds_count";
+const RATE_LIMITED: &str = "planshare_rate_limited_total";
+
+#[tokio::test]
+async fn request_counts_go_up_by_exactly_the_requests_made() {
+    let _turn = SERIAL.lock().await;
+    let app = TestApp::spawn(&[
+        ("PLANSHARE_ADMIN_ADDR", "127.0.0.1:0"),
+        ("PLANSHARE_ADMIN_TOKEN", ADMIN_TOKEN),
+    ])
+    .await;
+    let before = scrape(&app).await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(
+            app.create_ok("metrics-payload").await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    for id in &ids[..2] {
+        assert_eq!(app.get(id).await.status(), StatusCode::OK);
+    }
+    assert_eq!(
+        app.get("AAAAAAAAAAAAAAAA").await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let unmatched = app
+        .client
+        .get(app.url("/no/such/route/123"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unmatched.status(), StatusCode::NOT_FOUND);
+    // The public listener has no /metrics while the admin listener exists.
+    let public = app.client.get(app.url("/metrics")).send().await.unwrap();
+    assert_eq!(public.status(), StatusCode::NOT_FOUND);
+    let after = scrape(&app).await;
+
+    let count = |labels: &[(&str, &str)]| delta(&before, &after, REQUESTS, labels);
+    let post = [
+        ("route", "/api/paste"),
+        ("method", "POST"),
+        ("status", "201"),
+    ];
+    assert_eq!(count(&post), 3.0, "{after}");
+    let get_ok = [
+        ("route", "/api/paste/{id}"),
+        ("method", "GET"),
+        ("status", "200"),
+    ];
+    assert_eq!(count(&get_ok), 2.0);
+    let get_404 = [
+        ("route", "/api/paste/{id}"),
+        ("method", "GET"),
+        ("status", "404"),
+    ];
+    assert_eq!(count(&get_404), 1.0);
+    // The unknown path and the public /metrics.
+    let unknown = [("route", "unmatched"), ("method", "GET"), ("status", "404")];
+    assert_eq!(count(&unknown), 2.0);
+    // Nothing else was counted, and no path with an id became a route.
+    assert_eq!(count(&[]), 8.0);
+    assert!(!after.contains(&ids[0]), "a paste id in the metrics");
+    let durations = [
+        ("route", "/api/paste"),
+        ("method", "POST"),
+        ("status_class", "2xx"),
+    ];
+    assert_eq!(delta(&before, &after, DURATION_COUNT, &durations), 3.0);
+    assert!(after.contains("planshare_http_request_duration_seconds_bucket{"));
+
+    let store = |operation: &str, outcome: &str| {
+        let labels = [("operation", operation), ("outcome", outcome)];
+        delta(&before, &after, "planshare_store_operations_total", &labels)
+    };
+    assert_eq!(store("put", "ok"), 3.0);
+    assert_eq!(store("get", "ok"), 2.0);
+    assert_eq!(store("get", "not_found"), 1.0);
+    let backend = format!("{:?}", app.settings.store.kind).to_lowercase();
+    let labels = [("backend", backend.as_str()), ("operation", "put")];
+    let latency = "planshare_store_operation_duration_seconds_count";
+    assert_eq!(delta(&before, &after, latency, &labels), 3.0);
+    app.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_main_listener_serves_metrics_only_with_the_admin_token() {
+    let _turn = SERIAL.lock().await;
+    let app = TestApp::spawn(&[("PLANSHARE_ADMIN_TOKEN", ADMIN_TOKEN)]).await;
+    let url = app.url("/metrics");
+    let anonymous = app.client.get(&url).send().await.unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(anonymous.headers()["www-authenticate"], "Bearer");
+    let wrong = app
+        .client
+        .get(&url)
+        .bearer_auth("wrong")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    app.create_ok("x").await;
+    let right = app
+        .client
+        .get(&url)
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(right.status(), StatusCode::OK);
+    let text = right.text().await.unwrap();
+    assert!(text.contains("planshare_http_requests_total{"), "{text}");
+    assert!(!text.contains(ADMIN_TOKEN));
+    // Per-tenant usage from the catalog (the default tenant at least).
+    assert!(text.contains("planshare_tenants "), "{text}");
+    assert!(text.contains("planshare_tenant_stored_pastes{tenant=\"tnt_default\"}"));
+    app.shutdown().await.unwrap();
+
+    // Without an admin token there is no /metrics on the public listener.
+    let app = TestApp::spawn(&[]).await;
+    let response = app.client.get(app.url("/metrics")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    app.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn rate_limited_requests_are_counted_by_limiter() {
+    let _turn = SERIAL.lock().await;
+    let vars = [
+        ("PLANSHARE_RATE_LIMITS", "on"),
+        ("PLANSHARE_ADMIN_ADDR", "127.0.0.1:0"),
+        ("PLANSHARE_ADMIN_TOKEN", ADMIN_TOKEN),
+    ];
+    let app = TestApp::spawn_configured(&vars, |s| {
+        s.limits.ip_per_sec = 1;
+        s.limits.ip_burst = 2;
+    })
+    .await;
+    let before = scrape(&app).await;
+    let mut refused = 0.0;
+    for _ in 0..5 {
+        if app.create("x").await.status() == StatusCode::TOO_MANY_REQUESTS {
+            refused += 1.0;
+        }
+    }
+    let after = scrape(&app).await;
+    assert!(refused >= 2.0, "the per-IP limiter refused {refused} of 5");
+    let ip = delta(&before, &after, RATE_LIMITED, &[("limiter", "ip")]);
+    assert_eq!(ip, refused);
+    let post_429 = [("route", "/api/paste"), ("status", "429")];
+    assert_eq!(delta(&before, &after, REQUESTS, &post_429), refused);
+    app.shutdown().await.unwrap();
+
+    // Bad keys: 401s until the failed-auth limiter refuses (the per-IP
+    // limiter, at its defaults, stays out of the way).
+    let app = TestApp::spawn(&vars).await;
+    let before = scrape(&app).await;
+    let mut auth_refused = 0.0;
+    for _ in 0..14 {
+        let response = app
+            .client
+            .get(app.url("/api/v1/pastes"))
+            .bearer_auth("pst_live_not-a-real-key")
+            .send()
+            .await
+            .unwrap();
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            auth_refused += 1.0;
+        }
+    }
+    let after = scrape(&app).await;
+    assert!(auth_refused >= 1.0, "the failed-auth limiter never refused");
+    let failed_auth = delta(&before, &after, RATE_LIMITED, &[("limiter", "failed_auth")]);
+    assert_eq!(failed_auth, auth_refused, "{after}");
+    assert_eq!(
+        delta(&before, &after, RATE_LIMITED, &[("limiter", "ip")]),
+        0.0
+    );
+    app.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn store_failures_are_counted_by_operation() {
+    let _turn = SERIAL.lock().await;
+    let app = TestApp::spawn(&[
+        ("PLANSHARE_STORE", "fs"),
+        ("PLANSHARE_ADMIN_ADDR", "127.0.0.1:0"),
+    ])
+    .await;
+    let before = scrape(&app).await;
+    // The store's directory becomes a file: every write fails.
+    let dir = app.settings.store.fs.path.clone();
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::write(&dir, b"not a directory").unwrap();
+    let response = app.create("x").await;
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let after = scrape(&app).await;
+    let errors = [
+        ("backend", "fs"),
+        ("operation", "put"),
+        ("kind", "unavailable"),
+    ];
+    let failed = delta(&before, &after, "planshare_store_errors_total", &errors);
+    assert!(failed >= 1.0, "{after}");
+    let unavailable = [("operation", "put"), ("outcome", "unavailable")];
+    let ops = delta(
+        &before,
+        &after,
+        "planshare_store_operations_total",
+        &unavailable,
+    );
+    assert_eq!(ops, failed);
+    let status = [("route", "/api/paste"), ("status", "503")];
+    assert_eq!(delta(&before, &after, REQUESTS, &status), 1.0);
+    let _ = std::fs::remove_file(&dir);
+    app.shutdown().await.unwrap();
+}

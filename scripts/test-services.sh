@@ -58,7 +58,8 @@ start_s3() {
       "$venv/bin/pip" install -q --disable-pip-version-check "moto[server]==$MOTO_VERSION"
     fi
     local port; port=$(free_port)
-    "$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$services_dir/moto.log" 2>&1 &
+    # moto with its writes serialised (conditional puts atomic, as on S3).
+    "$venv/bin/python" "$(dirname "${BASH_SOURCE[0]}")/moto-server.py" 127.0.0.1 "$port" >"$services_dir/moto.log" 2>&1 &
     started_pids+=($!)
     wait_for "moto on $port" curl -sf "http://127.0.0.1:$port/"
     export PLANSHARE_TEST_S3_ENDPOINT="http://127.0.0.1:$port"

@@ -37,8 +37,11 @@ pub struct CreatePasteRequest {
     /// The payload (base64url text as upstream clients send it).
     #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub data: String,
-    /// Lifetime in seconds, within the tenant's range (default: the tenant's).
+    /// Lifetime in seconds, at most the tenant's `max_ttl_secs` (default:
+    /// the tenant's `default_ttl_secs`); longer than the tenant allows → 422.
+    /// The documented maximum is the most any tenant can allow (100 years).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_153_600_000_u64))]
     pub ttl: Option<u64>,
     /// Delete the paste when it is first read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,6 +115,10 @@ pub struct HealthResponse {
 #[serde(deny_unknown_fields)]
 pub struct CreateKeyRequest {
     /// Human-readable name (at most 200 characters, no control characters).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")
+    )]
     pub name: String,
 }
 

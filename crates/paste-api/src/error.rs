@@ -114,6 +114,10 @@ pub enum ApiError {
     /// A unique value is already taken (`namespace`, `host`, `key`, `tenant`).
     #[error("{0} already exists")]
     Conflict(&'static str),
+    /// The change is never allowed on this record (the default tenant
+    /// cannot be deleted).
+    #[error("{0}")]
+    Protected(&'static str),
     /// A rate limit ran out.
     #[error("too many requests")]
     TooManyRequests {
@@ -271,6 +275,7 @@ impl ApiError {
                 format!("{subject} already exists"),
                 Some("conflict"),
             ),
+            Protected(why) => (StatusCode::CONFLICT, (*why).into(), Some("protected")),
             TooManyRequests { .. } => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "too many requests, retry later".into(),
@@ -359,6 +364,7 @@ impl ApiError {
         match err {
             CatalogError::NotFound => ApiError::NotFound,
             CatalogError::Conflict(subject) => ApiError::Conflict(subject),
+            CatalogError::Protected(why) => ApiError::Protected(why),
             CatalogError::Invalid(message) => ApiError::InvalidValue(message),
             CatalogError::Unavailable { retry_after, .. } => ApiError::CatalogUnavailable {
                 retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
@@ -380,6 +386,7 @@ impl ApiError {
             },
             CatalogError::NotFound
             | CatalogError::Conflict(_)
+            | CatalogError::Protected(_)
             | CatalogError::Invalid(_)
             | CatalogError::Internal { .. } => ApiError::Internal(format!(
                 "cannot open the tenant catalog: {err}: {:?}",

@@ -35,6 +35,8 @@ pub(crate) const DOCS_PATH: &str = "/api/docs";
 
 /// The name of the tenant API key scheme in the document.
 pub(crate) const API_KEY: &str = "apiKey";
+/// The name of the per-paste delete token scheme in the document.
+pub(crate) const DELETE_TOKEN: &str = "deleteToken";
 /// The name of the admin token scheme in the document.
 pub(crate) const ADMIN_TOKEN: &str = "adminToken";
 
@@ -55,7 +57,41 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     doc.merge(crate::router::paste_api().into_openapi());
     doc.merge(crate::router::probe_api().into_openapi());
     doc.merge(document_api().into_openapi());
-    doc.nest("/admin", crate::router::admin_api().into_openapi())
+    let mut doc = doc.nest("/admin", crate::router::admin_api().into_openapi());
+    add_paste_links(&mut doc);
+    doc
+}
+
+/// OpenAPI links from each create to the read and delete of the same route
+/// family: the `id` in a 201 body addresses the new paste. (Both families
+/// reach the same pastes; the links name the natural next calls.)
+fn add_paste_links(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::link::LinkBuilder;
+
+    let families = [
+        ("/api/paste", ["getPasteCompat", "deletePasteCompat"]),
+        ("/api/v1/pastes", ["getPaste", "deletePaste"]),
+    ];
+    for (path, targets) in families {
+        let Some(RefOr::T(created)) = doc
+            .paths
+            .paths
+            .get_mut(path)
+            .and_then(|item| item.post.as_mut())
+            .and_then(|op| op.responses.responses.get_mut("201"))
+        else {
+            continue;
+        };
+        for target in targets {
+            let link = LinkBuilder::new()
+                .operation_id(target)
+                .parameter("id", "$response.body#/id")
+                .description("The paste just created")
+                .build();
+            created.links.insert(target.to_owned(), RefOr::T(link));
+        }
+    }
 }
 
 /// [`openapi`] as pretty JSON with a trailing newline: the bytes of the
@@ -180,7 +216,7 @@ pub(crate) async fn openapi_document() -> Response {
 )]
 struct ApiDoc;
 
-/// Adds the two bearer schemes.
+/// Adds the three bearer schemes.
 struct SecuritySchemes;
 
 impl utoipa::Modify for SecuritySchemes {
@@ -195,8 +231,22 @@ impl utoipa::Modify for SecuritySchemes {
                     .description(Some(
                         "A tenant API key, `Authorization: Bearer pst_live_…` (made with \
                          `POST /admin/v1/tenants/{id}/keys`). A bad, revoked or disabled \
-                         tenant's key answers 401. On `DELETE` of a paste the paste's \
-                         `deleteToken` is accepted in its place.",
+                         tenant's key answers 401.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            DELETE_TOKEN,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("43 base64url characters")
+                    .description(Some(
+                        "The `deleteToken` returned when the paste was created, \
+                         `Authorization: Bearer <deleteToken>`; it deletes that paste only. \
+                         A bearer of another shape answers 401; a well-formed token that \
+                         is not the paste's answers 404, as an absent paste does.",
                     ))
                     .build(),
             ),
@@ -302,31 +352,67 @@ pub(crate) mod schemas {
         pub(crate) data: String,
     }
 
-    /// A tenant's settable limits and options.
+    /// A host name that resolves to a tenant: DNS labels of letters, digits
+    /// and inner hyphens (stored lower case), an optional `:port`, at most
+    /// 253 characters in all.
+    #[derive(ToSchema)]
+    #[schema(
+        max_length = 253,
+        pattern = "^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"
+    )]
+    pub(crate) struct Host(String);
+
+    /// An exact CORS origin, `http(s)://host[:port]` in lower case with no
+    /// path, or `*` for any origin.
+    #[derive(ToSchema)]
+    #[schema(
+        max_length = 261,
+        pattern = "^(\\*|https?://[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?)$"
+    )]
+    pub(crate) struct Origin(String);
+
+    /// A tenant's settable limits and options. Besides each field's range,
+    /// `default_ttl_secs` must not exceed `max_ttl_secs` (422 otherwise).
+    /// When creating a tenant any field may be left out (it takes its
+    /// default); a tenant as returned always has every field.
     #[derive(ToSchema)]
     pub(crate) struct TenantSettings {
-        /// Host names (custom domains or subdomains, lower case, optional
-        /// `:port`) that resolve to this tenant; each belongs to one tenant.
-        pub(crate) hosts: Vec<String>,
+        /// Host names (custom domains or subdomains, case-insensitive,
+        /// optional `:port`) that resolve to this tenant; each belongs to one
+        /// tenant. Duplicates are dropped.
+        #[schema(required = false, max_items = 100)]
+        pub(crate) hosts: Vec<Host>,
         /// Exact origins (`https://app.example.com`) allowed by CORS.
-        pub(crate) cors_origins: Vec<String>,
+        /// Duplicates are dropped.
+        #[schema(required = false, max_items = 100)]
+        pub(crate) cors_origins: Vec<Origin>,
         /// Largest accepted paste `data`, in bytes.
+        #[schema(required = false, minimum = 1, maximum = 4_611_686_018_427_387_903_i64)]
         pub(crate) max_paste_size: i64,
-        /// TTL of a paste created without one, in seconds.
+        /// TTL of a paste created without one, in seconds (0: pastes expire
+        /// at once, as upstream's `PASTE_TTL_DAYS=0`).
+        #[schema(required = false, minimum = 0, maximum = 3_153_600_000_i64)]
         pub(crate) default_ttl_secs: i64,
-        /// Longest TTL a client may ask for, in seconds.
+        /// Longest TTL a client may ask for, in seconds (at most 100 years).
+        #[schema(required = false, minimum = 0, maximum = 3_153_600_000_i64)]
         pub(crate) max_ttl_secs: i64,
-        /// Storage quota, in bytes of live pastes.
+        /// Storage quota, in bytes of live pastes (2^62: unlimited).
+        #[schema(required = false, minimum = 0, maximum = 4_611_686_018_427_387_903_i64)]
         pub(crate) quota_bytes: i64,
-        /// Quota of live pastes.
+        /// Quota of live pastes (2^62: unlimited).
+        #[schema(required = false, minimum = 0, maximum = 4_611_686_018_427_387_903_i64)]
         pub(crate) quota_pastes: i64,
         /// Sustained request rate per API key, per second.
+        #[schema(required = false, minimum = 1, maximum = 1_000_000)]
         pub(crate) rate_per_sec: i64,
         /// Burst size of the per-key rate limiter.
+        #[schema(required = false, minimum = 1, maximum = 1_000_000)]
         pub(crate) rate_burst: i64,
-        /// Length of issued paste ids (8–16).
+        /// Length of issued paste ids.
+        #[schema(required = false, minimum = 8, maximum = 16)]
         pub(crate) id_length: i64,
         /// Whether requests without an API key may create pastes.
+        #[schema(required = false)]
         pub(crate) allow_anonymous: bool,
     }
 
@@ -343,9 +429,15 @@ pub(crate) mod schemas {
     /// `POST /admin/v1/tenants` body. Unknown fields are refused (422).
     #[derive(ToSchema)]
     pub(crate) struct NewTenant {
-        /// Human-readable name (1–200 characters, no control characters).
+        /// Human-readable name (1–200 characters, not only white space, no
+        /// control characters).
+        #[schema(
+            max_length = 200,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )]
         pub(crate) name: String,
         /// The paste-store namespace; unique, never changes.
+        #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,62}$")]
         pub(crate) namespace: String,
         /// Limits and options; any omitted field takes its default.
         #[schema(required = false)]
@@ -357,27 +449,43 @@ pub(crate) mod schemas {
     /// refused (422).
     #[derive(ToSchema)]
     pub(crate) struct TenantUpdate {
-        /// New name.
+        /// New name (as `NewTenant.name`).
+        #[schema(
+            max_length = 200,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )]
         pub(crate) name: Option<String>,
         /// Replaces the host list.
-        pub(crate) hosts: Option<Vec<String>>,
+        #[schema(max_items = 100)]
+        pub(crate) hosts: Option<Vec<Host>>,
         /// Replaces the CORS origin list.
-        pub(crate) cors_origins: Option<Vec<String>>,
+        #[schema(max_items = 100)]
+        pub(crate) cors_origins: Option<Vec<Origin>>,
         /// See `TenantSettings.max_paste_size`.
+        #[schema(minimum = 1, maximum = 4_611_686_018_427_387_903_i64)]
         pub(crate) max_paste_size: Option<i64>,
-        /// See `TenantSettings.default_ttl_secs`.
+        /// See `TenantSettings.default_ttl_secs`; the result must not
+        /// exceed the tenant's `max_ttl_secs` (422).
+        #[schema(minimum = 0, maximum = 3_153_600_000_i64)]
         pub(crate) default_ttl_secs: Option<i64>,
-        /// See `TenantSettings.max_ttl_secs`.
+        /// See `TenantSettings.max_ttl_secs`; the result must not be below
+        /// the tenant's `default_ttl_secs` (422).
+        #[schema(minimum = 0, maximum = 3_153_600_000_i64)]
         pub(crate) max_ttl_secs: Option<i64>,
         /// See `TenantSettings.quota_bytes`.
+        #[schema(minimum = 0, maximum = 4_611_686_018_427_387_903_i64)]
         pub(crate) quota_bytes: Option<i64>,
         /// See `TenantSettings.quota_pastes`.
+        #[schema(minimum = 0, maximum = 4_611_686_018_427_387_903_i64)]
         pub(crate) quota_pastes: Option<i64>,
         /// See `TenantSettings.rate_per_sec`.
+        #[schema(minimum = 1, maximum = 1_000_000)]
         pub(crate) rate_per_sec: Option<i64>,
         /// See `TenantSettings.rate_burst`.
+        #[schema(minimum = 1, maximum = 1_000_000)]
         pub(crate) rate_burst: Option<i64>,
         /// See `TenantSettings.id_length`.
+        #[schema(minimum = 8, maximum = 16)]
         pub(crate) id_length: Option<i64>,
         /// See `TenantSettings.allow_anonymous`.
         pub(crate) allow_anonymous: Option<bool>,
@@ -496,6 +604,167 @@ mod tests {
             .collect()
     }
 
+    /// Whether `value` is valid under the document's string schema at
+    /// `pointer` (its `pattern` and `maxLength`, counted in characters).
+    fn schema_accepts(doc: &serde_json::Value, pointer: &str, value: &str) -> bool {
+        let schema = doc
+            .pointer(pointer)
+            .unwrap_or_else(|| panic!("no {pointer}"));
+        let pattern = schema["pattern"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{pointer}: no pattern"));
+        let re = regex::Regex::new(pattern).unwrap();
+        let max = schema["maxLength"]
+            .as_u64()
+            .map_or(usize::MAX, |m| m as usize);
+        re.is_match(value) && value.chars().count() <= max
+    }
+
+    /// A corpus of strings near the edges of every documented string rule.
+    fn corpus() -> Vec<String> {
+        let mut v: Vec<String> = [
+            "",
+            " ",
+            "a",
+            "A",
+            "é",
+            "-",
+            "_",
+            "*",
+            "a b",
+            " a",
+            "a ",
+            "\t",
+            "\u{85}",
+            "\u{a0}",
+            "\u{3000}x",
+            "x\u{7f}",
+            "x\u{9f}",
+            "x\u{a0}",
+            "x\u{1f}",
+            "\u{2028}",
+            "team-a",
+            "team_a",
+            "-a",
+            "0a",
+            "a.com",
+            "A.Com",
+            "a..b",
+            "a-.b",
+            "a.-b",
+            "a.com:1",
+            "a.com:0",
+            "a.com:080",
+            "a.com:+80",
+            "a.com:65535",
+            "a.com:65536",
+            "a.com:",
+            ":80",
+            "a.com/x",
+            "https://a.com",
+            "http://a.com:8080",
+            "https://A.com",
+            "https://a.com/",
+            "ftp://a.com",
+            "https://",
+            "https://a.com:0443",
+            "tnt_default",
+            "tnt_",
+            "key_abc",
+            "名前",
+            "🚀",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        for n in [62, 63, 64, 199, 200, 201, 252, 253, 254, 260, 261, 262] {
+            v.push("a".repeat(n));
+            v.push(format!("https://{}", "a".repeat(n.saturating_sub(8))));
+            v.push("é".repeat(n));
+        }
+        let labels = |n: usize, len: usize| vec!["a".repeat(len); n].join(".");
+        for (n, len) in [(4, 62), (4, 63), (3, 63)] {
+            v.push(labels(n, len));
+            v.push(format!("{}:8080", labels(n, len)));
+            v.push(format!("https://{}", labels(n, len)));
+        }
+        v
+    }
+
+    /// The documented string rules accept exactly what the catalog accepts,
+    /// so generated requests (schemathesis) and the server agree.
+    #[test]
+    fn documented_string_rules_equal_the_catalogs_validation() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let host = |h: &str| {
+            let mut s = tenancy::TenantSettings {
+                hosts: vec![h.to_owned()],
+                ..Default::default()
+            };
+            s.validate().is_ok()
+        };
+        let origin = |o: &str| {
+            let mut s = tenancy::TenantSettings {
+                cors_origins: vec![o.to_owned()],
+                ..Default::default()
+            };
+            s.validate().is_ok()
+        };
+        type Validator<'a> = &'a dyn Fn(&str) -> bool;
+        let rules: [(&str, Validator); 5] = [
+            ("/components/schemas/Host", &host),
+            ("/components/schemas/Origin", &origin),
+            ("/components/schemas/NewTenant/properties/name", &|n| {
+                tenancy::validate_name(n).is_ok()
+            }),
+            ("/components/schemas/NewTenant/properties/namespace", &|n| {
+                tenancy::validate_namespace(n).is_ok()
+            }),
+            (
+                "/components/schemas/CreateKeyRequest/properties/name",
+                &|n| tenancy::validate_key_name(n).is_ok(),
+            ),
+        ];
+        for (pointer, server) in rules {
+            for value in corpus() {
+                assert_eq!(
+                    schema_accepts(&doc, pointer, &value),
+                    server(&value),
+                    "{pointer}: {value:?}"
+                );
+            }
+        }
+    }
+
+    /// The documented numeric ranges are the catalog's.
+    #[test]
+    fn documented_ranges_are_the_catalogs() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let settings = &doc["components"]["schemas"]["TenantSettings"]["properties"];
+        assert_eq!(settings["max_ttl_secs"]["maximum"], tenancy::MAX_TTL_SECS);
+        assert_eq!(settings["quota_bytes"]["maximum"], tenancy::UNLIMITED);
+        let ttl = &doc["components"]["schemas"]["CreatePasteRequest"]["properties"]["ttl"];
+        assert_eq!(ttl["maximum"], tenancy::MAX_TTL_SECS);
+        for (field, (lo, hi)) in [
+            ("id_length", (8, 16)),
+            ("rate_per_sec", (1, 1_000_000)),
+            ("max_paste_size", (1, tenancy::UNLIMITED)),
+        ] {
+            let ok = |v: i64| {
+                let mut s = tenancy::TenantSettings::default();
+                match field {
+                    "id_length" => s.id_length = v,
+                    "rate_per_sec" => s.rate_per_sec = v,
+                    _ => s.max_paste_size = v,
+                }
+                s.validate().is_ok()
+            };
+            assert_eq!(settings[field]["minimum"], lo, "{field}");
+            assert_eq!(settings[field]["maximum"], hi, "{field}");
+            assert!(ok(lo) && ok(hi) && !ok(lo - 1) && !ok(hi + 1), "{field}");
+        }
+    }
+
     /// The mirrors of `tenancy`'s records list the same fields.
     #[test]
     fn tenant_schemas_match_the_catalogs_types() {
@@ -511,12 +780,13 @@ mod tests {
     }
 
     #[test]
-    fn the_document_is_openapi_3_1_with_both_security_schemes() {
+    fn the_document_is_openapi_3_1_with_the_three_security_schemes() {
         let doc = serde_json::to_value(openapi()).unwrap();
         assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
         let schemes = &doc["components"]["securitySchemes"];
         assert_eq!(schemes[API_KEY]["scheme"], "bearer");
         assert_eq!(schemes[ADMIN_TOKEN]["scheme"], "bearer");
+        assert_eq!(schemes[DELETE_TOKEN]["scheme"], "bearer");
         assert!(openapi_json().ends_with("}\n"));
     }
 }

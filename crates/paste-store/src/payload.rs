@@ -80,6 +80,16 @@ impl DeleteToken {
         }
     }
 
+    /// Whether `token` has the shape of an issued token (43 base64url
+    /// characters). A bearer of any other shape cannot be a delete token, so
+    /// it is refused as malformed before any paste is looked up.
+    pub fn is_well_formed(token: &str) -> bool {
+        token.len() == 43
+            && token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    }
+
     /// The token text to hand to the creator.
     pub fn expose(&self) -> &str {
         &self.0
@@ -197,5 +207,26 @@ mod tests {
         assert!(!digest.matches(&token.expose()[1..]));
         assert_ne!(DeleteToken::generate().unwrap().expose(), token.expose());
         assert_eq!(format!("{token:?}"), "DeleteToken(<redacted>)");
+    }
+
+    #[test]
+    fn issued_tokens_are_well_formed_and_other_shapes_are_not() {
+        for _ in 0..100 {
+            let token = DeleteToken::generate().unwrap();
+            assert!(DeleteToken::is_well_formed(token.expose()));
+        }
+        let ok = "a".repeat(43);
+        assert!(DeleteToken::is_well_formed(&ok));
+        for bad in [
+            String::new(),
+            "a".repeat(42),
+            "a".repeat(44),
+            format!("{}=", "a".repeat(42)),
+            format!("{}+", "a".repeat(42)),
+            format!("{}é", "a".repeat(41)),
+            "SCHEMATHESIS-INVALID-VALUE".to_owned(),
+        ] {
+            assert!(!DeleteToken::is_well_formed(&bad), "{bad:?}");
+        }
     }
 }

@@ -237,8 +237,12 @@ impl Catalog {
         let url = config.url.trim();
         let scheme = url.split(':').next().unwrap_or_default();
         let catalog = match scheme {
-            "sqlite" => open_sqlite(url, config).await?,
-            "postgres" | "postgresql" => open_postgres(url, config).await?,
+            "sqlite" => open_sqlite_racing(url, config).await?,
+            "postgres" | "postgresql" => {
+                let catalog = open_postgres(url, config).await?;
+                catalog.check_durability(config).await?;
+                catalog
+            }
             _ => {
                 return Err(CatalogError::Invalid(format!(
                     "unsupported catalog URL scheme {scheme:?}: valid schemes are {}",
@@ -246,7 +250,6 @@ impl Catalog {
                 )));
             }
         };
-        catalog.check_durability(config).await?;
         catalog.migrate().await?;
         tracing::info!(
             catalog.backend = catalog.backend().name(),
@@ -555,8 +558,8 @@ impl Catalog {
     /// pastes themselves are the paste store's business.)
     pub async fn delete_tenant(&self, id: &TenantId) -> Result<(), CatalogError> {
         if id.is_default() {
-            return Err(CatalogError::Invalid(
-                "the default tenant cannot be deleted".into(),
+            return Err(CatalogError::Protected(
+                "the default tenant cannot be deleted",
             ));
         }
         let done = with_pool!(self, p => sqlx::query("DELETE FROM tenants WHERE id = $1")
@@ -580,11 +583,7 @@ impl Catalog {
         tenant: &TenantId,
         name: &str,
     ) -> Result<CreatedKey, CatalogError> {
-        if name.chars().count() > 200 || name.chars().any(char::is_control) {
-            return Err(CatalogError::Invalid(
-                "key name must be at most 200 characters with no control characters".into(),
-            ));
-        }
+        crate::model::validate_key_name(name)?;
         let key = ApiKey::generate()
             .map_err(|e| CatalogError::internal(format!("cannot generate a key: {e}")))?;
         let id = KeyId::generate()?;
@@ -828,6 +827,34 @@ async fn open_postgres(url: &str, config: &CatalogConfig) -> Result<Catalog, Cat
         pool: Pool::Postgres(pool),
         key_lookups: Arc::default(),
     })
+}
+
+/// Opens a SQLite catalog and checks its durability settings. Processes that
+/// open one new database at the same moment race to switch it to WAL, and
+/// SQLite answers the losers "database is locked" at once (no busy wait
+/// applies to that switch), so a busy open is retried for a few seconds.
+async fn open_sqlite_racing(url: &str, config: &CatalogConfig) -> Result<Catalog, CatalogError> {
+    let mut attempt = 0;
+    loop {
+        let opened = match open_sqlite(url, config).await {
+            Ok(catalog) => match catalog.check_durability(config).await {
+                Ok(()) => Ok(catalog),
+                Err(e) => {
+                    catalog.close().await;
+                    Err(e)
+                }
+            },
+            Err(e) => Err(e),
+        };
+        match opened {
+            Err(CatalogError::Unavailable { .. }) if attempt < 20 => {
+                attempt += 1;
+                tracing::debug!(attempt, "the SQLite catalog is busy; opening it again");
+                tokio::time::sleep(Duration::from_millis(25 * attempt)).await;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Applies the SQLite migrations. The migrator takes no lock on SQLite, so

@@ -67,7 +67,7 @@ async fn default_tenant_exists_and_allows_anonymous(c: &Catalog) {
     assert_eq!(t.id, TenantId::default_tenant());
     let err = c.delete_tenant(&t.id).await;
     assert!(
-        matches!(err, Err(CatalogError::Invalid(_))),
+        matches!(err, Err(CatalogError::Protected(_))),
         "delete default: {err:?}"
     );
 }
@@ -835,6 +835,20 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
         let (t, key, d) = (t.clone(), key.to_owned(), *d);
         async move { ok(c.begin_idempotent(&t, &key, &d, at).await, "begin") }
     };
+    // A completed create replays only while its paste is indexed and live.
+    let index = |t: &TenantId, id: &str, expires_at: i64| {
+        let (t, record) = (
+            t.clone(),
+            PasteRecord {
+                id: id.to_owned(),
+                bytes: 1,
+                created_at: now,
+                expires_at,
+                burn_after_read: false,
+            },
+        );
+        async move { assert!(ok(c.record_paste(&t, &record).await, "index")) }
+    };
     assert_eq!(begin(&t, "k1", &d1, now).await, Idempotency::Started);
     assert_eq!(begin(&t, "k1", &d1, now + 1).await, Idempotency::InProgress);
     assert_eq!(begin(&t, "k1", &d2, now + 1).await, Idempotency::Mismatch);
@@ -843,14 +857,15 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
         Idempotency::Started,
         "keys are per tenant"
     );
+    index(&t, "made0001", now + 3_700_000).await;
     ok(
-        c.complete_idempotent(&t, "k1", "made0001", now + 5000)
+        c.complete_idempotent(&t, "k1", "made0001", now + 3_700_000)
             .await,
         "complete",
     );
     let done = Idempotency::Completed {
         paste_id: "made0001".into(),
-        expires_at: now + 5000,
+        expires_at: now + 3_700_000,
     };
     assert_eq!(begin(&t, "k1", &d1, now + 2).await, done);
     assert_eq!(
@@ -860,7 +875,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     assert_eq!(begin(&t, "k1", &d2, now + 2).await, Idempotency::Mismatch);
     ok(
-        c.complete_idempotent(&t, "k1", "made0001", now + 5000)
+        c.complete_idempotent(&t, "k1", "made0001", now + 3_700_000)
             .await,
         "complete again",
     );
@@ -907,8 +922,9 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
         Idempotency::InProgress,
         "the takeover restarted the clock"
     );
+    index(&t, "made0003", now + 90_000).await;
     ok(
-        c.complete_idempotent(&t, "k3", "made0003", now + 9000)
+        c.complete_idempotent(&t, "k3", "made0003", now + 90_000)
             .await,
         "complete k3",
     );
@@ -916,8 +932,41 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
         begin(&t, "k3", &d1, now + 63_000).await,
         Idempotency::Completed {
             paste_id: "made0003".into(),
-            expires_at: now + 9000
+            expires_at: now + 90_000
         }
+    );
+
+    // A completed create whose paste is gone (deleted, burnt, expired)
+    // starts over, once, under the same key and body.
+    ok(c.forget_paste(&t, "made0003").await, "forget");
+    assert_eq!(
+        begin(&t, "k3", &d2, now + 64_000).await,
+        Idempotency::Mismatch,
+        "another body is still refused"
+    );
+    assert_eq!(
+        begin(&t, "k3", &d1, now + 64_000).await,
+        Idempotency::Started
+    );
+    assert_eq!(
+        begin(&t, "k3", &d1, now + 64_001).await,
+        Idempotency::InProgress
+    );
+    index(&t, "made0005", now + 70_000).await;
+    ok(
+        c.complete_idempotent(&t, "k3", "made0005", now + 70_000)
+            .await,
+        "complete k3 again",
+    );
+    let again = Idempotency::Completed {
+        paste_id: "made0005".into(),
+        expires_at: now + 70_000,
+    };
+    assert_eq!(begin(&t, "k3", &d1, now + 69_999).await, again);
+    assert_eq!(
+        begin(&t, "k3", &d1, now + 70_000).await,
+        Idempotency::Started,
+        "expired: starts over"
     );
 
     // Errors.

@@ -17,6 +17,10 @@ pub enum CatalogError {
     /// `"idempotency key"`).
     #[error("{0} already exists")]
     Conflict(&'static str),
+    /// The record may not be changed that way whatever the input (the
+    /// default tenant cannot be deleted); the message says why.
+    #[error("{0}")]
+    Protected(&'static str),
     /// The input or configuration is invalid; the message says why and is
     /// safe to show (it never contains a secret or a connection string).
     #[error("{0}")]
@@ -67,6 +71,7 @@ impl CatalogError {
         match self {
             CatalogError::NotFound => CatalogError::NotFound,
             CatalogError::Conflict(what) => CatalogError::Conflict(what),
+            CatalogError::Protected(why) => CatalogError::Protected(why),
             CatalogError::Invalid(message) => CatalogError::Invalid(message.clone()),
             CatalogError::Unavailable {
                 retry_after,

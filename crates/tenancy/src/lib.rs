@@ -43,8 +43,8 @@ pub use ids::{KeyId, TenantId};
 pub use keys::{ApiKey, KeyDigest, KeyFormatError};
 pub use lazy::LazyCatalog;
 pub use model::{
-    CreatedKey, KeyInfo, NewTenant, Tenant, TenantSettings, TenantStatus, TenantUpdate, Usage,
-    validate_namespace,
+    CreatedKey, KeyInfo, MAX_TTL_SECS, NewTenant, Tenant, TenantSettings, TenantStatus,
+    TenantUpdate, UNLIMITED, Usage, validate_key_name, validate_name, validate_namespace,
 };
 pub use pastes::{Idempotency, PasteRecord};
 pub use time::now_ms;

@@ -65,7 +65,13 @@ pub struct TenantSettings {
 }
 
 /// "Unlimited" quota: large, but far from overflowing `bytes + size` in SQL.
-const UNLIMITED: i64 = i64::MAX / 2;
+pub const UNLIMITED: i64 = i64::MAX / 2;
+
+/// The longest `max_ttl_secs` any tenant may have: 100 years.
+pub const MAX_TTL_SECS: i64 = 100 * 365 * 86_400;
+
+/// At most this many hosts, and as many CORS origins, per tenant.
+const MAX_LIST: usize = 100;
 
 impl Default for TenantSettings {
     fn default() -> Self {
@@ -90,29 +96,30 @@ impl TenantSettings {
     /// deduplicated) and checks every value's range.
     pub fn validate(&mut self) -> Result<(), CatalogError> {
         let invalid = |m: &str| Err(CatalogError::Invalid(m.to_owned()));
+        // Counted as sent, before duplicates are dropped (as documented).
+        if self.hosts.len() > MAX_LIST || self.cors_origins.len() > MAX_LIST {
+            return invalid("at most 100 hosts and 100 CORS origins");
+        }
         for h in &mut self.hosts {
-            *h = h.trim().to_ascii_lowercase();
             if !valid_host(h) {
                 return Err(CatalogError::Invalid(format!(
                     "invalid host {h:?}: expected a host name such as team.example.com[:port]"
                 )));
             }
+            // Host names are case-insensitive; stored lower case.
+            h.make_ascii_lowercase();
         }
         self.hosts.sort();
         self.hosts.dedup();
-        for o in &mut self.cors_origins {
-            *o = o.trim().to_owned();
+        for o in &self.cors_origins {
             if !valid_origin(o) {
                 return Err(CatalogError::Invalid(format!(
-                    "invalid CORS origin {o:?}: expected scheme://host[:port] with no path"
+                    "invalid CORS origin {o:?}: expected scheme://host[:port] in lower case with no path, or *"
                 )));
             }
         }
         self.cors_origins.sort();
         self.cors_origins.dedup();
-        if self.hosts.len() > 100 || self.cors_origins.len() > 100 {
-            return invalid("at most 100 hosts and 100 CORS origins");
-        }
         if !(1..=UNLIMITED).contains(&self.max_paste_size) {
             return invalid("max_paste_size must be positive");
         }
@@ -120,7 +127,7 @@ impl TenantSettings {
         if self.default_ttl_secs < 0 || self.max_ttl_secs < self.default_ttl_secs {
             return invalid("ttls must satisfy 0 <= default_ttl_secs <= max_ttl_secs");
         }
-        if self.max_ttl_secs > 100 * 365 * 86_400 {
+        if self.max_ttl_secs > MAX_TTL_SECS {
             return invalid("max_ttl_secs is at most 100 years");
         }
         if !(0..=UNLIMITED).contains(&self.quota_bytes)
@@ -160,25 +167,16 @@ impl TenantSettings {
     }
 }
 
+/// `name[:port]`, at most 253 characters in all: DNS labels of 1–63 letters,
+/// digits and inner hyphens (either case; stored lower case), a port of
+/// 1–65535 written without a sign or leading zeros.
 fn valid_host(h: &str) -> bool {
-    let (name, port) = match h.rsplit_once(':') {
-        Some((n, p)) => (n, Some(p)),
-        None => (h, None),
-    };
-    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|p| p > 0));
-    port_ok
-        && (1..=253).contains(&name.len())
-        && name.split('.').all(|label| {
-            (1..=63).contains(&label.len())
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        })
+    h.len() <= 253 && host_shape(h, |b| b.is_ascii_alphanumeric())
 }
 
-/// `scheme://host[:port]`, or `*` (any origin, as upstream's allow-list allows).
+/// `scheme://host[:port]` with a lower-case host, at most 261 characters, or
+/// `*` (any origin, as upstream's allow-list allows). Origins are compared
+/// exactly, so no case folding here.
 fn valid_origin(o: &str) -> bool {
     if o == "*" {
         return true;
@@ -186,7 +184,27 @@ fn valid_origin(o: &str) -> bool {
     let rest = o
         .strip_prefix("https://")
         .or_else(|| o.strip_prefix("http://"));
-    rest.is_some_and(valid_host)
+    o.len() <= 261
+        && rest.is_some_and(|h| host_shape(h, |b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
+fn host_shape(h: &str, letter_or_digit: impl Fn(u8) -> bool) -> bool {
+    let (name, port) = match h.rsplit_once(':') {
+        Some((n, p)) => (n, Some(p)),
+        None => (h, None),
+    };
+    let port_ok = port.is_none_or(|p| {
+        !p.starts_with('0')
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && p.parse::<u16>().is_ok_and(|p| p > 0)
+    });
+    port_ok
+        && name.split('.').all(|label| {
+            (1..=63).contains(&label.len())
+                && label.bytes().next().is_some_and(&letter_or_digit)
+                && label.bytes().last().is_some_and(&letter_or_digit)
+                && label.bytes().all(|b| letter_or_digit(b) || b == b'-')
+        })
 }
 
 /// Validates a paste-store namespace: `[a-z0-9][a-z0-9_-]{0,62}`.
@@ -205,10 +223,23 @@ pub fn validate_namespace(ns: &str) -> Result<(), CatalogError> {
     }
 }
 
-fn validate_name(name: &str) -> Result<(), CatalogError> {
+/// Validates a tenant name: 1–200 characters, not only white space, no
+/// control characters.
+pub fn validate_name(name: &str) -> Result<(), CatalogError> {
     if name.trim().is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
         return Err(CatalogError::Invalid(
             "name must be 1-200 characters with no control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Validates an API key's name: at most 200 characters, no control
+/// characters (empty is allowed).
+pub fn validate_key_name(name: &str) -> Result<(), CatalogError> {
+    if name.chars().count() > 200 || name.chars().any(char::is_control) {
+        return Err(CatalogError::Invalid(
+            "key name must be at most 200 characters with no control characters".into(),
         ));
     }
     Ok(())
@@ -359,6 +390,21 @@ mod tests {
         };
         s.validate().unwrap();
         assert_eq!(s.hosts, ["team.example.com", "x:8080"]);
+        let mut s = TenantSettings {
+            hosts: vec![
+                format!("{}.b:65535", vec!["a".repeat(63); 3].join(".")),
+                "A-1.b".into(),
+            ],
+            ..TenantSettings::default()
+        };
+        s.validate().unwrap();
+        assert_eq!(s.hosts[0], "a-1.b");
+        // The list limit counts what was sent, duplicates included.
+        let mut s = TenantSettings {
+            hosts: vec!["a.com".into(); 101],
+            ..TenantSettings::default()
+        };
+        assert!(s.validate().is_err());
         for bad in [
             "",
             "a b",
@@ -367,6 +413,16 @@ mod tests {
             "http://a.com",
             "a.com:0",
             "a.com/x",
+            " a.com",
+            "a.com ",
+            "a.com:080",
+            "a.com:+80",
+            "a.com:65536",
+            "a.com:",
+            "a-.com",
+            "é.com",
+            &format!("{}.com", "a".repeat(64)),
+            &format!("{}.a", vec!["a".repeat(63); 4].join(".")), // 254 characters
         ] {
             let mut s = TenantSettings {
                 hosts: vec![bad.into()],
@@ -381,7 +437,15 @@ mod tests {
             ..TenantSettings::default()
         };
         assert!(s.validate().is_ok());
-        for bad in ["null", "https://a.com/", "https://a.com/x", "ftp://a.com"] {
+        for bad in [
+            "null",
+            "https://a.com/",
+            "https://a.com/x",
+            "ftp://a.com",
+            "https://App.example.com",
+            " https://a.com",
+            "https://a.com:0443",
+        ] {
             let mut s = TenantSettings {
                 cors_origins: vec![bad.into()],
                 ..TenantSettings::default()

@@ -161,6 +161,13 @@ const TAKE_OVER_IDEMPOTENCY: &str = "UPDATE idempotency_keys SET created_at = $3
      WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL AND created_at = $4";
 const COMPLETE_IDEMPOTENCY: &str = "UPDATE idempotency_keys SET paste_id = $3, expires_at = $4 \
      WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL";
+/// A completed record whose paste is gone starts over (compare-and-swap on
+/// the paste id, so of concurrent retries only one restarts it).
+const RESTART_IDEMPOTENCY: &str = "UPDATE idempotency_keys \
+     SET paste_id = NULL, expires_at = NULL, created_at = $4 \
+     WHERE tenant_id = $1 AND key = $2 AND paste_id = $3";
+const LIVE_PASTE: &str =
+    "SELECT id FROM pastes WHERE tenant_id = $1 AND id = $2 AND expires_at > $3";
 const ABANDON_IDEMPOTENCY: &str = "DELETE FROM idempotency_keys \
      WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL";
 
@@ -510,6 +517,9 @@ impl Catalog {
     /// A different body is [`Idempotency::Mismatch`] whatever the record's
     /// state. A record in progress for 60 s or more (a crashed create) is
     /// taken over: that call gets `Started` and the record restarts at `now`.
+    /// So is a completed record whose paste is no longer in the index
+    /// (deleted, burnt after reading or expired): replaying it would hand out
+    /// an id that answers 404, so the create starts over under the same key.
     /// Unknown tenant: [`CatalogError::NotFound`]; a key that is not 1-255
     /// printable ASCII characters: [`CatalogError::Invalid`].
     pub async fn begin_idempotent(
@@ -547,6 +557,35 @@ impl Catalog {
                     .await?;
                 let Some(row) = row else { continue };
                 match judge(row, body_digest, now)? {
+                    Seen::Answer(Idempotency::Completed { paste_id, expires_at }) => {
+                        let live = expires_at > now
+                            && sqlx::query(LIVE_PASTE)
+                                .bind(tenant.as_str())
+                                .bind(&paste_id)
+                                .bind(now)
+                                .fetch_optional(&mut *tx)
+                                .await?
+                                .is_some();
+                        if live {
+                            tx.commit().await?;
+                            return Ok(Idempotency::Completed { paste_id, expires_at });
+                        }
+                        // Deleted, burnt or expired: a retry would be handed an
+                        // id that no longer answers, so the create starts over.
+                        let restarted = sqlx::query(RESTART_IDEMPOTENCY)
+                            .bind(tenant.as_str())
+                            .bind(key)
+                            .bind(&paste_id)
+                            .bind(now)
+                            .execute(&mut *tx)
+                            .await?
+                            .rows_affected();
+                        if restarted == 1 {
+                            tx.commit().await?;
+                            return Ok(Idempotency::Started);
+                        }
+                        // Another retry restarted it meanwhile: look again.
+                    }
                     Seen::Answer(answer) => {
                         tx.commit().await?;
                         return Ok(answer);

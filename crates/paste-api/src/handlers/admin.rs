@@ -165,7 +165,7 @@ pub(crate) async fn list_tenants(State(state): State<AppState>) -> Result<Respon
     tag = "admin",
     operation_id = "getTenant",
     params(
-        ("id" = String, Path, description = "The tenant id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     responses(
         (status = 200, description = "The tenant", body = crate::openapi::schemas::Tenant),
@@ -197,7 +197,7 @@ pub(crate) async fn get_tenant(
     tag = "admin",
     operation_id = "updateTenant",
     params(
-        ("id" = String, Path, description = "The tenant id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     request_body(content = crate::openapi::schemas::TenantUpdate, content_type = "application/json"),
     responses(
@@ -242,7 +242,7 @@ pub(crate) async fn update_tenant(
     tag = "admin",
     operation_id = "disableTenant",
     params(
-        ("id" = String, Path, description = "The tenant id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     responses(
         (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
@@ -278,7 +278,7 @@ pub(crate) async fn disable_tenant(
     tag = "admin",
     operation_id = "enableTenant",
     params(
-        ("id" = String, Path, description = "The tenant id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     responses(
         (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
@@ -307,14 +307,15 @@ pub(crate) async fn enable_tenant(
     Ok(json_response(StatusCode::OK, &tenant))
 }
 
-/// `DELETE /admin/v1/tenants/{id}` — 204.
+/// `DELETE /admin/v1/tenants/{id}` — 204; the default tenant cannot be
+/// deleted (409).
 #[utoipa::path(
     delete,
     path = "/v1/tenants/{id}",
     tag = "admin",
     operation_id = "deleteTenant",
     params(
-        ("id" = String, Path, description = "The tenant id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     responses(
         (status = 204, description = "Deleted"),
@@ -322,7 +323,7 @@ pub(crate) async fn enable_tenant(
         (status = 401, response = crate::openapi::responses::Unauthorized),
         (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
-        (status = 422, response = crate::openapi::responses::Unprocessable),
+        (status = 409, response = crate::openapi::responses::Conflict),
         (status = 429, response = crate::openapi::responses::TooManyRequests),
         (status = 500, response = crate::openapi::responses::Internal),
         (status = 503, response = crate::openapi::responses::Unavailable),
@@ -347,7 +348,7 @@ pub(crate) async fn delete_tenant(
     tag = "admin",
     operation_id = "getUsage",
     params(
-        ("id" = String, Path, description = "The tenant id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     responses(
         (status = 200, description = "The tenant's usage", body = crate::openapi::schemas::Usage),
@@ -392,7 +393,7 @@ struct CreatedKeyBody<'a> {
     tag = "admin",
     operation_id = "createKey",
     params(
-        ("id" = String, Path, description = "The tenant id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     request_body(content = api_types::CreateKeyRequest, content_type = "application/json"),
     responses(
@@ -443,7 +444,7 @@ pub(crate) async fn create_key(
     tag = "admin",
     operation_id = "listKeys",
     params(
-        ("id" = String, Path, description = "The tenant id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     responses(
         (status = 200, description = "The tenant's keys, revoked ones included", body = crate::openapi::schemas::KeyList),
@@ -476,8 +477,8 @@ pub(crate) async fn list_keys(
     tag = "admin",
     operation_id = "revokeKey",
     params(
-        ("id" = String, Path, description = "The tenant id"),
-        ("key_id" = String, Path, description = "The key id"),
+        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        ("key_id" = String, Path, pattern = "^key_[A-Za-z0-9]{1,32}$", description = "The key id (`key_` and 1-32 letters or digits)"),
     ),
     responses(
         (status = 204, description = "Revoked"),

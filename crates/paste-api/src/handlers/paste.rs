@@ -233,8 +233,13 @@ async fn store_new(
         delete_token: Some(token.digest()),
         burn_after_read: request.burn_after_read,
     };
-    let index =
-        request.always_index || request.burn_after_read || !tenant.is_default || tenant.has_quota;
+    // Idempotent creates are indexed too: a replay checks that its paste is
+    // still there.
+    let index = request.always_index
+        || request.burn_after_read
+        || request.idempotency.is_some()
+        || !tenant.is_default
+        || tenant.has_quota;
     let bytes = i64::try_from(paste.payload.stored_len()).unwrap_or(i64::MAX);
     for _ in 0..ID_ATTEMPTS {
         let id =
@@ -428,7 +433,8 @@ pub(crate) async fn read(
 
 /// `DELETE /api/paste/{id}` — 204. Authorised by the paste's delete token
 /// (`Authorization: Bearer <deleteToken>`) or by an API key of the paste's
-/// tenant. A wrong token answers exactly as an absent paste does.
+/// tenant. A wrong token answers exactly as an absent paste does; a bearer
+/// that is neither an API key nor shaped like a delete token is 401.
 #[utoipa::path(
     delete,
     path = "/api/paste/{id}",
@@ -448,6 +454,7 @@ pub(crate) async fn read(
     ),
     security(
         ("apiKey" = []),
+        ("deleteToken" = []),
     ),
 )]
 pub(crate) async fn delete_paste(
@@ -472,9 +479,16 @@ pub(crate) async fn delete(
 ) -> Result<Response, ApiError> {
     // With an API key the request is already the tenant's; otherwise the
     // bearer must be the paste's delete token.
+    // A bearer that cannot be a delete token is malformed whatever the
+    // paste: 401 before any lookup. A well-formed wrong token answers as an
+    // absent paste does (no existence oracle).
     let token = match resolved.key {
         Some(_) => None,
-        None => Some(bearer_token(headers).ok_or(ApiError::Unauthorized)?),
+        None => Some(
+            bearer_token(headers)
+                .filter(|t| DeleteToken::is_well_formed(t))
+                .ok_or(ApiError::Unauthorized)?,
+        ),
     };
     let key = PasteKey::new(resolved.tenant.namespace.clone(), id);
     let not_found = ApiError::PasteNotFound { compat: false };

@@ -248,6 +248,7 @@ pub(crate) async fn get(
     ),
     security(
         ("apiKey" = []),
+        ("deleteToken" = []),
     ),
 )]
 pub(crate) async fn delete(

@@ -19,11 +19,20 @@ async fn put_get_delete_round_trip_against_the_server() {
     let get = planshare(&["paste", "get", id], &env, "").await;
     assert_eq!((get.code, get.stdout.as_str()), (0, "Xc6xCsJAEATQ\n"));
 
-    let wrong = planshare(&["paste", "delete", id, "--token", "wrong"], &env, "").await;
+    let wrong_token = "A".repeat(43);
+    let wrong = planshare(&["paste", "delete", id, "--token", &wrong_token], &env, "").await;
     assert_eq!(
         wrong.code, 6,
         "a wrong token looks like an absent paste: {}",
         wrong.stderr
+    );
+    // Not even shaped like a delete token: refused as a credential.
+    let malformed = planshare(&["paste", "delete", id, "--token", "wrong"], &env, "").await;
+    assert_eq!(malformed.code, 12, "{}", malformed.stderr);
+    assert!(
+        malformed.stderr.contains("not authorised"),
+        "{}",
+        malformed.stderr
     );
     let delete = planshare(&["paste", "delete", id, "--token", token], &env, "").await;
     assert_eq!(

@@ -453,7 +453,7 @@ async fn bodies_must_be_json_objects_and_errors_show_no_parser_internals() {
 }
 
 #[tokio::test]
-async fn catalog_refusals_map_to_404_409_and_422() {
+async fn catalog_refusals_map_to_400_404_409_and_422() {
     let app = spawn().await;
     for path in [
         "/admin/v1/tenants/tnt_doesnotexist",
@@ -539,10 +539,17 @@ async fn catalog_refusals_map_to_404_409_and_422() {
     let (status, body) =
         status_json(call(&app, Method::DELETE, "/admin/v1/tenants/tnt_default", None).await).await;
     assert_eq!(
-        (status, body["code"].as_str()),
-        (422, Some("invalid-value")),
+        (status, body["code"].as_str(), body["error"].as_str()),
+        (
+            409,
+            Some("protected"),
+            Some("the default tenant cannot be deleted")
+        ),
         "{body}"
     );
+    let (status, _) =
+        status_json(call(&app, Method::GET, "/admin/v1/tenants/tnt_default", None).await).await;
+    assert_eq!(status, 200, "the default tenant is still there");
 }
 
 #[tokio::test]

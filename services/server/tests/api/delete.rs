@@ -59,17 +59,29 @@ async fn missing_or_malformed_credentials_get_401_before_any_lookup() {
     let id = created["id"].as_str().unwrap();
     let token = created["deleteToken"].as_str().unwrap();
     let long = format!("Bearer {}", "a".repeat(10 * 1024));
+    // Bearers that are neither an API key nor shaped like a delete token
+    // (43 base64url characters) cannot be a credential for any paste.
+    let one_short = format!("Bearer {}", &token[1..]);
+    let one_long = format!("Bearer {token}A");
+    let padded = format!("Bearer {}=", &token[1..]);
     for auth in [
         None,
         Some("Bearer "),
         Some("Basic YWxhZGRpbjpvcGVu"),
         Some(token),
         Some(long.as_str()),
+        Some("Bearer SCHEMATHESIS-INVALID-VALUE"),
+        Some(one_short.as_str()),
+        Some(one_long.as_str()),
+        Some(padded.as_str()),
     ] {
-        let (status, body, headers) = delete(&app, id, auth).await;
-        assert_eq!(status, 401, "{auth:?}");
-        assert_eq!(headers["www-authenticate"], "Bearer");
-        assert!(body.contains(r#""code":"unauthorized""#), "{body}");
+        // The same answer for the paste, an absent id and a deleted one.
+        for target in [id, "abcdefghABCDEFGH"] {
+            let (status, body, headers) = delete(&app, target, auth).await;
+            assert_eq!(status, 401, "{auth:?} {target}");
+            assert_eq!(headers["www-authenticate"], "Bearer");
+            assert!(body.contains(r#""code":"unauthorized""#), "{body}");
+        }
     }
     // The token in the query string is not a credential.
     let response = app

@@ -1187,6 +1187,84 @@ async fn idempotency_keys_replay_refuse_other_bodies_and_are_per_tenant() {
     }
 }
 
+/// A retry whose paste is gone (deleted, or burnt by its one read) creates a
+/// new paste instead of handing back an id that answers 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotent_retry_after_the_paste_is_gone_creates_it_again() {
+    for db in databases().await {
+        let app = spawn(db, &[], |_| {}).await;
+        let a = tenant(&app, "a", json!({})).await;
+        for body in [
+            json!({"data": "plan"}),
+            json!({"data": "burn", "burnAfterRead": true}),
+        ] {
+            let burn = body.get("burnAfterRead").is_some();
+            let create = || {
+                with_json(keyed(&app, Method::POST, "/api/v1/pastes", &a.key), &body).header(
+                    "idempotency-key",
+                    if burn { "retry-burnt" } else { "retry-deleted" },
+                )
+            };
+            let first = send(create()).await;
+            assert_eq!(first.status, 201, "{db:?}: {}", first.text);
+            let id = first.json()["id"].as_str().unwrap().to_owned();
+            let path = format!("/api/v1/pastes/{id}");
+            if burn {
+                assert_eq!(
+                    send(keyed(&app, Method::GET, &path, &a.key)).await.status,
+                    200
+                );
+            } else {
+                assert_eq!(
+                    send(keyed(&app, Method::DELETE, &path, &a.key))
+                        .await
+                        .status,
+                    204
+                );
+            }
+            assert_eq!(
+                send(keyed(&app, Method::GET, &path, &a.key)).await.status,
+                404
+            );
+
+            let retry = send(create()).await;
+            assert_eq!(retry.status, 201, "{db:?}: {}", retry.text);
+            assert_eq!(retry.header("idempotent-replayed"), None, "{db:?}");
+            let retry = retry.json();
+            let new_id = retry["id"].as_str().unwrap().to_owned();
+            assert_ne!(new_id, id, "{db:?}");
+            assert!(retry["deleteToken"].is_string(), "{db:?}: {retry}");
+            // The new paste is the one replayed from now on.
+            let replay = send(create()).await;
+            assert_eq!(replay.header("idempotent-replayed"), Some("true"), "{db:?}");
+            assert_eq!(replay.json()["id"], new_id.as_str(), "{db:?}");
+            let read = send(keyed(
+                &app,
+                Method::GET,
+                &format!("/api/v1/pastes/{new_id}"),
+                &a.key,
+            ))
+            .await;
+            assert_eq!(read.status, 200, "{db:?}");
+            if burn {
+                continue;
+            }
+            assert_eq!(
+                list_all(&app, db, &a.key, 100).await,
+                vec![new_id.clone()],
+                "{db:?}"
+            );
+            let path = format!("/api/v1/pastes/{new_id}");
+            assert_eq!(
+                send(keyed(&app, Method::DELETE, &path, &a.key))
+                    .await
+                    .status,
+                204
+            );
+        }
+    }
+}
+
 // ---- burn after read ------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

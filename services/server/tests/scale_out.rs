@@ -1,7 +1,8 @@
 //! Scale-out: three `planshare-server` processes on different ports share
-//! one Redis (the paste store) and one PostgreSQL database (the tenant
-//! catalog), the way hosted replicas sit behind a load balancer. A client
-//! spreads its requests round-robin:
+//! one paste store and one PostgreSQL database (the tenant catalog), the way
+//! hosted replicas sit behind a load balancer — once with the store on Redis,
+//! once on the S3 server with Redis holding the shared per-key limiter. A
+//! client spreads its requests round-robin:
 //!
 //! - every paste created on one replica reads back identically on the others;
 //! - burn-after-read: nine concurrent reads across the three → exactly one 200;
@@ -12,9 +13,10 @@
 //!   acknowledged (201) paste reads back from every replica afterwards, the
 //!   other two stay ready throughout, and the recovery time is reported.
 //!
-//! Needs `PLANSHARE_TEST_REDIS_URL` and `PLANSHARE_TEST_DATABASE_URL`
-//! (scripts/test sets both); without them it says so and skips — except
-//! under CI, where the helpers panic.
+//! Needs `PLANSHARE_TEST_REDIS_URL`, `PLANSHARE_TEST_DATABASE_URL` and, for
+//! the S3 variant, `PLANSHARE_TEST_S3_ENDPOINT` (scripts/test sets them);
+//! without them it says so and skips — except under CI, where the helpers
+//! panic.
 
 #![allow(clippy::unwrap_used)]
 
@@ -64,6 +66,8 @@ impl Replica {
                 if self.rate_limits { "on" } else { "off" },
             )
             .env("PLANSHARE_LOG", "info")
+            // S3 credentials for the test server (scripts/test sets them).
+            .envs(std::env::vars().filter(|(name, _)| name.starts_with("AWS_")))
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -101,22 +105,53 @@ impl Drop for Replica {
     }
 }
 
-/// `count` replicas sharing Redis and a fresh PostgreSQL database, with
-/// `extra` appended to their TOML configuration, or `None` when either
+/// Where the replicas keep their pastes.
+#[derive(Clone, Copy, Debug)]
+enum Store {
+    /// Redis.
+    Redis,
+    /// The S3 server; Redis then holds the shared per-key limiter.
+    S3,
+}
+
+/// `count` replicas sharing a paste store and a fresh PostgreSQL database,
+/// with `extra` appended to their TOML configuration, or `None` when a
 /// backend is not configured (outside CI).
 async fn cluster(
     dir: &Path,
     count: usize,
     extra: &str,
 ) -> Option<(Vec<Replica>, tenancy::conformance::env::TestDb)> {
+    cluster_on(Store::Redis, dir, count, extra).await
+}
+
+async fn cluster_on(
+    store: Store,
+    dir: &Path,
+    count: usize,
+    extra: &str,
+) -> Option<(Vec<Replica>, tenancy::conformance::env::TestDb)> {
     let redis = paste_store::conformance::env::redis()?;
+    let store_toml = match store {
+        Store::Redis => format!(
+            "[store]\nkind = \"redis\"\n\n[store.redis]\nurl = {:?}\nkey_prefix = {:?}\n",
+            redis.url, redis.key_prefix
+        ),
+        Store::S3 => {
+            let s3 = paste_store::conformance::env::s3()?;
+            format!(
+                "[store]\nkind = \"s3\"\n\n[store.s3]\nendpoint = {:?}\nbucket = {:?}\nprefix = {:?}\n",
+                s3.endpoint, s3.bucket, s3.prefix
+            )
+        }
+    };
     let pg = tenancy::conformance::env::postgres().await?;
     let config = dir.join("planshare.toml");
     std::fs::write(
         &config,
         format!(
-            "[store]\nkind = \"redis\"\n\n[store.redis]\nurl = {:?}\nkey_prefix = {:?}\n\n[catalog]\nurl = {:?}\n{extra}",
-            redis.url, redis.key_prefix, pg.config.url
+            "{store_toml}\n[catalog]\nurl = {:?}\n{extra}",
+            pg.config.url
         ),
     )
     .unwrap();
@@ -146,7 +181,13 @@ async fn json_of(response: reqwest::Response) -> (u16, Value) {
 }
 
 /// A tenant (with `settings`) and one of its keys, made on `base`.
-async fn tenant(client: &Client, base: &str, name: &str, settings: Value) -> String {
+async fn tenant(client: &Client, base: &str, name: &str, mut settings: Value) -> String {
+    // Unless the test is about them, per-key limits stay out of the way.
+    for field in ["rate_per_sec", "rate_burst"] {
+        if settings.get(field).is_none() {
+            settings[field] = json!(1_000_000);
+        }
+    }
     let (status, body) = json_of(
         client
             .post(format!("{base}/admin/v1/tenants"))
@@ -199,9 +240,27 @@ async fn known_everywhere(client: &Client, bases: &[String], key: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn replicas_share_pastes_quotas_idempotency_and_survive_a_kill() {
+async fn replicas_on_redis_share_pastes_quotas_idempotency_and_survive_a_kill() {
+    replicas_share_pastes_quotas_idempotency_and_survive_a_kill(Store::Redis, "").await;
+}
+
+/// The same on the S3 server, with the per-key limiter shared in Redis (its
+/// limits set high enough not to refuse this test's load).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_on_s3_share_pastes_quotas_idempotency_and_survive_a_kill() {
+    let Some(redis) = paste_store::conformance::env::redis() else {
+        return;
+    };
+    let limits = format!(
+        "\n[limits]\nredis_url = {:?}\nip_per_sec = 1000000\nip_burst = 1000000\n",
+        redis.url
+    );
+    replicas_share_pastes_quotas_idempotency_and_survive_a_kill(Store::S3, &limits).await;
+}
+
+async fn replicas_share_pastes_quotas_idempotency_and_survive_a_kill(store: Store, extra: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let Some((mut replicas, _pg)) = cluster(dir.path(), 3, "").await else {
+    let Some((mut replicas, _pg)) = cluster_on(store, dir.path(), 3, extra).await else {
         return;
     };
     let client = Client::builder()
@@ -466,9 +525,9 @@ async fn replicas_share_pastes_quotas_idempotency_and_survive_a_kill() {
     assert!(lost.is_empty(), "acknowledged pastes missing: {lost:?}");
     {
         eprintln!(
-            "scale-out: {} acknowledged creates under load ({} refused or failed while a replica \
-             was down), 0 lost, each read back from 3 replicas; replica restart → ready in {:.0} ms; \
-             {polls} readiness polls of the other two, all 200",
+            "scale-out ({store:?} store): {} acknowledged creates under load ({} refused or failed \
+             while a replica was down), 0 lost, each read back from 3 replicas; replica restart → \
+             ready in {:.0} ms; {polls} readiness polls of the other two, all 200",
             acknowledged.len(),
             failed.load(Ordering::Relaxed),
             recovery.as_secs_f64() * 1000.0

@@ -523,6 +523,7 @@ async fn replicas_share_pastes_quotas_idempotency_and_survive_a_kill(store: Stor
         }
     }
     assert!(lost.is_empty(), "acknowledged pastes missing: {lost:?}");
+    #[expect(clippy::print_stderr, reason = "the test reports its figures")]
     {
         eprintln!(
             "scale-out ({store:?} store): {} acknowledged creates under load ({} refused or failed \

@@ -74,6 +74,17 @@ enum Command {
     /// Print the embedded assets' sizes (raw, gzip, brotli) and the total
     /// JS + CSS a browser downloads.
     Sizes,
+    /// Health check for container runtimes: GET a path of the portal on
+    /// `--addr` (on loopback when it listens on every address); exit 0 on
+    /// a 2xx answer, 1 otherwise.
+    Probe {
+        /// The path to ask.
+        #[arg(long, default_value = "/config.json")]
+        path: String,
+        /// Seconds to wait for the answer.
+        #[arg(long, default_value_t = 2)]
+        timeout_secs: u64,
+    },
 }
 
 /// Log output format.
@@ -89,6 +100,20 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Sizes) => write_stdout(&sizes::table(&portal::standalone::asset_sizes())),
+        Some(Command::Probe { path, timeout_secs }) => {
+            return match cli.addr.trim().parse::<std::net::SocketAddr>() {
+                Ok(addr) => service_kit::probe_command(
+                    "planshare-portal",
+                    service_kit::local_target(addr),
+                    &path,
+                    std::time::Duration::from_secs(timeout_secs),
+                ),
+                Err(_) => fail(&anyhow::anyhow!(
+                    "invalid --addr / PLANSHARE_PORTAL_ADDR {:?}: expected ip:port",
+                    cli.addr
+                )),
+            };
+        }
         Some(Command::Serve) | None => config::Options {
             addr: cli.addr,
             paste_api_url: cli.paste_api_url,
@@ -103,15 +128,17 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            // Logging may not be set up yet; this is the one place that reports to stderr.
-            #[expect(clippy::print_stderr, reason = "fatal start-up errors go to stderr")]
-            {
-                eprintln!("planshare-portal: {error:#}");
-            }
-            std::process::ExitCode::FAILURE
-        }
+        Err(error) => fail(&error),
     }
+}
+
+fn fail(error: &anyhow::Error) -> std::process::ExitCode {
+    // Logging may not be set up yet; this is the one place that reports to stderr.
+    #[expect(clippy::print_stderr, reason = "fatal start-up errors go to stderr")]
+    {
+        eprintln!("planshare-portal: {error:#}");
+    }
+    std::process::ExitCode::FAILURE
 }
 
 fn write_stdout(text: &str) -> anyhow::Result<()> {

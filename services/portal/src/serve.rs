@@ -49,7 +49,7 @@ pub fn run(settings: Settings) -> anyhow::Result<()> {
             share_base_url = %settings.portal.share_base_url,
             "planshare portal running on http://{local}"
         );
-        serve(listener, router, shutdown_signal()).await;
+        serve(listener, router, service_kit::shutdown_signal()).await;
         Ok(())
     })
 }
@@ -122,28 +122,5 @@ async fn serve_connection(
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     if let Err(error) = watcher.watch(connection).await {
         tracing::debug!(%peer, %error, "connection ended with an error");
-    }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut sig) => {
-                sig.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
     }
 }

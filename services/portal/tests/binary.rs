@@ -374,3 +374,35 @@ fn sizes_prints_every_asset_and_the_js_and_css_total() {
     assert_eq!([raw, gzip, brotli], js_css, "{table}");
     assert!(table.lines().any(|l| l.starts_with("total embedded")));
 }
+
+#[test]
+fn probe_exits_zero_while_the_portal_serves_and_one_otherwise() {
+    let portal = spawn(&[]);
+    let addr = portal.base.trim_start_matches("http://").to_owned();
+    let probe = |args: &[&str]| {
+        command(&[("PLANSHARE_PORTAL_ADDR", addr.as_str())])
+            .arg("probe")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let healthy = probe(&[]);
+    assert!(healthy.status.success(), "{healthy:?}");
+    assert!(
+        String::from_utf8_lossy(&healthy.stdout).contains("/config.json: HTTP 200"),
+        "{healthy:?}"
+    );
+    let missing = probe(&["--path", "/assets/nope.js"]);
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("answered HTTP 404"),
+        "{missing:?}"
+    );
+    drop(portal);
+    let down = probe(&[]);
+    assert_eq!(down.status.code(), Some(1), "{down:?}");
+    assert!(
+        String::from_utf8_lossy(&down.stderr).contains("no answer"),
+        "{down:?}"
+    );
+}

@@ -40,6 +40,17 @@ enum Command {
         #[arg(long)]
         days: Option<u32>,
     },
+    /// Health check for container runtimes: GET a path of the server this
+    /// configuration describes (on loopback when it listens on every
+    /// address); exit 0 on a 2xx answer, 1 otherwise.
+    Probe {
+        /// The path to ask (`/readyz` for readiness).
+        #[arg(long, default_value = "/healthz")]
+        path: String,
+        /// Seconds to wait for the answer.
+        #[arg(long, default_value_t = 2)]
+        timeout_secs: u64,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -57,18 +68,49 @@ fn main() -> std::process::ExitCode {
         Command::S3Lifecycle { days } => Settings::load(cli.config.as_deref(), &env)
             .map_err(anyhow::Error::from)
             .and_then(|settings| s3_lifecycle(&settings, days)),
+        Command::Probe { path, timeout_secs } => {
+            return match probe_target(cli.config.as_deref(), &env) {
+                Ok(target) => service_kit::probe_command(
+                    "planshare-server",
+                    target,
+                    &path,
+                    std::time::Duration::from_secs(timeout_secs),
+                ),
+                Err(error) => fail(&error),
+            };
+        }
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            // Logging may not be set up yet; this is the one place that reports to stderr.
-            #[expect(clippy::print_stderr, reason = "fatal start-up errors go to stderr")]
-            {
-                eprintln!("planshare-server: {error:#}");
-            }
-            std::process::ExitCode::FAILURE
-        }
+        Err(error) => fail(&error),
     }
+}
+
+fn fail(error: &anyhow::Error) -> std::process::ExitCode {
+    // Logging may not be set up yet; this is the one place that reports to stderr.
+    #[expect(clippy::print_stderr, reason = "fatal start-up errors go to stderr")]
+    {
+        eprintln!("planshare-server: {error:#}");
+    }
+    std::process::ExitCode::FAILURE
+}
+
+/// Where `probe` connects: the main listener of the configured server.
+fn probe_target(
+    config: Option<&std::path::Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<SocketAddr> {
+    let settings = Settings::load(config, env)?;
+    let host: std::net::IpAddr = settings.server.host.parse().with_context(|| {
+        format!(
+            "server.host {:?} is not an IP address",
+            settings.server.host
+        )
+    })?;
+    Ok(service_kit::local_target(SocketAddr::new(
+        host,
+        settings.server.port,
+    )))
 }
 
 fn write_stdout(text: &str) -> anyhow::Result<()> {
@@ -106,7 +148,7 @@ fn serve_until_signal(settings: &Settings) -> anyhow::Result<()> {
             "planshare paste service running on http://{}",
             listener.local_addr()?
         );
-        server.run(listener, shutdown_signal()).await
+        server.run(listener, service_kit::shutdown_signal()).await
     })
 }
 
@@ -129,27 +171,4 @@ fn s3_lifecycle(settings: &Settings, days: Option<u32>) -> anyhow::Result<()> {
         settings.store.s3.bucket,
         settings.store.s3.prefix
     ))
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut sig) => {
-                sig.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
 }

@@ -231,6 +231,83 @@ async fn rate_limited_requests_are_counted_by_limiter() {
         0.0
     );
     app.shutdown().await.unwrap();
+
+    // Reads of absent pastes: 404s until the not-found limiter refuses.
+    let app = TestApp::spawn(&vars).await;
+    let before = scrape(&app).await;
+    let mut absent_refused = 0.0;
+    for i in 0..34 {
+        let status = app.get(&format!("AbsentAbsent{i:04}")).await.status();
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            absent_refused += 1.0;
+        } else {
+            assert_eq!(status, StatusCode::NOT_FOUND);
+        }
+    }
+    let after = scrape(&app).await;
+    assert!(absent_refused >= 1.0, "the not-found limiter never refused");
+    let not_found = delta(&before, &after, RATE_LIMITED, &[("limiter", "not_found")]);
+    assert_eq!(not_found, absent_refused, "{after}");
+
+    // A tenant key over its own rate: refused by the per-key limiter.
+    let admin = app.admin_url.clone().unwrap();
+    let tenant: serde_json::Value = app
+        .client
+        .post(format!("{admin}/admin/v1/tenants"))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&serde_json::json!({
+            "name": "metered", "namespace": "metered",
+            "settings": {"rate_per_sec": 1, "rate_burst": 2}
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key: serde_json::Value = app
+        .client
+        .post(format!(
+            "{admin}/admin/v1/tenants/{}/keys",
+            tenant["id"].as_str().unwrap()
+        ))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&serde_json::json!({"name": "k"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key = key["key"].as_str().unwrap();
+    let before = scrape(&app).await;
+    let mut key_refused = 0.0;
+    for _ in 0..6 {
+        let status = app
+            .client
+            .get(app.url("/api/v1/pastes"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            key_refused += 1.0;
+        } else {
+            assert_eq!(status, StatusCode::OK);
+        }
+    }
+    let after = scrape(&app).await;
+    assert!(
+        key_refused >= 3.0,
+        "the per-key limiter refused {key_refused} of 6"
+    );
+    assert_eq!(
+        delta(&before, &after, RATE_LIMITED, &[("limiter", "key")]),
+        key_refused,
+        "{after}"
+    );
+    app.shutdown().await.unwrap();
 }
 
 #[tokio::test]

@@ -89,6 +89,28 @@ class Traced:
         return [f for _, _, files in os.walk(self.root) for f in files if not f.startswith(".tmp-")]
 
 
+def joined(trace_lines):
+    """strace -f splits a system call that another thread interrupts into
+    `PID name(args <unfinished ...>` and, later, `PID <... name resumed>rest`;
+    rejoin each pair into one line, placed where the call completed, so that
+    a check reads every call whole whatever the interleaving and "A before B"
+    means A had returned before B."""
+    out, open_at = [], {}
+    for line in trace_lines:
+        m = re.match(r"(\d+)\s+<\.\.\. \w+ resumed>(.*)", line)
+        if m and m.group(1) in open_at:
+            at = open_at.pop(m.group(1))
+            out.append(out[at] + m.group(2))
+            out[at] = None
+            continue
+        m = re.match(r"(\d+)\s+.*\s<unfinished \.\.\.>$", line)
+        if m:
+            open_at[m.group(1)] = len(out)
+            line = line[: -len(" <unfinished ...>")]
+        out.append(line)
+    return [line for line in out if line is not None]
+
+
 def injected_failures(binary):
     """K4: a failing fsync or link is a 503, never a 201, and leaves no visible paste."""
     failures = []
@@ -131,7 +153,7 @@ def main():
     finally:
         server.stop()
 
-    lines = open(trace, encoding="utf-8", errors="replace").read().splitlines()
+    lines = joined(open(trace, encoding="utf-8", errors="replace").read().splitlines())
     failures = []
 
     # K3: ordering per paste.

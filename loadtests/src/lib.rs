@@ -1,9 +1,11 @@
 //! The pieces of the `planshare-loadtest` runner: a closed-loop HTTP/1.1 load
 //! generator ([`generator`]), the *floor* reference server every figure is
 //! compared with ([`reference`]), child-process handling for the servers under
-//! test ([`process`], [`procstat`]), the store backends planshare is measured
-//! with ([`backend`]), request bodies ([`payload`]) and the statistics and
-//! reports ([`stats`]).
+//! test ([`process`], [`procstat`]: CPU time and resident memory), the store
+//! backends planshare is measured with ([`backend`]), bytes on disk of the fs
+//! store ([`disk`]), request bodies ([`payload`]), the statistics and reports
+//! ([`stats`]) and the performance targets they are checked against
+//! ([`targets`]).
 //!
 //! This crate talks to servers over HTTP only (on loopback, plus the S3
 //! endpoint a run is given, to create its bucket); it links none of the
@@ -13,9 +15,11 @@
 
 pub mod backend;
 pub mod client;
+pub mod disk;
 pub mod generator;
 pub mod payload;
 pub mod process;
 pub mod procstat;
 pub mod reference;
 pub mod stats;
+pub mod targets;

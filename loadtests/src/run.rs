@@ -1,12 +1,17 @@
 //! `run`: planshare against the floor reference server, scenario by scenario,
 //! interleaved, and the report with medians and ratios.
 //!
-//! Order: prepare the stores asked for (`--stores`; an S3 bucket of the run's
-//! own), start one planshare server per store (the fs store in a fresh
-//! temporary data directory) and one reference server per payload size; seed
-//! 200 pastes of each size into every server; then for each round, for each
-//! scenario (create/fetch × size): the reference, then planshare with each
-//! store in turn, each with an unrecorded warm-up first.
+//! Order: read the targets file; prepare the stores asked for (`--stores`; an
+//! S3 bucket of the run's own); when fs is measured, measure its bytes on
+//! disk per paste (a fresh fs server per size, 200 pastes, stopped, its files
+//! summed); start one planshare server per store (the fs store in a fresh
+//! temporary data directory) and one reference server per payload size,
+//! reading each one's resident memory once it is ready; seed 200 pastes of
+//! each size into every server and read the memory again; then for each
+//! round, for each scenario (create/fetch × size × concurrency): the
+//! reference, then planshare with each store in turn, each with an unrecorded
+//! warm-up first, its memory sampled throughout. The report is checked
+//! against the targets.
 
 use crate::DEFAULT_SERVER_BIN;
 use anyhow::{Context as _, bail};
@@ -15,11 +20,15 @@ use loadtests::backend::{self, DEFAULT_REDIS_URL, MOTO_HINT, Store, StoreConfig}
 use loadtests::generator::{self, Phase, Workload};
 use loadtests::payload::Rng;
 use loadtests::process::{ServerProcess, free_port};
-use loadtests::procstat;
-use loadtests::stats::{self, Record, RunInfo, Server, StoreInfo, UtcTime};
+use loadtests::procstat::{self, MemoryField, RssSampler};
+use loadtests::stats::{
+    self, DiskFigures, Footprint, MemoryFigures, Record, RunInfo, Server, StoreInfo, UtcTime,
+};
+use loadtests::targets::{Evaluation, Measured, Targets};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Pastes created per size and server before the `fetch` scenarios.
 const SEEDED_PASTES: usize = 200;
@@ -36,6 +45,12 @@ const REDIS_TTL_MARGIN_SECS: u64 = 600;
 
 /// How long removing a run's S3 bucket (and its objects) may take.
 const BUCKET_REMOVAL_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// How often a server's resident memory is sampled during a phase.
+const RSS_SAMPLE_EVERY: Duration = Duration::from_millis(100);
+
+/// How long a server may take to exit after SIGTERM.
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -70,9 +85,10 @@ pub(crate) struct RunArgs {
     /// Unrecorded warm-up seconds before each measured phase.
     #[arg(long, default_value_t = 2.0)]
     warmup: f64,
-    /// Connections (each with one request in flight) per phase.
-    #[arg(long, default_value_t = 32)]
-    concurrency: usize,
+    /// Connections (each with one request in flight) per phase,
+    /// comma-separated: every scenario is measured at each.
+    #[arg(long, value_delimiter = ',', default_value = "32,128")]
+    concurrency: Vec<usize>,
     /// Payload sizes: characters of base64url `data`, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "8192,102400")]
     sizes: Vec<usize>,
@@ -82,6 +98,10 @@ pub(crate) struct RunArgs {
     /// Folder for `<UTC timestamp>.json` and `.md` (created if missing).
     #[arg(long, default_value = "loadtests/results")]
     out: PathBuf,
+    /// Performance targets to check the figures against. When the file does
+    /// not exist, the report has no targets.
+    #[arg(long, default_value = "loadtests/targets.toml")]
+    targets: PathBuf,
     /// Self-check of the runner: measure a second reference server where
     /// planshare would be (no planshare binary needed; ratios should be ≈ 1).
     #[arg(long, hide = true)]
@@ -228,18 +248,18 @@ async fn store_configs(
     Ok(configs)
 }
 
-/// Starts planshare with `config` in `<work_dir>/<store>` and waits until it
-/// is ready.
+/// Starts planshare with `config` in `dir` (its data directory `dir/data`)
+/// and waits until it is ready.
 async fn start_planshare(
     bin: &Path,
-    work_dir: &Path,
+    dir: &Path,
     config: &StoreConfig,
+    name: &str,
 ) -> anyhow::Result<ServerProcess> {
     let store = config.store();
     let port = free_port()?;
-    let command = planshare_command(bin, port, &work_dir.join(store.name()), config)?;
-    let name = format!("planshare-server ({store} store)");
-    let mut server = ServerProcess::spawn(&name, command, port)?;
+    let command = planshare_command(bin, port, dir, config)?;
+    let mut server = ServerProcess::spawn(name, command, port)?;
     let hint = match store {
         Store::Redis => "; is Redis running there?",
         Store::S3 => "; is the S3 server running there, with the bucket?",
@@ -253,14 +273,76 @@ async fn start_planshare(
     Ok(server)
 }
 
+/// `VmRSS` of a process now, KiB; `None` (with a warning) when it cannot be
+/// read, e.g. off Linux.
+fn rss_now(process: &ServerProcess) -> Option<u64> {
+    read_memory(process, MemoryField::Rss)
+}
+
+fn read_memory(process: &ServerProcess, field: MemoryField) -> Option<u64> {
+    match procstat::memory_kib(process.pid(), field) {
+        Ok(kib) => Some(kib),
+        Err(e) => {
+            eprintln!("warning: no memory figure for {}: {e:#}", process.name());
+            None
+        }
+    }
+}
+
+/// Bytes on disk per paste of the fs store: for each size, a fresh fs server
+/// in `work_dir/disk-<size>`, [`SEEDED_PASTES`] pastes created, the server
+/// stopped (SIGTERM), then the files under its data directory summed (without
+/// the catalog); the directory is removed afterwards.
+async fn measure_disk(
+    bin: &Path,
+    work_dir: &Path,
+    sizes: &[usize],
+    concurrency: usize,
+) -> anyhow::Result<Vec<DiskFigures>> {
+    let mut figures = Vec::new();
+    for &size in sizes {
+        let dir = work_dir.join(format!("disk-{size}"));
+        let name = format!("planshare-server (fs store, bytes on disk of {size} B pastes)");
+        let server = start_planshare(bin, &dir, &StoreConfig::Fs, &name).await?;
+        let ids = generator::seed(server.addr(), size, SEEDED_PASTES, concurrency, |_, _| {})
+            .await
+            .with_context(|| format!("creating the pastes for {name}"))?;
+        let (status, _) = server.terminate(STOP_TIMEOUT).await?;
+        if !status.success() {
+            eprintln!("warning: {name} exited with {status} after SIGTERM");
+        }
+        let usage = loadtests::disk::usage(&dir.join("data"))?;
+        let disk = DiskFigures {
+            size,
+            pastes: ids.len(),
+            usage,
+        };
+        eprintln!(
+            "bytes on disk, {} pastes of {size} B (fs store): {} files, {} B ({} per base64 \
+             char), {} B allocated",
+            disk.pastes,
+            usage.files,
+            usage.apparent_bytes,
+            disk.apparent_per_char()
+                .map_or_else(|| "–".to_owned(), |v| format!("{v:.3}")),
+            usage.allocated_bytes,
+        );
+        figures.push(disk);
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            eprintln!("warning: could not remove {}: {e}", dir.display());
+        }
+    }
+    Ok(figures)
+}
+
 /// One server and the workloads prepared for it, per payload size.
-struct Target {
+struct Served {
     server: Server,
     process_index: usize,
     fetch: Workload,
 }
 
-impl Target {
+impl Served {
     /// Seeds [`SEEDED_PASTES`] pastes of `size` into `processes[index]`.
     async fn seeded(
         server: Server,
@@ -290,8 +372,18 @@ impl Target {
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     let duration = seconds("duration", args.duration)?;
     let warmup = seconds("warmup", args.warmup)?;
-    if duration.is_zero() || args.rounds == 0 || args.concurrency == 0 || args.sizes.is_empty() {
+    if duration.is_zero()
+        || args.rounds == 0
+        || args.concurrency.is_empty()
+        || args.concurrency.contains(&0)
+        || args.sizes.is_empty()
+    {
         bail!("--duration, --rounds, --concurrency and --sizes must all be positive");
+    }
+    for (i, c) in args.concurrency.iter().enumerate() {
+        if args.concurrency[..i].contains(c) {
+            bail!("--concurrency names {c} twice");
+        }
     }
     backend::check_stores(&args.stores)?;
     if !args.reference_only {
@@ -300,13 +392,16 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
             s3_endpoint(&args)?;
         }
     }
+    // A broken targets file stops the run before anything is measured.
+    let targets = Targets::load(&args.targets)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
 
-    // Every phase: the reference and each store, per round, size and scenario.
+    // Every phase: the reference and each store, per round, size, scenario
+    // and concurrency.
     let servers = 1 + args.stores.len();
-    let total = args.rounds * args.sizes.len() * 2 * servers;
+    let total = args.rounds * args.sizes.len() * 2 * args.concurrency.len() * servers;
     let planned = (warmup + duration).saturating_mul(u32::try_from(total).unwrap_or(u32::MAX));
 
     let started = UtcTime::now();
@@ -334,7 +429,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
                 ),
             })
             .collect(),
-        concurrency: args.concurrency,
+        concurrency: args.concurrency.clone(),
         duration_s: duration.as_secs_f64(),
         warmup_s: warmup.as_secs_f64(),
         rounds: args.rounds,
@@ -355,13 +450,19 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         info.notes
             .push("self-check run: the `planshare` rows are a second reference server".to_owned());
     }
+    if targets.is_none() {
+        info.notes.push(format!(
+            "no targets file at `{}`: the figures are not checked against targets",
+            args.targets.display()
+        ));
+    }
     for note in &info.notes {
         eprintln!("warning: {note}");
     }
     eprintln!(
-        "{total} phases of {:.1} s: about {:.1} min plus seeding",
+        "{total} phases of {:.1} s: about {} plus start-up and seeding",
         (warmup + duration).as_secs_f64(),
-        planned.as_secs_f64() / 60.0
+        stats::duration_text(planned)
     );
 
     let plan = Plan {
@@ -369,6 +470,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         warmup,
         duration,
         total,
+        targets,
     };
     let outcome = measure(&args, &info, &configs, &plan).await;
 
@@ -413,6 +515,37 @@ struct Plan {
     duration: Duration,
     /// Number of phases.
     total: usize,
+    /// The targets to check, if a targets file was found.
+    targets: Option<Targets>,
+}
+
+/// Progress of the phases: `[12/48, ETA 3m10s]`, the ETA from the average
+/// length of the phases done so far (the planned length before the first).
+struct Progress {
+    total: usize,
+    done: usize,
+    started: Instant,
+    planned_per_phase: Duration,
+}
+
+impl Progress {
+    /// Counts the phase that starts now and returns its progress prefix.
+    fn next(&mut self) -> String {
+        let per_phase = if self.done == 0 {
+            self.planned_per_phase
+        } else {
+            self.started.elapsed() / u32::try_from(self.done).unwrap_or(u32::MAX)
+        };
+        let left = self.total.saturating_sub(self.done);
+        self.done += 1;
+        let eta = per_phase.saturating_mul(u32::try_from(left).unwrap_or(u32::MAX));
+        format!(
+            "[{}/{}, ETA {}]",
+            self.done,
+            self.total,
+            stats::duration_text(eta)
+        )
+    }
 }
 
 /// Starts the servers, seeds them, runs every phase and writes the reports.
@@ -422,11 +555,28 @@ async fn measure(
     configs: &[StoreConfig],
     plan: &Plan,
 ) -> anyhow::Result<()> {
-    let (exe, warmup, duration, total) = (&plan.exe, plan.warmup, plan.duration, plan.total);
+    let (exe, warmup, duration) = (&plan.exe, plan.warmup, plan.duration);
     let servers = 1 + args.stores.len();
+    let seed_concurrency = args.concurrency.iter().copied().min().unwrap_or(1);
     // Declared before the servers, so it is removed only after they are killed.
     let work_dir = temp_dir()?;
+
+    let mut footprint = Footprint::default();
+    if let Some(i) = args.stores.iter().position(|&s| s == Store::Fs)
+        && configs.get(i).is_some()
+    {
+        footprint.disk = measure_disk(
+            &args.server_bin,
+            work_dir.path(),
+            &args.sizes,
+            seed_concurrency,
+        )
+        .await?;
+    }
+
     let mut processes: Vec<ServerProcess> = Vec::new();
+    // Per process: its server and the one size it serves (reference servers).
+    let mut served_by: Vec<(Server, Option<usize>)> = Vec::new();
     // For each store, the process serving each size.
     let mut store_processes: Vec<(Server, Vec<usize>)> = Vec::new();
     for (i, &store) in args.stores.iter().enumerate() {
@@ -434,12 +584,16 @@ async fn measure(
         let mut of_size = Vec::new();
         if let Some(config) = configs.get(i) {
             of_size = vec![processes.len(); args.sizes.len()];
-            processes.push(start_planshare(&args.server_bin, work_dir.path(), config).await?);
+            let name = format!("planshare-server ({store} store)");
+            let dir = work_dir.path().join(store.name());
+            processes.push(start_planshare(&args.server_bin, &dir, config, &name).await?);
+            served_by.push((server, None));
         } else {
             let name = format!("{} (reference stand-in)", info.label(server));
             for &size in &args.sizes {
                 of_size.push(processes.len());
                 processes.push(start_reference(exe, size, &name).await?);
+                served_by.push((server, Some(size)));
             }
         }
         store_processes.push((server, of_size));
@@ -448,86 +602,140 @@ async fn measure(
     for &size in &args.sizes {
         reference_of_size.push(processes.len());
         processes.push(start_reference(exe, size, "reference server").await?);
+        served_by.push((Server::Reference, Some(size)));
     }
+    // Idle: right after start-up, before any paste.
+    let mut memory: Vec<MemoryFigures> = processes
+        .iter()
+        .zip(&served_by)
+        .map(|(process, &(server, size))| MemoryFigures {
+            server,
+            size,
+            idle_kib: rss_now(process),
+            seeded_kib: None,
+            peak_kib: BTreeMap::new(),
+            high_water_kib: None,
+        })
+        .collect();
 
     // Seed the pastes the `fetch` scenarios read: per size, the reference
     // first, then each store in order (the order the phases run in).
-    let mut targets: Vec<Vec<Target>> = Vec::new();
+    let mut served: Vec<Vec<Served>> = Vec::new();
     for (i, &size) in args.sizes.iter().enumerate() {
         let mut of_size = Vec::with_capacity(servers);
         let servers_of_size = std::iter::once((Server::Reference, reference_of_size[i]))
             .chain(store_processes.iter().map(|(server, of)| (*server, of[i])));
         for (server, index) in servers_of_size {
             of_size.push(
-                Target::seeded(server, info, index, &processes, size, args.concurrency).await?,
+                Served::seeded(server, info, index, &processes, size, seed_concurrency).await?,
             );
         }
-        targets.push(of_size);
+        served.push(of_size);
+    }
+    for (figures, process) in memory.iter_mut().zip(&processes) {
+        figures.seeded_kib = rss_now(process);
     }
 
-    let mut done = 0;
+    let mut progress = Progress {
+        total: plan.total,
+        done: 0,
+        started: Instant::now(),
+        planned_per_phase: warmup + duration,
+    };
     let mut records = Vec::new();
     for round in 1..=args.rounds {
         for (i, &size) in args.sizes.iter().enumerate() {
             for scenario in ["create", "fetch"] {
-                for target in &targets[i] {
-                    done += 1;
-                    let process = &mut processes[target.process_index];
-                    process.ensure_running()?;
-                    let label = info.label(target.server);
-                    eprint!("[{done}/{total}] {scenario} {size} B {label} ... ");
-                    let workload = match scenario {
-                        "create" => Workload::Create { size },
-                        _ => target.fetch.clone(),
-                    };
-                    let phase = Phase {
-                        addr: process.addr(),
-                        concurrency: args.concurrency,
-                        warmup,
-                        duration,
-                        pid: Some(process.pid()),
-                        headers: std::sync::Arc::new(Vec::new()),
-                    };
-                    let result = generator::run_phase(&phase, &workload)
-                        .await
-                        .with_context(|| format!("{scenario} {size} B on {}", process.name()))?;
-                    let record = Record {
-                        round,
-                        scenario,
-                        size,
-                        server: target.server,
-                        requests_per_second: result.requests_per_second(),
-                        p50_ms: result.latency_ms(0.5),
-                        p90_ms: result.latency_ms(0.9),
-                        p99_ms: result.latency_ms(0.99),
-                        p999_ms: result.latency_ms(0.999),
-                        max_ms: result.latency_ms(1.0),
-                        cpu_us_per_request: result.cpu_us_per_request(),
-                        ok: result.ok,
-                        errors: result.errors,
-                        error_kinds: result.error_kinds,
-                    };
-                    eprintln!(
-                        "{:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, CPU {} µs/req, {} errors",
-                        record.requests_per_second,
-                        record.p50_ms,
-                        record.p99_ms,
-                        record
-                            .cpu_us_per_request
-                            .map_or_else(|| "–".to_owned(), |v| format!("{v:.0}")),
-                        record.errors
-                    );
-                    records.push(record);
+                for &concurrency in &args.concurrency {
+                    for target in &served[i] {
+                        let prefix = progress.next();
+                        let process = &mut processes[target.process_index];
+                        process.ensure_running()?;
+                        let label = info.label(target.server);
+                        eprint!("{prefix} {scenario} {size} B c={concurrency} {label} ... ");
+                        let workload = match scenario {
+                            "create" => Workload::Create { size },
+                            _ => target.fetch.clone(),
+                        };
+                        let phase = Phase {
+                            addr: process.addr(),
+                            concurrency,
+                            warmup,
+                            duration,
+                            pid: Some(process.pid()),
+                            headers: std::sync::Arc::new(Vec::new()),
+                        };
+                        let sampler = RssSampler::start(process.pid(), RSS_SAMPLE_EVERY);
+                        let result = generator::run_phase(&phase, &workload).await;
+                        let rss_peak_kib = sampler.finish().await;
+                        let result = result.with_context(|| {
+                            format!("{scenario} {size} B c={concurrency} on {}", process.name())
+                        })?;
+                        let record = Record {
+                            round,
+                            scenario,
+                            size,
+                            concurrency,
+                            server: target.server,
+                            requests_per_second: result.requests_per_second(),
+                            p50_ms: result.latency_ms(0.5),
+                            p90_ms: result.latency_ms(0.9),
+                            p99_ms: result.latency_ms(0.99),
+                            p999_ms: result.latency_ms(0.999),
+                            max_ms: result.latency_ms(1.0),
+                            cpu_us_per_request: result.cpu_us_per_request(),
+                            ok: result.ok,
+                            errors: result.errors,
+                            error_kinds: result.error_kinds,
+                            rss_peak_kib,
+                        };
+                        eprintln!(
+                            "{:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, CPU {} µs/req, RSS {} MiB, \
+                             {} errors",
+                            record.requests_per_second,
+                            record.p50_ms,
+                            record.p99_ms,
+                            record
+                                .cpu_us_per_request
+                                .map_or_else(|| "–".to_owned(), |v| format!("{v:.0}")),
+                            record.rss_peak_kib.map_or_else(
+                                || "–".to_owned(),
+                                |v| format!("{:.1}", procstat::kib_to_mib(v))
+                            ),
+                            record.errors
+                        );
+                        records.push(record);
+                    }
                 }
             }
         }
     }
+    for (figures, process) in memory.iter_mut().zip(&processes) {
+        figures.high_water_kib = read_memory(process, MemoryField::HighWaterMark);
+        for &c in &args.concurrency {
+            if let Some(peak) = stats::peak_rss_kib(&records, figures.server, figures.size, c) {
+                figures.peak_kib.insert(c, peak);
+            }
+        }
+    }
+    footprint.memory = memory;
     // Stop the servers before writing (and before the data directory goes).
     drop(processes);
 
     let rows = stats::summarize(&records);
-    let markdown = stats::markdown(info, &rows, &records);
-    let json = stats::json_report(info, &rows, &records);
+    let evaluation = plan.targets.as_ref().map(|targets| {
+        let measured = Measured {
+            stores: &args.stores,
+            sizes: &args.sizes,
+            concurrency: &args.concurrency,
+            rows: &rows,
+            memory: &footprint.memory,
+            disk: &footprint.disk,
+        };
+        Evaluation::new(&args.targets.display().to_string(), targets, &measured)
+    });
+    let markdown = stats::markdown(info, &rows, &records, &footprint, evaluation.as_ref());
+    let json = stats::json_report(info, &rows, &records, &footprint, evaluation.as_ref());
     let stem = args.out.join(info.started.compact());
     let md_path = stem.with_extension("md");
     let json_path = stem.with_extension("json");
@@ -536,6 +744,10 @@ async fn measure(
     std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")
         .with_context(|| format!("writing {}", json_path.display()))?;
     print!("{markdown}");
+    if let Some(evaluation) = &evaluation {
+        let (met, missed, unmeasured) = evaluation.counts();
+        eprintln!("targets: {met} met, {missed} missed, {unmeasured} not measured");
+    }
     eprintln!("wrote {} and {}", md_path.display(), json_path.display());
     drop(work_dir);
     Ok(())

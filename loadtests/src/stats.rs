@@ -2,6 +2,9 @@
 //! `run`. Pure functions: the binary decides where the text goes.
 
 use crate::backend::Store;
+use crate::disk::DiskUsage;
+use crate::procstat::kib_to_mib;
+use crate::targets::Evaluation;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -51,6 +54,8 @@ pub struct Record {
     pub scenario: &'static str,
     /// Payload size (characters of `data`).
     pub size: usize,
+    /// Connections, each with one request in flight.
+    pub concurrency: usize,
     /// The server measured.
     pub server: Server,
     /// Successful requests per second.
@@ -73,6 +78,9 @@ pub struct Record {
     pub errors: u64,
     /// Failed requests by kind.
     pub error_kinds: BTreeMap<String, u64>,
+    /// The highest resident set size of the server process sampled during
+    /// the phase (warm-up and window), KiB (`None` if not sampled).
+    pub rss_peak_kib: Option<u64>,
 }
 
 impl Record {
@@ -81,6 +89,7 @@ impl Record {
             "round": self.round,
             "scenario": self.scenario,
             "size": self.size,
+            "concurrency": self.concurrency,
             "server": self.server.name(),
             "store": self.server.store().map(Store::name),
             "requests_per_second": self.requests_per_second,
@@ -93,6 +102,7 @@ impl Record {
             "ok": self.ok,
             "errors": self.errors,
             "error_kinds": self.error_kinds,
+            "rss_peak_kib": self.rss_peak_kib,
         })
     }
 }
@@ -166,13 +176,16 @@ impl Aggregate {
     }
 }
 
-/// One scenario (kind × size): the reference, each store, and their ratios.
+/// One scenario (kind × size × concurrency): the reference, each store, and
+/// their ratios.
 #[derive(Debug, Clone)]
 pub struct Row {
     /// `"create"` or `"fetch"`.
     pub scenario: &'static str,
     /// Payload size.
     pub size: usize,
+    /// Connections.
+    pub concurrency: usize,
     /// The reference server's medians.
     pub reference: Aggregate,
     /// planshare's medians with each store, in the order they were measured.
@@ -233,14 +246,15 @@ impl Row {
     }
 }
 
-/// Groups records by scenario and size, in first-seen order; within a row,
-/// the stores are in the order they were first measured.
+/// Groups records by scenario, size and concurrency, in first-seen order;
+/// within a row, the stores are in the order they were first measured.
 pub fn summarize(records: &[Record]) -> Vec<Row> {
-    let mut keys: Vec<(&'static str, usize)> = Vec::new();
+    let mut keys: Vec<(&'static str, usize, usize)> = Vec::new();
     let mut stores: Vec<Store> = Vec::new();
     for r in records {
-        if !keys.contains(&(r.scenario, r.size)) {
-            keys.push((r.scenario, r.size));
+        let key = (r.scenario, r.size, r.concurrency);
+        if !keys.contains(&key) {
+            keys.push(key);
         }
         if let Some(store) = r.server.store()
             && !stores.contains(&store)
@@ -249,15 +263,19 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
         }
     }
     keys.into_iter()
-        .map(|(scenario, size)| {
+        .map(|(scenario, size, concurrency)| {
             let of_key = |server: Server| {
-                records
-                    .iter()
-                    .filter(move |r| r.scenario == scenario && r.size == size && r.server == server)
+                records.iter().filter(move |r| {
+                    r.scenario == scenario
+                        && r.size == size
+                        && r.concurrency == concurrency
+                        && r.server == server
+                })
             };
             Row {
                 scenario,
                 size,
+                concurrency,
                 reference: Aggregate::of(of_key(Server::Reference)),
                 stores: stores
                     .iter()
@@ -267,6 +285,125 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// Resident memory of one server process during a run, in KiB.
+#[derive(Debug, Clone)]
+pub struct MemoryFigures {
+    /// The server.
+    pub server: Server,
+    /// The payload size this process alone serves (a reference server, or a
+    /// reference stand-in), `None` for a planshare server (every size).
+    pub size: Option<usize>,
+    /// `VmRSS` right after the process first answered `/readyz`.
+    pub idle_kib: Option<u64>,
+    /// `VmRSS` after every paste for the `fetch` scenarios was seeded.
+    pub seeded_kib: Option<u64>,
+    /// Highest `VmRSS` sampled during the phases, per concurrency.
+    pub peak_kib: BTreeMap<usize, u64>,
+    /// `VmHWM` at the end of the run: the peak since the process started.
+    pub high_water_kib: Option<u64>,
+}
+
+impl MemoryFigures {
+    /// How the process is named in the report: the server's label, and the
+    /// payload size when the process serves one size only.
+    pub fn label(&self, info: &RunInfo) -> String {
+        match self.size {
+            Some(size) => format!("{} ({size} B)", info.label(self.server)),
+            None => info.label(self.server),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "server": self.server.name(),
+            "store": self.server.store().map(Store::name),
+            "size": self.size,
+            "idle_kib": self.idle_kib,
+            "after_seeding_kib": self.seeded_kib,
+            "peak_kib": self.peak_kib.iter().map(|(c, kib)| json!({
+                "concurrency": c,
+                "kib": kib,
+            })).collect::<Vec<_>>(),
+            "high_water_mark_kib": self.high_water_kib,
+        })
+    }
+}
+
+/// The highest `rss_peak_kib` among the phases of `server` at `concurrency`
+/// (only those of payload `size`, when given).
+pub fn peak_rss_kib(
+    records: &[Record],
+    server: Server,
+    size: Option<usize>,
+    concurrency: usize,
+) -> Option<u64> {
+    records
+        .iter()
+        .filter(|r| {
+            r.server == server && r.concurrency == concurrency && size.is_none_or(|s| s == r.size)
+        })
+        .filter_map(|r| r.rss_peak_kib)
+        .max()
+}
+
+/// Bytes on disk of a fresh fs store holding `pastes` pastes of `size`
+/// base64 characters each.
+#[derive(Debug, Clone)]
+pub struct DiskFigures {
+    /// Characters of `data` per paste.
+    pub size: usize,
+    /// Pastes created.
+    pub pastes: usize,
+    /// What the files under the data directory add up to.
+    pub usage: DiskUsage,
+}
+
+impl DiskFigures {
+    /// Base64 characters stored: `pastes × size`.
+    pub fn base64_chars(&self) -> u64 {
+        self.pastes as u64 * self.size as u64
+    }
+
+    /// File lengths ÷ base64 characters (1.00 = the text as sent; 0.75 = the
+    /// bytes it decodes to).
+    pub fn apparent_per_char(&self) -> Option<f64> {
+        ratio(
+            Some(self.usage.apparent_bytes as f64),
+            Some(self.base64_chars() as f64),
+        )
+    }
+
+    /// Allocated blocks ÷ base64 characters.
+    pub fn allocated_per_char(&self) -> Option<f64> {
+        ratio(
+            Some(self.usage.allocated_bytes as f64),
+            Some(self.base64_chars() as f64),
+        )
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "size": self.size,
+            "pastes": self.pastes,
+            "files": self.usage.files,
+            "base64_chars": self.base64_chars(),
+            "apparent_bytes": self.usage.apparent_bytes,
+            "allocated_bytes": self.usage.allocated_bytes,
+            "apparent_per_base64_char": self.apparent_per_char(),
+            "allocated_per_base64_char": self.allocated_per_char(),
+        })
+    }
+}
+
+/// What a run measured besides the phases: memory and bytes on disk.
+#[derive(Debug, Clone, Default)]
+pub struct Footprint {
+    /// One entry per server process, in start order.
+    pub memory: Vec<MemoryFigures>,
+    /// One entry per payload size (empty when the fs store was not measured).
+    pub disk: Vec<DiskFigures>,
 }
 
 /// A measured store and the settings its server ran with.
@@ -287,8 +424,8 @@ pub struct RunInfo {
     pub server_bin: String,
     /// The stores measured, in order.
     pub stores: Vec<StoreInfo>,
-    /// Connections per phase.
-    pub concurrency: usize,
+    /// Connections per phase: every scenario is measured at each.
+    pub concurrency: Vec<usize>,
     /// Measured seconds per phase.
     pub duration_s: f64,
     /// Warm-up seconds per phase.
@@ -325,6 +462,16 @@ impl RunInfo {
     }
 }
 
+/// A duration for progress lines, to the second: `45s`, `3m10s`, `1h02m`.
+pub fn duration_text(d: std::time::Duration) -> String {
+    let secs = d.as_secs() + u64::from(d.subsec_millis() >= 500);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, s / 60 % 60),
+    }
+}
+
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "–".to_owned(), |v| format!("{v:.decimals$}"))
 }
@@ -341,18 +488,53 @@ fn ratio_text(v: Option<f64>) -> String {
     }
 }
 
-/// The Markdown report. With the fs store alone: ratios first, then the
-/// medians, then any errors. With several stores (or one other than fs): one
-/// table with a row for the reference and each store per scenario — medians,
-/// ratios against the reference and against fs — then any errors.
-pub fn markdown(info: &RunInfo, rows: &[Row], records: &[Record]) -> String {
+/// `32`, `32 and 128`, `8, 32 and 128`.
+fn and_list(values: &[usize]) -> String {
+    match values {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!(
+            "{} and {last}",
+            init.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// KiB as MiB with one decimal, or `–`.
+fn mib_text(kib: Option<u64>) -> String {
+    opt(kib.map(kib_to_mib), 1)
+}
+
+/// The Markdown report: the header, the targets (when a targets file was
+/// read), the figures of the phases, memory, bytes on disk, then any errors.
+///
+/// With the fs store alone the phases are two tables: ratios, then the
+/// medians. With several stores (or one other than fs): one table with a row
+/// for the reference and each store per scenario — medians, ratios against
+/// the reference and against fs.
+pub fn markdown(
+    info: &RunInfo,
+    rows: &[Row],
+    records: &[Record],
+    footprint: &Footprint,
+    targets: Option<&Evaluation>,
+) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# planshare load test — {}\n", info.started.iso());
-    if info.single_fs() {
-        single_store_tables(&mut md, info, rows);
-    } else {
-        per_store_table(&mut md, info, rows);
+    header(&mut md, info);
+    if let Some(targets) = targets {
+        targets.markdown(&mut md);
     }
+    if info.single_fs() {
+        single_store_tables(&mut md, rows);
+    } else {
+        per_store_table(&mut md, rows);
+    }
+    memory_table(&mut md, info, footprint);
+    disk_table(&mut md, footprint);
     let failing: Vec<&Record> = records.iter().filter(|r| r.errors > 0).collect();
     if !failing.is_empty() {
         let _ = writeln!(md, "\n## Errors\n");
@@ -365,10 +547,11 @@ pub fn markdown(info: &RunInfo, rows: &[Row], records: &[Record]) -> String {
                 .join("; ");
             let _ = writeln!(
                 md,
-                "- round {} {} {} B {}: {} errors — {kinds}",
+                "- round {} {} {} B c={} {}: {} errors — {kinds}",
                 r.round,
                 r.scenario,
                 r.size,
+                r.concurrency,
                 info.label(r.server),
                 r.errors
             );
@@ -377,18 +560,44 @@ pub fn markdown(info: &RunInfo, rows: &[Row], records: &[Record]) -> String {
     md
 }
 
-/// The layout of a run with the fs store alone.
-fn single_store_tables(md: &mut String, info: &RunInfo, rows: &[Row]) {
-    let _ = writeln!(
-        md,
-        "planshare `{}` vs the floor reference server (hyper, same payloads), loopback, \
-         {} CPUs, {} connections, {} s measured after {} s warm-up per phase, \
-         median of {} rounds run A/B interleaved.\n",
-        info.server_bin, info.cpus, info.concurrency, info.duration_s, info.warmup_s, info.rounds
-    );
+/// What was measured, how, and the run's notes.
+fn header(md: &mut String, info: &RunInfo) {
+    let connections = and_list(&info.concurrency);
+    if info.single_fs() {
+        let _ = writeln!(
+            md,
+            "planshare `{}` vs the floor reference server (hyper, same payloads), loopback, \
+             {} CPUs, {connections} connections, {} s measured after {} s warm-up per phase, \
+             median of {} rounds run A/B interleaved.\n",
+            info.server_bin, info.cpus, info.duration_s, info.warmup_s, info.rounds
+        );
+    } else {
+        let names = info
+            .stores
+            .iter()
+            .map(|s| format!("`{}`", s.store))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            md,
+            "planshare `{}` with the stores {names} vs the floor reference server (hyper, same \
+             payloads), loopback, {} CPUs, {connections} connections, {} s measured after {} s \
+             warm-up per phase, median of {} rounds run interleaved (reference, then each \
+             store, per scenario).\n",
+            info.server_bin, info.cpus, info.duration_s, info.warmup_s, info.rounds
+        );
+        for store in &info.stores {
+            let _ = writeln!(md, "- `{}`: {}", store.store, store.settings);
+        }
+        let _ = writeln!(md);
+    }
     for note in &info.notes {
         let _ = writeln!(md, "> **Note:** {note}\n");
     }
+}
+
+/// The phases of a run with the fs store alone.
+fn single_store_tables(md: &mut String, rows: &[Row]) {
     let _ = writeln!(md, "## planshare / reference\n");
     let _ = writeln!(
         md,
@@ -397,15 +606,16 @@ fn single_store_tables(md: &mut String, info: &RunInfo, rows: &[Row]) {
     );
     let _ = writeln!(
         md,
-        "| scenario | size (B) | throughput | p99 latency | CPU / request |"
+        "| scenario | size (B) | connections | throughput | p99 latency | CPU / request |"
     );
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|");
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|");
     for row in rows {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             row.scenario,
             row.size,
+            row.concurrency,
             opt(row.throughput_ratio(Store::Fs), 2),
             opt(row.p99_ratio(Store::Fs), 2),
             opt(row.cpu_ratio(Store::Fs), 2),
@@ -414,9 +624,10 @@ fn single_store_tables(md: &mut String, info: &RunInfo, rows: &[Row]) {
     let _ = writeln!(md, "\n## Medians across rounds\n");
     let _ = writeln!(
         md,
-        "| scenario | size (B) | server | req/s | p50 ms | p99 ms | CPU µs/req | errors (all rounds) |"
+        "| scenario | size (B) | connections | server | req/s | p50 ms | p99 ms | CPU µs/req | \
+         errors (all rounds) |"
     );
-    let _ = writeln!(md, "|---|---:|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(md, "|---|---:|---:|---|---:|---:|---:|---:|---:|");
     let empty = Aggregate::default();
     for row in rows {
         for (server, agg) in [
@@ -428,9 +639,10 @@ fn single_store_tables(md: &mut String, info: &RunInfo, rows: &[Row]) {
         ] {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 row.scenario,
                 row.size,
+                row.concurrency,
                 server.name(),
                 opt(agg.requests_per_second, 0),
                 opt(agg.p50_ms, 2),
@@ -442,29 +654,8 @@ fn single_store_tables(md: &mut String, info: &RunInfo, rows: &[Row]) {
     }
 }
 
-/// The layout of a run with several stores.
-fn per_store_table(md: &mut String, info: &RunInfo, rows: &[Row]) {
-    let names = info
-        .stores
-        .iter()
-        .map(|s| format!("`{}`", s.store))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let _ = writeln!(
-        md,
-        "planshare `{}` with the stores {names} vs the floor reference server (hyper, same \
-         payloads), loopback, {} CPUs, {} connections, {} s measured after {} s warm-up per \
-         phase, median of {} rounds run interleaved (reference, then each store, per \
-         scenario).\n",
-        info.server_bin, info.cpus, info.concurrency, info.duration_s, info.warmup_s, info.rounds
-    );
-    for store in &info.stores {
-        let _ = writeln!(md, "- `{}`: {}", store.store, store.settings);
-    }
-    let _ = writeln!(md);
-    for note in &info.notes {
-        let _ = writeln!(md, "> **Note:** {note}\n");
-    }
+/// The phases of a run with several stores.
+fn per_store_table(md: &mut String, rows: &[Row]) {
     let _ = writeln!(md, "## Per store\n");
     let _ = writeln!(
         md,
@@ -475,12 +666,12 @@ fn per_store_table(md: &mut String, info: &RunInfo, rows: &[Row]) {
     );
     let _ = writeln!(
         md,
-        "| scenario | size (B) | server | req/s | p50 ms | p99 ms | CPU µs/req | errors | \
-         throughput / ref | p99 / ref | CPU / ref | throughput / fs | p99 / fs |"
+        "| scenario | size (B) | connections | server | req/s | p50 ms | p99 ms | CPU µs/req | \
+         errors | throughput / ref | p99 / ref | CPU / ref | throughput / fs | p99 / fs |"
     );
     let _ = writeln!(
         md,
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for row in rows {
         let medians = |agg: &Aggregate| {
@@ -495,17 +686,19 @@ fn per_store_table(md: &mut String, info: &RunInfo, rows: &[Row]) {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | reference | {} | – | – | – | – | – |",
+            "| {} | {} | {} | reference | {} | – | – | – | – | – |",
             row.scenario,
             row.size,
+            row.concurrency,
             medians(&row.reference),
         );
         for (store, agg) in &row.stores {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 row.scenario,
                 row.size,
+                row.concurrency,
                 Server::Planshare(*store).label(),
                 medians(agg),
                 ratio_text(row.throughput_ratio(*store)),
@@ -518,19 +711,97 @@ fn per_store_table(md: &mut String, info: &RunInfo, rows: &[Row]) {
     }
 }
 
-/// The JSON report: settings, every phase, and the per-scenario summary.
+/// Resident memory per server process.
+fn memory_table(md: &mut String, info: &RunInfo, footprint: &Footprint) {
+    if footprint.memory.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "\n## Memory (resident set size, MiB)\n");
+    let _ = writeln!(
+        md,
+        "`VmRSS` of each server process: right after it first answered `/readyz` (idle), \
+         after the pastes for the fetch scenarios were seeded, and the highest value sampled \
+         every 100 ms during the phases (warm-up included) at each number of connections; \
+         high-water mark: `VmHWM` at the end of the run (the peak since start, seeding \
+         included). 1 MiB = 1024 KiB.\n"
+    );
+    let mut header = "| server | idle | after seeding |".to_owned();
+    let mut rule = "|---|---:|---:|".to_owned();
+    for c in &info.concurrency {
+        let _ = write!(header, " peak, {c} connections |");
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(md, "{header} high-water mark |\n{rule}---:|");
+    for process in &footprint.memory {
+        let mut line = format!(
+            "| {} | {} | {} |",
+            process.label(info),
+            mib_text(process.idle_kib),
+            mib_text(process.seeded_kib)
+        );
+        for c in &info.concurrency {
+            let _ = write!(line, " {} |", mib_text(process.peak_kib.get(c).copied()));
+        }
+        let _ = writeln!(md, "{line} {} |", mib_text(process.high_water_kib));
+    }
+}
+
+/// Bytes on disk per base64 character of the fs store.
+fn disk_table(md: &mut String, footprint: &Footprint) {
+    if footprint.disk.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "\n## Bytes on disk (fs store)\n");
+    let _ = writeln!(
+        md,
+        "A fresh planshare server with the fs store per size, the pastes created through \
+         `POST /api/paste`; every file under its data directory except the SQLite catalog \
+         and temporary files. Per base64 character stored: 1.00 = the text as sent, 0.75 = \
+         the bytes it decodes to. Apparent = file lengths, allocated = blocks × 512.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| size (B) | pastes | files | base64 chars | apparent bytes | apparent / char | \
+         allocated bytes | allocated / char |"
+    );
+    let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for d in &footprint.disk {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            d.size,
+            d.pastes,
+            d.usage.files,
+            d.base64_chars(),
+            d.usage.apparent_bytes,
+            opt(d.apparent_per_char(), 3),
+            d.usage.allocated_bytes,
+            opt(d.allocated_per_char(), 3),
+        );
+    }
+}
+
+/// The JSON report: settings, every phase, the per-scenario summary, memory,
+/// bytes on disk and the targets (`null` without a targets file).
 ///
 /// Each summary entry has the reference's medians and, under `stores`, each
 /// store's medians with its ratios to the reference and to fs. When the fs
 /// store was measured, the entry also keeps the single-store keys
 /// `planshare` (fs's medians) and `ratio` (fs against the reference).
-pub fn json_report(info: &RunInfo, rows: &[Row], records: &[Record]) -> Value {
+pub fn json_report(
+    info: &RunInfo,
+    rows: &[Row],
+    records: &[Record],
+    footprint: &Footprint,
+    targets: Option<&Evaluation>,
+) -> Value {
     let summary = rows
         .iter()
         .map(|row| {
             let mut entry = json!({
                 "scenario": row.scenario,
                 "size": row.size,
+                "concurrency": row.concurrency,
                 "reference": row.reference.to_json(),
                 "stores": row.stores.iter().map(|(store, agg)| json!({
                     "store": store.name(),
@@ -580,7 +851,10 @@ pub fn json_report(info: &RunInfo, rows: &[Row], records: &[Record]) -> Value {
             "runner_debug_build": info.debug_build,
         },
         "notes": info.notes,
+        "targets": targets.map(Evaluation::to_json),
         "summary": summary,
+        "memory": footprint.memory.iter().map(MemoryFigures::to_json).collect::<Vec<_>>(),
+        "disk": footprint.disk.iter().map(DiskFigures::to_json).collect::<Vec<_>>(),
         "phases": records.iter().map(Record::to_json).collect::<Vec<_>>(),
     })
 }
@@ -680,6 +954,23 @@ mod tests {
     }
 
     #[test]
+    fn durations_for_progress() {
+        use std::time::Duration;
+        assert_eq!(duration_text(Duration::ZERO), "0s");
+        assert_eq!(duration_text(Duration::from_millis(44_600)), "45s");
+        assert_eq!(duration_text(Duration::from_secs(190)), "3m10s");
+        assert_eq!(duration_text(Duration::from_secs(3600 + 125)), "1h02m");
+    }
+
+    #[test]
+    fn and_lists() {
+        assert_eq!(and_list(&[]), "");
+        assert_eq!(and_list(&[32]), "32");
+        assert_eq!(and_list(&[32, 128]), "32 and 128");
+        assert_eq!(and_list(&[8, 32, 128]), "8, 32 and 128");
+    }
+
+    #[test]
     fn utc_dates() {
         assert_eq!(UtcTime::from_unix(0).iso(), "1970-01-01T00:00:00Z");
         assert_eq!(
@@ -701,6 +992,7 @@ mod tests {
             round,
             scenario: "fetch",
             size: 8192,
+            concurrency: 32,
             server,
             requests_per_second: rps,
             p50_ms: 1.0,
@@ -712,6 +1004,7 @@ mod tests {
             ok: 10,
             errors,
             error_kinds: BTreeMap::new(),
+            rss_peak_kib: Some(10_240),
         }
     }
 
@@ -731,7 +1024,7 @@ mod tests {
                     settings: format!("settings of {store}"),
                 })
                 .collect(),
-            concurrency: 32,
+            concurrency: vec![32],
             duration_s: 5.0,
             warmup_s: 2.0,
             rounds: 2,
@@ -854,24 +1147,27 @@ mod tests {
         assert!(info.single_fs());
         assert_eq!(info.label(FS), "planshare");
         let rows = summarize(&records);
-        let md = markdown(&info, &rows, &records);
+        let md = markdown(&info, &rows, &records, &Footprint::default(), None);
         assert!(md.contains("## planshare / reference"), "{md}");
-        assert!(md.contains("| fetch | 8192 | 0.50 | 1.00 | 1.00 |"), "{md}");
         assert!(
-            md.contains("| fetch | 8192 | planshare | 500 | 1.00 | 2.00 | 100 | 1 |"),
+            md.contains("| fetch | 8192 | 32 | 0.50 | 1.00 | 1.00 |"),
             "{md}"
         );
         assert!(
-            md.contains("| fetch | 8192 | reference | 1000 | 1.00 | 2.00 | 100 | 0 |"),
+            md.contains("| fetch | 8192 | 32 | planshare | 500 | 1.00 | 2.00 | 100 | 1 |"),
             "{md}"
         );
         assert!(
-            md.contains("- round 1 fetch 8192 B planshare: 1 errors"),
+            md.contains("| fetch | 8192 | 32 | reference | 1000 | 1.00 | 2.00 | 100 | 0 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- round 1 fetch 8192 B c=32 planshare: 1 errors"),
             "{md}"
         );
         assert!(!md.contains("planshare/fs"), "{md}");
 
-        let json = json_report(&info, &rows, &records);
+        let json = json_report(&info, &rows, &records, &Footprint::default(), None);
         let entry = &json["summary"][0];
         assert_eq!(entry["ratio"]["throughput"], 0.5);
         assert_eq!(entry["planshare"]["requests_per_second"], 500.0);
@@ -887,33 +1183,33 @@ mod tests {
         assert!(!info.single_fs());
         assert_eq!(info.label(REDIS), "planshare/redis");
         let rows = summarize(&records);
-        let md = markdown(&info, &rows, &records);
+        let md = markdown(&info, &rows, &records, &Footprint::default(), None);
         assert!(md.contains("- `redis`: settings of redis"), "{md}");
         assert!(
             md.contains(
-                "| create | 8192 | reference | 1000 | 1.00 | 1.00 | 100 | 0 | – | – | – | – | – |"
+                "| create | 8192 | 32 | reference | 1000 | 1.00 | 1.00 | 100 | 0 | – | – | – | – | – |"
             ),
             "{md}"
         );
         assert!(
-            md.contains("| create | 8192 | planshare/fs | 400 | 1.00 | 4.00 | 100 | 0 | 0.40 | 4.00 | 1.00 | 1.00 | 1.00 |"),
+            md.contains("| create | 8192 | 32 | planshare/fs | 400 | 1.00 | 4.00 | 100 | 0 | 0.40 | 4.00 | 1.00 | 1.00 | 1.00 |"),
             "{md}"
         );
         assert!(
-            md.contains("| create | 8192 | planshare/redis | 300 | 1.00 | 8.00 | 100 | 2 | 0.30 | 8.00 | 1.00 | 0.75 | 2.00 |"),
+            md.contains("| create | 8192 | 32 | planshare/redis | 300 | 1.00 | 8.00 | 100 | 2 | 0.30 | 8.00 | 1.00 | 0.75 | 2.00 |"),
             "{md}"
         );
         assert!(
-            md.contains("| fetch | 8192 | planshare/s3 | 120 | 1.00 | 60.00 | 100 | 6 | 0.060 | 60.00 | 1.00 | 0.15 | 15.00 |"),
+            md.contains("| fetch | 8192 | 32 | planshare/s3 | 120 | 1.00 | 60.00 | 100 | 6 | 0.060 | 60.00 | 1.00 | 0.15 | 15.00 |"),
             "{md}"
         );
         assert!(
-            md.contains("- round 2 create 8192 B planshare/s3: 3 errors"),
+            md.contains("- round 2 create 8192 B c=32 planshare/s3: 3 errors"),
             "{md}"
         );
         assert!(!md.contains("## planshare / reference"), "{md}");
 
-        let json = json_report(&info, &rows, &records);
+        let json = json_report(&info, &rows, &records, &Footprint::default(), None);
         let stores = &json["summary"][0]["stores"];
         assert_eq!(stores[1]["store"], "redis");
         assert_eq!(stores[1]["medians"]["requests_per_second"], 300.0);
@@ -925,5 +1221,94 @@ mod tests {
         assert_eq!(json["stores"][2]["store"], "s3");
         assert_eq!(json["phases"][2]["store"], "redis");
         assert_eq!(json["phases"][0]["store"], Value::Null);
+    }
+
+    #[test]
+    fn each_concurrency_is_a_scenario_of_its_own() {
+        let mut records = Vec::new();
+        for (c, rps, rss) in [(32, 600.0, 20_480), (128, 400.0, 51_200)] {
+            for (server, factor) in [(Server::Reference, 2.0), (FS, 1.0)] {
+                let mut r = record(server, 1, rps * factor, 0);
+                r.concurrency = c;
+                r.rss_peak_kib = Some(rss);
+                records.push(r);
+            }
+        }
+        let rows = summarize(&records);
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].concurrency, rows[1].concurrency), (32, 128));
+        assert_eq!(
+            rows[1].store(Store::Fs).and_then(|a| a.requests_per_second),
+            Some(400.0)
+        );
+        assert_eq!(peak_rss_kib(&records, FS, None, 128), Some(51_200));
+        assert_eq!(peak_rss_kib(&records, FS, Some(8192), 32), Some(20_480));
+        assert_eq!(peak_rss_kib(&records, FS, Some(100), 32), None);
+        assert_eq!(peak_rss_kib(&records, REDIS, None, 32), None);
+
+        let mut info = info(&[Store::Fs]);
+        info.concurrency = vec![32, 128];
+        let footprint = Footprint {
+            memory: vec![
+                MemoryFigures {
+                    server: FS,
+                    size: None,
+                    idle_kib: Some(8 * 1024),
+                    seeded_kib: Some(10 * 1024),
+                    peak_kib: [(32, 20_480), (128, 51_200)].into_iter().collect(),
+                    high_water_kib: Some(52_000),
+                },
+                MemoryFigures {
+                    server: Server::Reference,
+                    size: Some(8192),
+                    idle_kib: Some(3 * 1024),
+                    seeded_kib: None,
+                    peak_kib: BTreeMap::new(),
+                    high_water_kib: None,
+                },
+            ],
+            disk: vec![DiskFigures {
+                size: 8192,
+                pastes: 200,
+                usage: DiskUsage {
+                    files: 200,
+                    apparent_bytes: 200 * 6208,
+                    allocated_bytes: 200 * 8192,
+                },
+            }],
+        };
+        let md = markdown(&info, &rows, &records, &footprint, None);
+        assert!(md.contains("32 and 128 connections"), "{md}");
+        assert!(
+            md.contains("| fetch | 8192 | 128 | 0.50 | 1.00 | 1.00 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| server | idle | after seeding | peak, 32 connections | peak, 128 connections | high-water mark |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| planshare | 8.0 | 10.0 | 20.0 | 50.0 | 50.8 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| reference (8192 B) | 3.0 | – | – | – | – |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 8192 | 200 | 200 | 1638400 | 1241600 | 0.758 | 1638400 | 1.000 |"),
+            "{md}"
+        );
+        assert!(!md.contains("## Targets"), "{md}");
+
+        let json = json_report(&info, &rows, &records, &footprint, None);
+        assert_eq!(json["settings"]["concurrency"], json!([32, 128]));
+        assert_eq!(json["summary"][1]["concurrency"], 128);
+        assert_eq!(json["phases"][3]["concurrency"], 128);
+        assert_eq!(json["phases"][3]["rss_peak_kib"], 51_200);
+        assert_eq!(json["memory"][0]["peak_kib"][1]["concurrency"], 128);
+        assert_eq!(json["memory"][1]["size"], 8192);
+        assert_eq!(json["disk"][0]["apparent_per_base64_char"], 0.7578125);
+        assert_eq!(json["targets"], Value::Null);
     }
 }

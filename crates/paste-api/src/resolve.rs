@@ -126,7 +126,9 @@ pub(crate) async fn resolve(
         return response;
     }
     let resolved = match presented_api_key(&request) {
-        Some(token) => match directory.authenticate(token).await {
+        // Boxed (like the Redis check below): large futures, and inline they
+        // would be moved with this middleware's future on every request.
+        Some(token) => match Box::pin(directory.authenticate(token)).await {
             Ok((tenant, key)) => {
                 let limiter = tenant.key_limiter.get_or_init(|| {
                     state.inner.limiters.key_limiter(
@@ -139,14 +141,13 @@ pub(crate) async fn resolve(
                 // there is none or Redis does not answer.
                 let shared = match &state.inner.limiters.shared {
                     Some(shared) if limiter.is_some() => {
-                        shared
-                            .check(
-                                tenant.id.as_str(),
-                                key.as_str(),
-                                tenant.rate_per_sec,
-                                tenant.rate_burst,
-                            )
-                            .await
+                        Box::pin(shared.check(
+                            tenant.id.as_str(),
+                            key.as_str(),
+                            tenant.rate_per_sec,
+                            tenant.rate_burst,
+                        ))
+                        .await
                     }
                     _ => Verdict::Unknown,
                 };

@@ -42,11 +42,14 @@ where
         source: None,
     };
     let timeout = state.store_timeout();
-    let catalog = tokio::time::timeout(timeout, state.inner.catalog.get())
+    // Both futures are boxed: database futures are kilobytes, and inline they
+    // would make every handler's future as large, which axum then moves into
+    // a box on every request, catalog call or not (a read's largest memcpy).
+    let catalog = tokio::time::timeout(timeout, Box::pin(state.inner.catalog.get()))
         .await
         .map_err(|_| timed_out())?
         .map_err(ApiError::from_catalog_open)?;
-    tokio::time::timeout(timeout, op(catalog))
+    tokio::time::timeout(timeout, Box::pin(op(catalog)))
         .await
         .map_err(|_| timed_out())?
         .map_err(ApiError::from_catalog)

@@ -143,3 +143,71 @@ async fn ambiguous_framing_gets_one_answer_at_most() {
         }
     }
 }
+
+/// Clients that go away mid-request — mid-body, right after sending a
+/// create, before reading an answer — in their hundreds: the server stays
+/// up, and afterwards 64 concurrent creates all succeed and read back (no
+/// storage worker is left wedged, no connection slot leaked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_vanish_mid_request_leave_the_server_whole() {
+    let app = TestApp::spawn(&[]).await;
+    let existing = app.create_ok("q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg").await;
+    let id = existing["id"].as_str().unwrap().to_owned();
+    let data = "A".repeat(8192);
+    let body = format!(r#"{{"data":"{data}"}}"#);
+    let mut tasks = Vec::new();
+    for i in 0..300 {
+        let (addr, body, id) = (app.addr, body.clone(), id.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            let request = match i % 3 {
+                // Announces the whole body, sends a tenth of it, leaves.
+                0 => format!(
+                    "POST /api/paste HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{}",
+                    body.len(),
+                    &body[..body.len() / 10]
+                ),
+                // A complete create; gone before the answer.
+                1 => format!(
+                    "POST /api/paste HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                ),
+                // A read; gone before the answer.
+                _ => format!("GET /api/paste/{id} HTTP/1.1\r\nHost: x\r\n\r\n"),
+            };
+            let _ = s.write_all(request.as_bytes()).await;
+            // Close at once, resetting rather than finishing politely.
+            let _ = s.set_zero_linger();
+            drop(s);
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(app.get(&id).await.status(), 200, "the server is up");
+    let mut creates = Vec::new();
+    for i in 0..64 {
+        let client = app.client.clone();
+        let url = app.url("/api/paste");
+        creates.push(tokio::spawn(async move {
+            let text = format!("after-the-storm-{i}");
+            let response = client
+                .post(url)
+                .body(format!(r#"{{"data":"{text}"}}"#))
+                .timeout(Duration::from_secs(30))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 201);
+            let created: serde_json::Value = response.json().await.unwrap();
+            (created["id"].as_str().unwrap().to_owned(), text)
+        }));
+    }
+    for create in creates {
+        let (id, text) = create.await.unwrap();
+        let read = app.get(&id).await;
+        assert_eq!(read.status(), 200);
+        let body: serde_json::Value = read.json().await.unwrap();
+        assert_eq!(body["data"], text.as_str());
+    }
+}

@@ -144,3 +144,32 @@ async fn uploads_beyond_the_body_memory_budget_are_shed_with_503() {
         app.create_ok(&"a".repeat(512 * 1024)).await;
     }
 }
+
+/// Payloads are compressed already: a read is never compressed again,
+/// whatever the client accepts (browsers and load generators ask for gzip).
+#[tokio::test]
+async fn reads_are_sent_as_stored_whatever_the_client_accepts() {
+    let app = TestApp::spawn(&[]).await;
+    let text = "q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg".repeat(200);
+    let id = app.create_ok(&text).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for accept in ["gzip", "br", "gzip, deflate, br, zstd", "*"] {
+        let response = app
+            .client
+            .get(app.url(&format!("/api/paste/{id}")))
+            .header("accept-encoding", accept)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers().get("content-encoding"), None, "{accept}");
+        let body = response.bytes().await.unwrap();
+        assert_eq!(
+            body,
+            format!(r#"{{"data":"{text}"}}"#).as_bytes(),
+            "{accept}"
+        );
+    }
+}

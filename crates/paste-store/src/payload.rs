@@ -27,11 +27,23 @@ pub enum Payload {
 impl Payload {
     /// Chooses the stored form of `text`.
     pub fn from_text(text: String) -> Self {
-        // URL_SAFE_NO_PAD rejects padding, other characters and non-zero
-        // trailing bits, so a successful decode re-encodes to `text` exactly.
-        match URL_SAFE_NO_PAD.decode(text.as_bytes()) {
-            Ok(bytes) => Payload::Base64Url(bytes),
-            Err(_) => Payload::Text(text),
+        // Canonical means: it decodes, and encoding the result gives `text`
+        // back exactly (no padding, no other characters, zero trailing bits).
+        // Checked by that round trip rather than by trusting a decoder's
+        // strictness; both steps are SIMD (base64-simd), the create path's
+        // largest cost otherwise.
+        let engine = base64_simd::URL_SAFE_NO_PAD;
+        match engine.decode_type::<Vec<u8>>(text.as_bytes()) {
+            Ok(bytes) if engine.encoded_length(bytes.len()) == text.len() => {
+                let mut again = Vec::with_capacity(text.len());
+                engine.encode_append(&bytes, &mut again);
+                if again == text.as_bytes() {
+                    Payload::Base64Url(bytes)
+                } else {
+                    Payload::Text(text)
+                }
+            }
+            _ => Payload::Text(text),
         }
     }
 
@@ -246,6 +258,44 @@ mod tests {
             (out.as_slice(), text.text_len(), text.is_base64url()),
             (&b"ab cd"[..], 5, false)
         );
+    }
+
+    /// The stored form is chosen exactly as the base64 crate's strict
+    /// decoder would: canonical base64url → bytes, anything else verbatim.
+    #[test]
+    fn canonical_texts_are_recognised_exactly_as_the_strict_decoder_does() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        const ALPHABET: &[u8] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= .\n";
+        for round in 0..20_000 {
+            let len = (next() % 70) as usize;
+            let text: String = if round % 2 == 0 {
+                // Mostly canonical: encode random bytes, then maybe damage it.
+                let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                let mut t = URL_SAFE_NO_PAD.encode(&bytes).into_bytes();
+                if !t.is_empty() && next() % 3 == 0 {
+                    let at = (next() as usize) % t.len();
+                    t[at] = ALPHABET[(next() as usize) % ALPHABET.len()];
+                }
+                String::from_utf8(t).unwrap()
+            } else {
+                (0..len)
+                    .map(|_| ALPHABET[(next() as usize) % ALPHABET.len()] as char)
+                    .collect()
+            };
+            let strict = URL_SAFE_NO_PAD.decode(text.as_bytes()).ok();
+            match (Payload::from_text(text.clone()), strict) {
+                (Payload::Base64Url(bytes), Some(expected)) => assert_eq!(bytes, expected),
+                (Payload::Text(t), None) => assert_eq!(t, text),
+                (got, strict) => panic!("{text:?}: {got:?} but the strict decoder says {strict:?}"),
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! oversized upload is refused as soon as it passes the limit plus a small
 //! allowance for the JSON around `data`, before it is buffered whole.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -161,18 +162,21 @@ pub(crate) fn js_length(s: &str) -> usize {
 /// Parses the create body: `Err` when it is not JSON at all, `Ok(None)` when
 /// it is JSON without a non-empty string `data` (an object field, the last one
 /// when repeated, as `JSON.parse` keeps).
-pub(crate) fn parse_create(body: &[u8]) -> Result<Option<String>, ApiError> {
-    let parsed: CreateBody = serde_json::from_slice(body).map_err(|_| ApiError::InvalidJsonBody)?;
+/// The text is borrowed from `body` when it holds no escapes (base64url
+/// never does), so a create does not copy its payload here.
+pub(crate) fn parse_create(body: &[u8]) -> Result<Option<Cow<'_, str>>, ApiError> {
+    let parsed: CreateBody<'_> =
+        serde_json::from_slice(body).map_err(|_| ApiError::InvalidJsonBody)?;
     Ok(parsed.data.filter(|d| !d.is_empty()))
 }
 
 /// Any JSON value; keeps only a top-level string field `data`, skipping
 /// everything else without building it.
-struct CreateBody {
-    data: Option<String>,
+struct CreateBody<'de> {
+    data: Option<Cow<'de, str>>,
 }
 
-impl<'de> de::Deserialize<'de> for CreateBody {
+impl<'de> de::Deserialize<'de> for CreateBody<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(TopLevel)
     }
@@ -181,13 +185,13 @@ impl<'de> de::Deserialize<'de> for CreateBody {
 struct TopLevel;
 
 impl<'de> Visitor<'de> for TopLevel {
-    type Value = CreateBody;
+    type Value = CreateBody<'de>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateBody, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CreateBody<'de>, A::Error> {
         let mut data = None;
         while let Some(key) = map.next_key::<String>()? {
             if key == "data" {
@@ -199,35 +203,35 @@ impl<'de> Visitor<'de> for TopLevel {
         Ok(CreateBody { data })
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CreateBody, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CreateBody<'de>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(CreateBody { data: None })
     }
 
-    fn visit_unit<E>(self) -> Result<CreateBody, E> {
+    fn visit_unit<E>(self) -> Result<CreateBody<'de>, E> {
         Ok(CreateBody { data: None })
     }
-    fn visit_bool<E>(self, _: bool) -> Result<CreateBody, E> {
+    fn visit_bool<E>(self, _: bool) -> Result<CreateBody<'de>, E> {
         Ok(CreateBody { data: None })
     }
-    fn visit_i64<E>(self, _: i64) -> Result<CreateBody, E> {
+    fn visit_i64<E>(self, _: i64) -> Result<CreateBody<'de>, E> {
         Ok(CreateBody { data: None })
     }
-    fn visit_u64<E>(self, _: u64) -> Result<CreateBody, E> {
+    fn visit_u64<E>(self, _: u64) -> Result<CreateBody<'de>, E> {
         Ok(CreateBody { data: None })
     }
-    fn visit_f64<E>(self, _: f64) -> Result<CreateBody, E> {
+    fn visit_f64<E>(self, _: f64) -> Result<CreateBody<'de>, E> {
         Ok(CreateBody { data: None })
     }
-    fn visit_str<E>(self, _: &str) -> Result<CreateBody, E> {
+    fn visit_str<E>(self, _: &str) -> Result<CreateBody<'de>, E> {
         Ok(CreateBody { data: None })
     }
 }
 
 /// The value of `data`: the string, or `None` for any other JSON type.
-struct DataField(Option<String>);
+struct DataField<'de>(Option<Cow<'de, str>>);
 
-impl<'de> de::Deserialize<'de> for DataField {
+impl<'de> de::Deserialize<'de> for DataField<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(DataVisitor)
     }
@@ -236,39 +240,42 @@ impl<'de> de::Deserialize<'de> for DataField {
 struct DataVisitor;
 
 impl<'de> Visitor<'de> for DataVisitor {
-    type Value = DataField;
+    type Value = DataField<'de>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<DataField, E> {
-        Ok(DataField(Some(v.to_owned())))
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<DataField<'de>, E> {
+        Ok(DataField(Some(Cow::Borrowed(v))))
     }
-    fn visit_string<E>(self, v: String) -> Result<DataField, E> {
-        Ok(DataField(Some(v)))
+    fn visit_str<E>(self, v: &str) -> Result<DataField<'de>, E> {
+        Ok(DataField(Some(Cow::Owned(v.to_owned()))))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DataField, A::Error> {
+    fn visit_string<E>(self, v: String) -> Result<DataField<'de>, E> {
+        Ok(DataField(Some(Cow::Owned(v))))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DataField<'de>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(DataField(None))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<DataField, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<DataField<'de>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(DataField(None))
     }
-    fn visit_unit<E>(self) -> Result<DataField, E> {
+    fn visit_unit<E>(self) -> Result<DataField<'de>, E> {
         Ok(DataField(None))
     }
-    fn visit_bool<E>(self, _: bool) -> Result<DataField, E> {
+    fn visit_bool<E>(self, _: bool) -> Result<DataField<'de>, E> {
         Ok(DataField(None))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<DataField, E> {
+    fn visit_i64<E>(self, _: i64) -> Result<DataField<'de>, E> {
         Ok(DataField(None))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<DataField, E> {
+    fn visit_u64<E>(self, _: u64) -> Result<DataField<'de>, E> {
         Ok(DataField(None))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<DataField, E> {
+    fn visit_f64<E>(self, _: f64) -> Result<DataField<'de>, E> {
         Ok(DataField(None))
     }
 }
@@ -278,10 +285,23 @@ mod tests {
     use super::*;
 
     fn parse(body: &str) -> Result<Option<String>, &'static str> {
-        parse_create(body.as_bytes()).map_err(|e| match e {
-            ApiError::InvalidJsonBody => "invalid json",
-            _ => "other",
-        })
+        parse_create(body.as_bytes())
+            .map(|d| d.map(Cow::into_owned))
+            .map_err(|e| match e {
+                ApiError::InvalidJsonBody => "invalid json",
+                _ => "other",
+            })
+    }
+
+    #[test]
+    fn data_without_escapes_is_borrowed_from_the_body() {
+        let body = br#"{"x":[1,{"data":"no"}],"data":"q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg"}"#;
+        let data = parse_create(body).unwrap().unwrap();
+        assert!(matches!(data, Cow::Borrowed(_)));
+        assert_eq!(data, "q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg");
+        let escaped = parse_create(br#"{"data":"a\nb"}"#).unwrap().unwrap();
+        assert!(matches!(escaped, Cow::Owned(_)));
+        assert_eq!(escaped, "a\nb");
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub(crate) async fn create_paste(
         return Err(ApiError::PayloadTooLarge { max_size });
     }
     let request = NewPaste {
-        data,
+        payload: Payload::from_borrowed(&data),
         ttl_secs: resolved.tenant.default_ttl_secs,
         burn_after_read: false,
         idempotency: idempotency_key(&headers, &raw.bytes)?,
@@ -118,7 +118,8 @@ pub(crate) fn idempotency_key(
 
 /// A validated create request.
 pub(crate) struct NewPaste {
-    pub(crate) data: String,
+    /// The payload in its stored form.
+    pub(crate) payload: Payload,
     pub(crate) ttl_secs: u64,
     pub(crate) burn_after_read: bool,
     pub(crate) idempotency: Option<(String, [u8; 32])>,
@@ -227,7 +228,7 @@ async fn store_new(
     let created_at = now_ms();
     let expires_at = created_at.saturating_add(request.ttl_secs.saturating_mul(1000));
     let paste = StoredPaste {
-        payload: Payload::from_text(request.data.clone()),
+        payload: request.payload.clone(),
         created_at,
         expires_at,
         delete_token: Some(token.digest()),

@@ -18,7 +18,7 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
-use paste_store::{PasteId, now_ms};
+use paste_store::{PasteId, Payload, now_ms};
 use serde::Deserialize;
 
 use crate::body;
@@ -97,7 +97,7 @@ pub(crate) async fn create(
         }
     };
     let new = NewPaste {
-        data: request.data,
+        payload: Payload::from_text(request.data),
         ttl_secs,
         burn_after_read: request.burn_after_read.unwrap_or(false),
         idempotency: paste::idempotency_key(&headers, &raw.bytes)?,

@@ -45,6 +45,12 @@ pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
 }
 
 pub(crate) fn decode(bytes: &[u8]) -> Result<StoredPaste, StoreError> {
+    decode_owned(bytes.to_vec())
+}
+
+/// [`decode`] of a record the caller owns: the payload keeps the record's
+/// buffer (the header is moved out of the way) instead of a copy of it.
+pub(crate) fn decode_owned(mut bytes: Vec<u8>) -> Result<StoredPaste, StoreError> {
     let corrupt = |what: &str| StoreError::internal(format!("damaged paste file: {what}"));
     if bytes.len() < HEADER_LEN || &bytes[..4] != MAGIC {
         return Err(corrupt("bad header"));
@@ -55,24 +61,25 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<StoredPaste, StoreError> {
         u64::from_le_bytes(b)
     };
     let flags = bytes[4];
-    let body = &bytes[HEADER_LEN..];
-    if u64_at(24) != body.len() as u64 {
+    if u64_at(24) != (bytes.len() - HEADER_LEN) as u64 {
         return Err(corrupt("length mismatch"));
     }
-    let payload = if flags & FLAG_BASE64URL != 0 {
-        Payload::Base64Url(body.to_vec())
-    } else {
-        Payload::Text(String::from_utf8(body.to_vec()).map_err(|_| corrupt("text is not UTF-8"))?)
-    };
     let delete_token = (flags & FLAG_TOKEN != 0).then(|| {
         let mut d = [0u8; 32];
         d.copy_from_slice(&bytes[32..64]);
         DeleteTokenDigest(d)
     });
+    let (created_at, expires_at) = (u64_at(8), u64_at(16));
+    bytes.drain(..HEADER_LEN);
+    let payload = if flags & FLAG_BASE64URL != 0 {
+        Payload::Base64Url(bytes)
+    } else {
+        Payload::Text(String::from_utf8(bytes).map_err(|_| corrupt("text is not UTF-8"))?)
+    };
     Ok(StoredPaste {
         payload,
-        created_at: u64_at(8),
-        expires_at: u64_at(16),
+        created_at,
+        expires_at,
         delete_token,
         burn_after_read: flags & FLAG_BURN != 0,
     })
@@ -100,7 +107,19 @@ mod tests {
             sample(Payload::Text(String::new()), true),
         ] {
             assert_eq!(decode(&encode(&paste)).unwrap(), paste);
+            assert_eq!(decode_owned(encode(&paste)).unwrap(), paste);
         }
+    }
+
+    #[test]
+    fn an_invalid_text_payload_is_damaged_not_lossy() {
+        let mut record = encode(&sample(Payload::Text("ab".into()), false));
+        let last = record.len() - 1;
+        record[last] = 0xff;
+        assert!(matches!(
+            decode_owned(record),
+            Err(StoreError::Internal { .. })
+        ));
     }
 
     #[test]

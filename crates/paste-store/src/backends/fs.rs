@@ -289,7 +289,7 @@ impl Inner {
     fn get_from_memory(&self, key: &PasteKey) -> Option<StoredPaste> {
         let (dir, file) = self.paths(key);
         let bytes = read_cached(&dir.join(file))?;
-        let paste = record::decode(&bytes).ok()?;
+        let paste = record::decode_owned(bytes).ok()?;
         (!paste.is_expired_at(now_ms())).then_some(paste)
     }
 
@@ -438,7 +438,7 @@ fn remove_if_exists(path: &Path) -> io::Result<()> {
 fn read_record(path: &Path) -> Result<StoredPaste, StoreError> {
     let mut bytes = Vec::new();
     match File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
-        Ok(_) => record::decode(&bytes),
+        Ok(_) => record::decode_owned(bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NotFound),
         Err(e) => Err(io_unavailable("cannot read the paste file", e)),
     }

@@ -122,7 +122,7 @@ impl PasteStore for RedisStore {
             .query::<Option<Vec<u8>>>(&cmd)
             .await?
             .ok_or(StoreError::NotFound)?;
-        let paste = record::decode(&bytes)?;
+        let paste = record::decode_owned(bytes)?;
         if paste.is_expired_at(now_ms()) {
             return Err(StoreError::NotFound);
         }

@@ -50,14 +50,14 @@ def raw_get(port, path):
 class Traced:
     """planshare-server under strace with its own data directory and port."""
 
-    def __init__(self, binary, strace_args):
+    def __init__(self, binary, strace_args, sync):
         self.work = tempfile.mkdtemp(prefix="planshare-strace-")
         self.root = os.path.realpath(os.path.join(self.work, "data", "pastes"))
         self.trace = os.path.join(self.work, "trace.txt")
         self.port = free_port()
         env = dict(os.environ, PLANSHARE_HOST="127.0.0.1", PLANSHARE_PORT=str(self.port),
                    PLANSHARE_DATA_DIR=os.path.join(self.work, "data"), PLANSHARE_LOG="error",
-                   PLANSHARE_RATE_LIMITS="off")
+                   PLANSHARE_RATE_LIMITS="off", PLANSHARE_FS_SYNC=sync)
         self.proc = subprocess.Popen(["strace", "-f", "-qq", "-o", self.trace, *strace_args, binary],
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 30
@@ -92,31 +92,63 @@ class Traced:
 def joined(trace_lines):
     """strace -f splits a system call that another thread interrupts into
     `PID name(args <unfinished ...>` and, later, `PID <... name resumed>rest`;
-    rejoin each pair into one line, placed where the call completed, so that
-    a check reads every call whole whatever the interleaving and "A before B"
-    means A had returned before B."""
+    rejoin each pair into one call. Returns `(start, end, text)` per call in
+    the order the calls completed, `start`/`end` being the trace line numbers
+    where the call began and returned (equal for a call strace printed whole:
+    nothing happened in between). "A before B" is then `A.end < B.start`:
+    A had returned before B began."""
     out, open_at = [], {}
-    for line in trace_lines:
+    for n, line in enumerate(trace_lines):
         m = re.match(r"(\d+)\s+<\.\.\. \w+ resumed>(.*)", line)
         if m and m.group(1) in open_at:
-            at = open_at.pop(m.group(1))
-            out.append(out[at] + m.group(2))
-            out[at] = None
+            start, text = open_at.pop(m.group(1))
+            out.append((start, n, text + m.group(2)))
             continue
         m = re.match(r"(\d+)\s+.*\s<unfinished \.\.\.>$", line)
         if m:
-            open_at[m.group(1)] = len(out)
-            line = line[: -len(" <unfinished ...>")]
-        out.append(line)
-    return [line for line in out if line is not None]
+            open_at[m.group(1)] = (n, line[: -len(" <unfinished ...>")])
+            continue
+        out.append((n, n, line))
+    return out
+
+
+def ordering(calls, paste_id, sync):
+    """RELIABILITY.md K3 for one paste: its data durable < link into place <
+    the link durable < the 201. Durable means, with `file`, an fsync of the
+    temporary file (then of the shard directory) and, with `batch` (group
+    commit), a syncfs of the store's filesystem that began after the last
+    write to the temporary file (then after the link) and returned before
+    the next step began. Returns a problem or None."""
+    hexid = paste_id.encode().hex()
+    tmp = "/.tmp-" + hexid
+    link = next((c for c in calls if "link" in c[2] and tmp in c[2] and c[2].rstrip().endswith("= 0")), None)
+    reply = next((c for c in calls if "HTTP/1.1 201" in c[2] and f'\\"id\\":\\"{paste_id}\\"' in c[2]), None)
+    if link is None or reply is None:
+        return f"{paste_id}: link={link is not None} 201={reply is not None}"
+    written = max((c[1] for c in calls if tmp in c[2] and c[1] < link[0] and not re.search(r"\bf(data)?sync\(", c[2])),
+                  default=None)
+    if sync == "file":
+        data = [c for c in calls if re.search(r"\bf(data)?sync\(\d+<[^>]*" + re.escape(tmp), c[2])]
+        entry = [c for c in calls if re.search(r"\bfsync\(\d+<[^>]*/" + hexid[:4] + r">\)", c[2])]
+    else:
+        data = entry = [c for c in calls if re.match(r"\d+\s+syncfs\(", c[2]) and c[2].rstrip().endswith("= 0")]
+    data_ok = written is not None and any(written < c[0] and c[1] < link[0] for c in data)
+    entry_ok = any(link[1] < c[0] and c[1] < reply[0] for c in entry)
+    if data_ok and entry_ok:
+        return None
+    return (f"{paste_id} ({sync}): data durable before the link: {data_ok}; "
+            f"link durable before the 201: {entry_ok}")
 
 
 def injected_failures(binary):
-    """K4: a failing fsync or link is a 503, never a 201, and leaves no visible paste."""
+    """K4: a failing flush or link is a 503, never a 201, and leaves no visible paste."""
     failures = []
     # (std::fs::hard_link is linkat(2) on Linux.)
-    for syscall, errno in (("fsync", "EIO"), ("linkat", "ENOSPC")):
-        server = Traced(binary, ["-e", f"trace={syscall}", "-e", f"inject={syscall}:error={errno}"])
+    cases = (("batch", "syncfs", "EIO"), ("file", "fsync", "EIO"),
+             ("batch", "linkat", "ENOSPC"), ("file", "linkat", "ENOSPC"))
+    for sync, syscall, errno in cases:
+        server = Traced(binary, ["-e", f"trace={syscall}", "-e", f"inject={syscall}:error={errno}"], sync)
+        what = f"{sync}: {syscall} -> {errno}"
         try:
             for _ in range(3):
                 conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
@@ -124,21 +156,23 @@ def injected_failures(binary):
                 resp = conn.getresponse()
                 resp.read()
                 if resp.status != 503 or resp.getheader("Retry-After") is None:
-                    failures.append(f"{syscall} -> {errno}: create answered {resp.status}")
+                    failures.append(f"{what}: create answered {resp.status}")
                 conn.close()
             if request(server.port, "GET", "/healthz")[0] != 200:
-                failures.append(f"{syscall} -> {errno}: liveness failed")
+                failures.append(f"{what}: liveness failed")
         finally:
             server.stop()
         if server.visible_pastes():
-            failures.append(f"{syscall} -> {errno}: visible pastes after failed writes: {server.visible_pastes()}")
-    return failures
+            failures.append(f"{what}: visible pastes after failed writes: {server.visible_pastes()}")
+    return failures, len(cases)
 
 
-def main():
-    binary = sys.argv[1]
+def traced_creates(binary, sync):
+    """CREATES creates and the hostile reads under strace; returns
+    (ordering and containment problems, paths checked)."""
     server = Traced(binary, ["-yy", "-s", "2048", "-e",
-                             "trace=%file,fsync,fdatasync,write,writev,sendto,sendmsg,accept4,accept"])
+                             "trace=%file,fsync,fdatasync,syncfs,write,writev,sendto,sendmsg,accept4,accept"],
+                    sync)
     port, root, trace = server.port, server.root, server.trace
     catalog = os.path.realpath(os.path.join(server.work, "data", "catalog.sqlite"))
     try:
@@ -153,33 +187,22 @@ def main():
     finally:
         server.stop()
 
-    lines = joined(open(trace, encoding="utf-8", errors="replace").read().splitlines())
+    calls = joined(open(trace, encoding="utf-8", errors="replace").read().splitlines())
     failures = []
 
     # K3: ordering per paste.
     for paste_id in ids:
-        hexid = paste_id.encode().hex()
-        tmp_fsync = link = dir_fsync = reply = None
-        for n, line in enumerate(lines):
-            if tmp_fsync is None and re.search(r"\bf(data)?sync\(\d+<[^>]*/\.tmp-" + hexid, line):
-                tmp_fsync = n
-            elif link is None and "link" in line and "/.tmp-" + hexid in line and line.rstrip().endswith("= 0"):
-                link = n
-            elif link is not None and dir_fsync is None and re.search(r"\bfsync\(\d+<[^>]*/" + hexid[:4] + r">\)", line):
-                dir_fsync = n
-            elif reply is None and "HTTP/1.1 201" in line and f'\\"id\\":\\"{paste_id}\\"' in line:
-                reply = n
-        steps = [tmp_fsync, link, dir_fsync, reply]
-        if None in steps or steps != sorted(steps):
-            failures.append(f"ordering for {paste_id}: fsync(tmp)={tmp_fsync} link={link} "
-                            f"fsync(dir)={dir_fsync} 201={reply}")
+        problem = ordering(calls, paste_id, sync)
+        if problem:
+            failures.append("ordering for " + problem)
 
     # A5: containment after the server started serving.
-    start = next((n for n, l in enumerate(lines) if re.search(r"\baccept4?\(", l)), len(lines))
+    start = next((n for n, (_, _, l) in enumerate(calls) if re.search(r"\baccept4?\(", l)), len(calls))
     touched = 0
-    for line in lines[start:]:
+    for _, _, line in calls[start:]:
         m = re.match(r"\d+\s+(\w+)\((.*)", line)
-        if not m or m.group(1) in ("write", "writev", "sendto", "sendmsg", "accept", "accept4", "fsync", "fdatasync"):
+        if not m or m.group(1) in ("write", "writev", "sendto", "sendmsg", "accept", "accept4",
+                                   "fsync", "fdatasync", "syncfs"):
             continue
         # Quoted strings are the paths passed in (fd annotations like
         # AT_FDCWD</cwd> only describe the base of a relative path).
@@ -192,12 +215,22 @@ def main():
             if real.startswith(catalog + "-") or real == catalog:
                 continue
             if not path.startswith("/") or not (real + "/").startswith(root + "/"):
-                failures.append(f"outside the store root: {line.strip()[:200]}")
+                failures.append(f"outside the store root ({sync}): {line.strip()[:200]}")
+    return failures, touched
 
-    injected = injected_failures(binary)
+
+def main():
+    binary = sys.argv[1]
+    failures, touched, ordered = [], 0, 0
+    for sync in ("batch", "file"):
+        found, paths = traced_creates(binary, sync)
+        failures += found
+        touched += paths
+        ordered += CREATES
+    injected, faults = injected_failures(binary)
     failures += injected
-    print(f"syscall-checks: {len(ids)} creates ordered, {touched} paths checked, "
-          f"2 injected I/O faults, {len(failures)} problems")
+    print(f"syscall-checks: {ordered} creates ordered (store.fs.sync batch and file), "
+          f"{touched} paths checked, {faults} injected I/O faults, {len(failures)} problems")
     for f in failures[:20]:
         print("  " + f)
     sys.exit(1 if failures else 0)

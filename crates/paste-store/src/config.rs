@@ -211,6 +211,40 @@ pub struct FsConfig {
     /// Temporary files older than this many seconds are leftovers of an
     /// interrupted write and are removed by the sweep.
     pub stale_tmp_secs: u64,
+    /// How a new paste is made durable before its `201`.
+    pub sync: FsSync,
+}
+
+/// `[store.fs] sync`: how the fs backend makes a new paste durable. Both
+/// keep the same order — the paste's data on disk before its name appears,
+/// the name on disk before the write is acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsSync {
+    /// Group commit: concurrent writes share one `syncfs(2)` of the paste
+    /// directory's filesystem per step, so a flush costs the same for one
+    /// paste or a hundred. It flushes everything written to that filesystem,
+    /// so it is cheapest on a volume of its own. Linux only; elsewhere, and
+    /// for a write that lands on another filesystem than the paste
+    /// directory, `file` is used.
+    #[default]
+    Batch,
+    /// Each write `fsync(2)`s its own file, then its directory.
+    File,
+}
+
+impl std::str::FromStr for FsSync {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "batch" => Ok(FsSync::Batch),
+            "file" => Ok(FsSync::File),
+            other => Err(format!(
+                "unknown fs sync mode {other:?}; valid modes: batch, file"
+            )),
+        }
+    }
 }
 
 impl Default for FsConfig {
@@ -220,6 +254,7 @@ impl Default for FsConfig {
             sweep_interval_secs: 600,
             first_sweep_delay_secs: 10,
             stale_tmp_secs: 3600,
+            sync: FsSync::default(),
         }
     }
 }

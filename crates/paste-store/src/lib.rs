@@ -30,7 +30,7 @@ pub use backends::memory::MemoryStore;
 pub use backends::redis::RedisStore;
 #[cfg(feature = "s3")]
 pub use backends::s3::{LIFECYCLE_RULE_ID, S3Store, apply_lifecycle_rule};
-pub use config::{FsConfig, RedisConfig, S3Config, StoreConfig, StoreKind, redacted};
+pub use config::{FsConfig, FsSync, RedisConfig, S3Config, StoreConfig, StoreKind, redacted};
 pub use error::{OpenError, StoreError};
 pub use key::{KeyError, Namespace, PasteId, PasteKey};
 pub use payload::{DeleteToken, DeleteTokenDigest, Payload, StoredPaste};

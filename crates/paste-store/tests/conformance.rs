@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use paste_store::conformance::{self, env};
-use paste_store::{FsConfig, StoreConfig, StoreKind};
+use paste_store::{FsConfig, FsSync, StoreConfig, StoreKind};
 
 async fn open(config: StoreConfig) -> std::sync::Arc<dyn paste_store::PasteStore> {
     paste_store::open(&config).await.unwrap()
@@ -24,22 +24,27 @@ async fn memory_backend_conforms() {
     .await;
 }
 
+/// Both ways of flushing (group commit and one `fsync` per file) give the
+/// same store.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fs_backend_conforms() {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = FsConfig {
-        path: dir.path().join("pastes"),
-        ..FsConfig::default()
-    };
-    conformance::run(
-        open(StoreConfig {
-            kind: StoreKind::Fs,
-            fs,
-            ..StoreConfig::default()
-        })
-        .await,
-    )
-    .await;
+    for sync in [FsSync::Batch, FsSync::File] {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = FsConfig {
+            path: dir.path().join("pastes"),
+            sync,
+            ..FsConfig::default()
+        };
+        conformance::run(
+            open(StoreConfig {
+                kind: StoreKind::Fs,
+                fs,
+                ..StoreConfig::default()
+            })
+            .await,
+        )
+        .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -217,3 +217,77 @@ async fn start_up_does_not_walk_the_tree() {
     reopened.health().await.unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+/// Group commit under concurrency: every acknowledged put is complete under
+/// its final name, the flushes were shared, and nothing temporary is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_puts_share_flushes_and_all_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path()).await;
+    let mut puts = tokio::task::JoinSet::new();
+    for i in 0..300 {
+        let store = store.clone();
+        puts.spawn(async move {
+            let key = fresh_key("default");
+            let text = format!("{i:04}").repeat(100 + i);
+            store.put_if_absent(&key, paste(&text, 60_000)).await?;
+            Ok::<_, StoreError>((key, text))
+        });
+    }
+    while let Some(joined) = puts.join_next().await {
+        let (key, text) = joined.unwrap().unwrap();
+        assert_eq!(store.get(&key).await.unwrap().payload.to_text(), text);
+    }
+    let files = files_under(dir.path());
+    assert_eq!(files.len(), 300);
+    assert!(files.iter().all(|f| {
+        !f.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".tmp-")
+    }));
+}
+
+/// A put whose caller stops waiting (a client gone, a timeout) still runs
+/// to its end — it never stops between writing and linking — and dropping
+/// the store lets the write and commit threads finish what they hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_put_still_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path()).await;
+    let keys: Vec<_> = (0..20).map(|_| fresh_key("default")).collect();
+    for key in &keys {
+        // Polled once (handed over), then dropped.
+        let mut put = store.put_if_absent(key, paste("AAAA", 60_000));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(put.as_mut().poll(&mut cx).is_pending());
+        drop(put);
+    }
+    drop(store);
+    let reopened = open(dir.path()).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    for key in &keys {
+        loop {
+            match reopened.get(key).await {
+                Ok(got) => {
+                    assert_eq!(got.payload.to_text(), "AAAA");
+                    break;
+                }
+                Err(StoreError::NotFound) if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while files_under(dir.path()).iter().any(|f| {
+        f.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".tmp-")
+    }) {
+        assert!(std::time::Instant::now() < deadline, "temporary files left");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use paste_api::{AdminConfig, HttpConfig, LimitsConfig, PasteConfig, split_origins};
-use paste_store::{StoreConfig, StoreKind};
+use paste_store::{FsSync, StoreConfig, StoreKind};
 use serde::{Deserialize, Serialize};
 use tenancy::CatalogConfig;
 
@@ -220,6 +220,14 @@ pub const ENV_VARS: &[EnvVar] = &[
         setting: "store.kind",
         apply: |s, v| {
             s.store.kind = v.parse::<StoreKind>()?;
+            Ok(())
+        },
+    },
+    EnvVar {
+        name: "PLANSHARE_FS_SYNC",
+        setting: "store.fs.sync",
+        apply: |s, v| {
+            s.store.fs.sync = v.parse::<FsSync>()?;
             Ok(())
         },
     },

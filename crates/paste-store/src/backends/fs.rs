@@ -7,10 +7,16 @@
 //!
 //! Write path (`put_if_absent`), in this order:
 //! 1. create `.tmp-<file>-<created ms>-<random>` in the shard with `O_EXCL`;
-//! 2. write the record, set mtime, `fsync` the file;
+//! 2. write the record, set mtime, make the file durable;
 //! 3. `link(2)` it to the final name — fails with `EEXIST` instead of
 //!    replacing, so a put never clobbers;
-//! 4. unlink the temporary name and `fsync` the shard directory.
+//! 4. unlink the temporary name and make the shard directory durable.
+//!
+//! "Durable" is `store.fs.sync` ([`FsSync`]): with `file`, an `fsync` of the
+//! file (2.) and of the directory (4.) on the blocking pool; with `batch`
+//! (the default), group commit — the steps run on a write thread and a
+//! commit thread, and one `syncfs(2)` serves every put that reached step 2
+//! or 4 since the previous one (see [`commit`]).
 //!
 //! A crash before 3 leaves only an invisible temporary file (removed by the
 //! sweep once stale); after 3 the complete record is in place. Readers open
@@ -35,8 +41,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+#[cfg(target_os = "linux")]
+mod commit;
+
 use crate::record;
-use crate::{FsConfig, OpenError, PasteKey, PasteStore, StoreError, StoredPaste, now_ms};
+use crate::{FsConfig, FsSync, OpenError, PasteKey, PasteStore, StoreError, StoredPaste, now_ms};
 
 const LOCK_STRIPES: usize = 256;
 const TMP_PREFIX: &str = ".tmp-";
@@ -45,6 +54,11 @@ const TMP_PREFIX: &str = ".tmp-";
 #[derive(Debug, Clone)]
 pub struct FsStore {
     inner: Arc<Inner>,
+    /// The write and commit threads of [`FsSync::Batch`] (closed when the
+    /// last clone of the store is dropped); `None`: each put flushes its own
+    /// file and directory on the blocking pool.
+    #[cfg(target_os = "linux")]
+    committer: Option<Arc<commit::Committer>>,
 }
 
 #[derive(Debug)]
@@ -53,6 +67,9 @@ struct Inner {
     config: FsConfig,
     /// Serialises the removal of a file with the re-check that it is expired.
     locks: Box<[Mutex<()>]>,
+    /// The filesystem (`st_dev`) of the root: group commit flushes that one.
+    #[cfg(target_os = "linux")]
+    root_dev: u64,
 }
 
 impl FsStore {
@@ -67,13 +84,43 @@ impl FsStore {
             what: format!("the paste directory {}", root.display()),
             source,
         })?;
+        #[cfg(target_os = "linux")]
+        let root_dev = {
+            use std::os::unix::fs::MetadataExt;
+            fs::metadata(&root)
+                .map_err(|source| OpenError::Io {
+                    what: format!("the paste directory {}", root.display()),
+                    source,
+                })?
+                .dev()
+        };
         let inner = Arc::new(Inner {
             root,
             config: config.clone(),
             locks: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+            #[cfg(target_os = "linux")]
+            root_dev,
         });
         spawn_sweeper(Arc::downgrade(&inner));
-        Ok(FsStore { inner })
+        #[cfg(target_os = "linux")]
+        let committer = match config.sync {
+            FsSync::Batch => Some(Arc::new(commit::Committer::start(inner.clone()).map_err(
+                |source| OpenError::Io {
+                    what: "the fs store's commit thread".into(),
+                    source,
+                },
+            )?)),
+            FsSync::File => None,
+        };
+        #[cfg(not(target_os = "linux"))]
+        if config.sync == FsSync::Batch {
+            tracing::info!("store.fs.sync = \"batch\" needs Linux (syncfs); using \"file\"");
+        }
+        Ok(FsStore {
+            inner,
+            #[cfg(target_os = "linux")]
+            committer,
+        })
     }
 
     /// The root directory.
@@ -107,6 +154,10 @@ impl PasteStore for FsStore {
     }
 
     async fn put_if_absent(&self, key: &PasteKey, paste: StoredPaste) -> Result<(), StoreError> {
+        #[cfg(target_os = "linux")]
+        if let Some(committer) = &self.committer {
+            return committer.put(key.clone(), paste).await;
+        }
         let inner = self.inner.clone();
         let key = key.clone();
         blocking(move || inner.put(&key, &paste)).await
@@ -145,6 +196,23 @@ macro_rules! crash_point {
     };
 }
 
+/// A put between its steps: the temporary file written, the final name
+/// to link it to.
+#[derive(Debug)]
+struct Pending {
+    dir: PathBuf,
+    file: String,
+    tmp: PathBuf,
+    target: PathBuf,
+}
+
+/// The last step of a put, once its directory entry is durable: nothing
+/// left to do but answer (a crash point for the durability tests).
+fn acknowledge() -> Result<(), StoreError> {
+    crash_point!("fs::after_dir_fsync");
+    Ok(())
+}
+
 impl Inner {
     fn paths(&self, key: &PasteKey) -> (PathBuf, String) {
         let (dir, file) = key.fs_location();
@@ -161,7 +229,13 @@ impl Inner {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn put(&self, key: &PasteKey, paste: &StoredPaste) -> Result<(), StoreError> {
+    /// Writes `paste` to a new temporary file in its shard (not yet flushed)
+    /// and returns it, still open, with where it goes.
+    fn write_tmp(
+        &self,
+        key: &PasteKey,
+        paste: &StoredPaste,
+    ) -> Result<(Pending, File), StoreError> {
         let (dir, file) = self.paths(key);
         let target = dir.join(&file);
         let tmp = dir.join(format!(
@@ -190,39 +264,88 @@ impl Inner {
             return Err(io_unavailable("cannot write the paste file", e));
         }
         crash_point!("fs::after_tmp_write");
+        let pending = Pending {
+            dir,
+            file,
+            tmp,
+            target,
+        };
+        Ok((pending, f))
+    }
+
+    /// The blocking part of a [`FsSync::Batch`] put: the temporary file
+    /// written and closed, for the commit thread to flush and link. A file
+    /// that landed on another filesystem than the root (a volume mounted
+    /// inside the paste directory) is not covered by the root's `syncfs`: that
+    /// put is finished here with `fsync`s instead, and `None` returned.
+    #[cfg(target_os = "linux")]
+    fn write_tmp_for_batch(
+        &self,
+        key: &PasteKey,
+        paste: &StoredPaste,
+    ) -> Result<Option<Pending>, StoreError> {
+        use std::os::unix::fs::MetadataExt;
+
+        let (pending, f) = self.write_tmp(key, paste)?;
+        match f.metadata() {
+            Ok(m) if m.dev() == self.root_dev => Ok(Some(pending)),
+            _ => self.put_written(&pending, f).map(|()| None),
+        }
+    }
+
+    /// A whole put with `fsync` of the file and of its directory
+    /// ([`FsSync::File`]).
+    fn put(&self, key: &PasteKey, paste: &StoredPaste) -> Result<(), StoreError> {
+        let (pending, f) = self.write_tmp(key, paste)?;
+        self.put_written(&pending, f)
+    }
+
+    /// The rest of a [`FsSync::File`] put once its temporary file is written.
+    fn put_written(&self, pending: &Pending, f: File) -> Result<(), StoreError> {
         if let Err(e) = f.sync_all() {
             // After a failed fsync the page cache state is unknown: never retry
             // the fsync and report success; drop the file and fail the put.
             drop(f);
-            let _ = fs::remove_file(&tmp);
+            let _ = fs::remove_file(&pending.tmp);
             return Err(io_unavailable("cannot flush the paste file to disk", e));
         }
         drop(f);
-        crash_point!("fs::after_tmp_fsync");
-
-        let linked = match fs::hard_link(&tmp, &target) {
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                self.replace_if_expired(&dir, &file, &tmp, &target)
-            }
-            Err(e) => Err(io_unavailable("cannot link the paste file into place", e)),
-            Ok(()) => Ok(()),
-        };
-        if let Err(e) = linked {
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
-        }
-        crash_point!("fs::after_link");
-
-        let _ = fs::remove_file(&tmp); // a leftover is swept later
-        if let Err(e) = sync_dir(&dir) {
+        self.link_flushed(pending)?;
+        if let Err(e) = sync_dir(&pending.dir) {
             // Not durable, so not acknowledged; take it back out of view.
-            let _ = fs::remove_file(&target);
+            let _ = fs::remove_file(&pending.target);
             return Err(io_unavailable(
                 "cannot flush the paste directory to disk",
                 e,
             ));
         }
-        crash_point!("fs::after_dir_fsync");
+        acknowledge()
+    }
+
+    /// Links a temporary file whose data is durable to its final name and
+    /// removes the temporary name. The new name is not durable yet.
+    fn link_flushed(&self, pending: &Pending) -> Result<(), StoreError> {
+        crash_point!("fs::after_tmp_fsync");
+        let Pending {
+            dir,
+            file,
+            tmp,
+            target,
+        } = pending;
+        let linked = match fs::hard_link(tmp, target) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                self.replace_if_expired(dir, file, tmp, target)
+            }
+            Err(e) => Err(io_unavailable("cannot link the paste file into place", e)),
+            Ok(()) => Ok(()),
+        };
+        if let Err(e) = linked {
+            let _ = fs::remove_file(tmp);
+            return Err(e);
+        }
+        crash_point!("fs::after_link");
+
+        let _ = fs::remove_file(tmp); // a leftover is swept later
         Ok(())
     }
 

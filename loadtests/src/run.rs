@@ -102,10 +102,26 @@ pub(crate) struct RunArgs {
     /// not exist, the report has no targets.
     #[arg(long, default_value = "loadtests/targets.toml")]
     targets: PathBuf,
+    /// A setting for every planshare server of the run, as `NAME=VALUE` of a
+    /// server variable (e.g. `PLANSHARE_FS_SYNC=file`); repeatable. Noted in
+    /// the report.
+    #[arg(long = "server-env", value_name = "NAME=VALUE", value_parser = parse_server_env)]
+    server_env: Vec<(String, String)>,
     /// Self-check of the runner: measure a second reference server where
     /// planshare would be (no planshare binary needed; ratios should be ≈ 1).
     #[arg(long, hide = true)]
     reference_only: bool,
+}
+
+fn parse_server_env(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if name.starts_with("PLANSHARE_") || name.starts_with("PASTE_") => {
+            Ok((name.to_owned(), value.to_owned()))
+        }
+        _ => Err(format!(
+            "expected NAME=VALUE with a PLANSHARE_* or PASTE_* name, got {text:?}"
+        )),
+    }
 }
 
 /// Checks that the planshare binary exists, with a hint how to build it.
@@ -254,11 +270,13 @@ async fn start_planshare(
     bin: &Path,
     dir: &Path,
     config: &StoreConfig,
+    server_env: &[(String, String)],
     name: &str,
 ) -> anyhow::Result<ServerProcess> {
     let store = config.store();
     let port = free_port()?;
-    let command = planshare_command(bin, port, dir, config)?;
+    let mut command = planshare_command(bin, port, dir, config)?;
+    command.envs(server_env.iter().map(|(k, v)| (k, v)));
     let mut server = ServerProcess::spawn(name, command, port)?;
     let hint = match store {
         Store::Redis => "; is Redis running there?",
@@ -295,6 +313,7 @@ fn read_memory(process: &ServerProcess, field: MemoryField) -> Option<u64> {
 /// the catalog); the directory is removed afterwards.
 async fn measure_disk(
     bin: &Path,
+    server_env: &[(String, String)],
     work_dir: &Path,
     sizes: &[usize],
     concurrency: usize,
@@ -303,7 +322,7 @@ async fn measure_disk(
     for &size in sizes {
         let dir = work_dir.join(format!("disk-{size}"));
         let name = format!("planshare-server (fs store, bytes on disk of {size} B pastes)");
-        let server = start_planshare(bin, &dir, &StoreConfig::Fs, &name).await?;
+        let server = start_planshare(bin, &dir, &StoreConfig::Fs, server_env, &name).await?;
         let ids = generator::seed(server.addr(), size, SEEDED_PASTES, concurrency, |_, _| {})
             .await
             .with_context(|| format!("creating the pastes for {name}"))?;
@@ -446,6 +465,11 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
                 .to_owned(),
         );
     }
+    for (name, value) in &args.server_env {
+        info.notes.push(format!(
+            "every planshare server of this run had {name}={value}"
+        ));
+    }
     if args.reference_only {
         info.notes
             .push("self-check run: the `planshare` rows are a second reference server".to_owned());
@@ -567,6 +591,7 @@ async fn measure(
     {
         footprint.disk = measure_disk(
             &args.server_bin,
+            &args.server_env,
             work_dir.path(),
             &args.sizes,
             seed_concurrency,
@@ -586,7 +611,9 @@ async fn measure(
             of_size = vec![processes.len(); args.sizes.len()];
             let name = format!("planshare-server ({store} store)");
             let dir = work_dir.path().join(store.name());
-            processes.push(start_planshare(&args.server_bin, &dir, config, &name).await?);
+            processes.push(
+                start_planshare(&args.server_bin, &dir, config, &args.server_env, &name).await?,
+            );
             served_by.push((server, None));
         } else {
             let name = format!("{} (reference stand-in)", info.label(server));

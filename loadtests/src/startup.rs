@@ -1,25 +1,31 @@
-//! `startup`: how long planshare takes from spawn to a 200 on `/readyz` with N
-//! stored pastes, compared with an empty data directory.
+//! `startup`: start-up time and fetch speed with many stored pastes (issue 8:
+//! "1 000 000 stored pastes: start-up to ready < 1 s; fetch within 10 % of
+//! the 1 000-paste figure").
 //!
-//! For each data directory (empty, then seeded) the server is started once
-//! (and, for the seeded one, N pastes of 8 KiB are created through the API),
-//! stopped with SIGTERM, then restarted and stopped again `--restarts` times;
-//! each restart is timed from just before the spawn until `/readyz` first
-//! answers 200, polled every 2 ms. The median of the restarts is reported.
-//! The page cache is warm (the files were just written): this measures the
-//! server's own start-up work, not cold-disk reads.
+//! Three data directories — empty, a baseline of `--baseline-pastes` (1 000)
+//! and `--pastes` N — are prepared (the pastes, 8 KiB each, created through
+//! the API) and the server restarted on each `--restarts` times; each restart
+//! is timed from just before the spawn until `/readyz` first answers 200,
+//! polled every 2 ms, and the median reported. Then one server on the
+//! baseline directory and one on the large one serve `GET`s of *all* their
+//! pastes round-robin (so the large one reads from across its N files), in
+//! alternating phases, `--fetch-rounds` each; medians of req/s, p99 and
+//! server CPU per request, and the large / baseline ratios. The page cache is
+//! warm (the files were just written): this measures the server's own work,
+//! not cold-disk reads.
 
 use crate::DEFAULT_SERVER_BIN;
 use crate::run::{READY_POLL, READY_TIMEOUT, check_server_bin, planshare_command, temp_dir};
 use anyhow::{Context as _, bail};
 use clap::Args;
 use loadtests::backend::StoreConfig;
-use loadtests::generator;
+use loadtests::generator::{self, Phase, Workload};
 use loadtests::process::{ServerProcess, free_port};
 use loadtests::stats::{self, UtcTime};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Size of each seeded paste (characters of `data`).
@@ -45,9 +51,21 @@ pub(crate) struct StartupArgs {
     /// The planshare server binary.
     #[arg(long, default_value = DEFAULT_SERVER_BIN)]
     server_bin: PathBuf,
+    /// Pastes of the baseline data directory the large one is compared with.
+    #[arg(long, default_value_t = 1000)]
+    baseline_pastes: usize,
     /// Timed restarts per data directory; the median is reported.
     #[arg(long, default_value_t = 3)]
     restarts: usize,
+    /// Measured seconds of each fetch phase (0: no fetch comparison).
+    #[arg(long, default_value_t = 5.0)]
+    fetch_duration: f64,
+    /// Fetch phases per data directory, alternating baseline / large.
+    #[arg(long, default_value_t = 3)]
+    fetch_rounds: usize,
+    /// Connections of the fetch phases.
+    #[arg(long, default_value_t = 32)]
+    concurrency: usize,
     /// Folder for `startup-<UTC timestamp>.json` and `.md` (created if missing).
     #[arg(long, default_value = "loadtests/results")]
     out: PathBuf,
@@ -58,23 +76,33 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
     if args.restarts == 0 {
         bail!("--restarts must be at least 1");
     }
+    let fetch_window = Duration::try_from_secs_f64(args.fetch_duration)
+        .with_context(|| format!("--fetch-duration {}: not a duration", args.fetch_duration))?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let started = UtcTime::now();
 
-    eprintln!("empty data directory:");
-    let empty = measure(&args.server_bin, 0, args.restarts).await?;
-    eprintln!(
-        "data directory with {} pastes of {PASTE_SIZE} B:",
-        args.pastes
-    );
-    let seeded = measure(&args.server_bin, args.pastes, args.restarts).await?;
+    let mut dirs = Vec::new();
+    for (label, pastes) in [
+        ("empty", 0),
+        ("baseline", args.baseline_pastes),
+        ("large", args.pastes),
+    ] {
+        eprintln!("{label} data directory ({pastes} pastes of {PASTE_SIZE} B):");
+        dirs.push(prepare(&args.server_bin, label, pastes, args.restarts).await?);
+    }
+
+    let fetch = if fetch_window.is_zero() || args.fetch_rounds == 0 {
+        None
+    } else {
+        Some(compare_fetches(&args, fetch_window, &dirs[1], &dirs[2]).await?)
+    };
 
     let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
     let median_ms = |runs: &[Duration]| stats::median(&runs.iter().map(ms).collect::<Vec<_>>());
-    let (empty_ms, seeded_ms) = (median_ms(&empty), median_ms(&seeded));
-    let ratio = stats::ratio(seeded_ms, empty_ms);
-    let fmt = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.1}"));
+    let fmt = |v: Option<f64>, digits: usize| {
+        v.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}"))
+    };
     let runs = |runs: &[Duration]| {
         runs.iter()
             .map(|d| format!("{:.1}", ms(d)))
@@ -97,28 +125,78 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
         "| data directory | pastes | start-up ms (median) | each restart ms |"
     );
     let _ = writeln!(md, "|---|---:|---:|---|");
-    let _ = writeln!(md, "| empty | 0 | {} | {} |", fmt(empty_ms), runs(&empty));
-    let _ = writeln!(
-        md,
-        "| seeded | {} | {} | {} |",
-        args.pastes,
-        fmt(seeded_ms),
-        runs(&seeded)
-    );
-    let _ = writeln!(
-        md,
-        "\nseeded / empty: {}",
-        ratio.map_or_else(|| "–".to_owned(), |r| format!("{r:.2}"))
-    );
+    for dir in &dirs {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            dir.label,
+            dir.ids.len(),
+            fmt(median_ms(&dir.restarts), 1),
+            runs(&dir.restarts)
+        );
+    }
+    let startup_ratio = stats::ratio(median_ms(&dirs[2].restarts), median_ms(&dirs[1].restarts));
+    let _ = writeln!(md, "\nlarge / baseline start-up: {}", fmt(startup_ratio, 2));
 
+    let mut fetch_json = serde_json::Value::Null;
+    if let Some(fetch) = &fetch {
+        let _ = writeln!(
+            md,
+            "\n## Fetch\n\n`GET /api/paste/<id>` of every stored paste round-robin, {} connections, \
+             {} phases of {:.0} s per directory (after 1 s of warm-up), alternating; medians.\n",
+            args.concurrency, args.fetch_rounds, args.fetch_duration
+        );
+        let _ = writeln!(
+            md,
+            "| data directory | pastes | req/s | p99 ms | CPU µs/req |"
+        );
+        let _ = writeln!(md, "|---|---:|---:|---:|---:|");
+        for (dir, figures) in [(&dirs[1], &fetch.baseline), (&dirs[2], &fetch.large)] {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                dir.label,
+                dir.ids.len(),
+                fmt(figures.rps, 0),
+                fmt(figures.p99_ms, 2),
+                fmt(figures.cpu_us, 1)
+            );
+        }
+        let _ = writeln!(
+            md,
+            "\nlarge / baseline: throughput {}, p99 {}, CPU per request {}",
+            fmt(stats::ratio(fetch.large.rps, fetch.baseline.rps), 3),
+            fmt(stats::ratio(fetch.large.p99_ms, fetch.baseline.p99_ms), 3),
+            fmt(stats::ratio(fetch.large.cpu_us, fetch.baseline.cpu_us), 3)
+        );
+        fetch_json = json!({
+            "concurrency": args.concurrency,
+            "duration_s": args.fetch_duration,
+            "rounds": args.fetch_rounds,
+            "baseline": fetch.baseline.to_json(),
+            "large": fetch.large.to_json(),
+            "ratio_throughput": stats::ratio(fetch.large.rps, fetch.baseline.rps),
+            "ratio_cpu_per_request": stats::ratio(fetch.large.cpu_us, fetch.baseline.cpu_us),
+        });
+    }
+
+    let dir_json = |dir: &Prepared| {
+        json!({
+            "pastes": dir.ids.len(),
+            "median_ms": median_ms(&dir.restarts),
+            "runs_ms": dir.restarts.iter().map(ms).collect::<Vec<_>>(),
+        })
+    };
     let report = json!({
         "started_utc": started.iso(),
         "server_bin": args.server_bin.display().to_string(),
         "paste_size": PASTE_SIZE,
         "poll_ms": TIMED_POLL.as_secs_f64() * 1000.0,
-        "empty": { "pastes": 0, "median_ms": empty_ms, "runs_ms": empty.iter().map(ms).collect::<Vec<_>>() },
-        "seeded": { "pastes": args.pastes, "median_ms": seeded_ms, "runs_ms": seeded.iter().map(ms).collect::<Vec<_>>() },
-        "ratio_seeded_to_empty": ratio,
+        "empty": dir_json(&dirs[0]),
+        "baseline": dir_json(&dirs[1]),
+        "seeded": dir_json(&dirs[2]),
+        "ratio_seeded_to_baseline": startup_ratio,
+        "fetch": fetch_json,
     });
     let stem = args.out.join(format!("startup-{}", started.compact()));
     let (md_path, json_path) = (stem.with_extension("md"), stem.with_extension("json"));
@@ -130,20 +208,34 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A data directory with its pastes and the timed restarts on it.
+struct Prepared {
+    label: &'static str,
+    dir: tempfile::TempDir,
+    ids: Vec<String>,
+    restarts: Vec<Duration>,
+}
+
 /// Prepares a fresh data directory with `pastes` pastes, then times
 /// `restarts` restarts on it.
-async fn measure(bin: &Path, pastes: usize, restarts: usize) -> anyhow::Result<Vec<Duration>> {
-    let work_dir = temp_dir()?;
+async fn prepare(
+    bin: &Path,
+    label: &'static str,
+    pastes: usize,
+    restarts: usize,
+) -> anyhow::Result<Prepared> {
+    let dir = temp_dir()?;
     let port = free_port()?;
     let mut server = ServerProcess::spawn(
         "planshare-server",
-        planshare_command(bin, port, work_dir.path(), &StoreConfig::Fs)?,
+        planshare_command(bin, port, dir.path(), &StoreConfig::Fs)?,
         port,
     )?;
     server.wait_ready(READY_TIMEOUT, READY_POLL).await?;
+    let mut ids = Vec::new();
     if pastes > 0 {
         let began = Instant::now();
-        generator::seed(
+        ids = generator::seed(
             server.addr(),
             PASTE_SIZE,
             pastes,
@@ -160,12 +252,7 @@ async fn measure(bin: &Path, pastes: usize, restarts: usize) -> anyhow::Result<V
 
     let mut times = Vec::with_capacity(restarts);
     for i in 1..=restarts {
-        let port = free_port()?;
-        let command = planshare_command(bin, port, work_dir.path(), &StoreConfig::Fs)?;
-        let spawned = Instant::now();
-        let mut server = ServerProcess::spawn("planshare-server", command, port)?;
-        server.wait_ready(TIMED_READY_TIMEOUT, TIMED_POLL).await?;
-        let took = spawned.elapsed();
+        let (server, took) = start(bin, dir.path()).await?;
         eprintln!(
             "  restart {i}/{restarts}: ready after {:.1} ms",
             took.as_secs_f64() * 1000.0
@@ -173,7 +260,110 @@ async fn measure(bin: &Path, pastes: usize, restarts: usize) -> anyhow::Result<V
         times.push(took);
         stop(server).await?;
     }
-    Ok(times)
+    Ok(Prepared {
+        label,
+        dir,
+        ids,
+        restarts: times,
+    })
+}
+
+/// Starts planshare on `dir`; returns it once ready, with how long that took.
+async fn start(bin: &Path, dir: &Path) -> anyhow::Result<(ServerProcess, Duration)> {
+    let port = free_port()?;
+    let command = planshare_command(bin, port, dir, &StoreConfig::Fs)?;
+    let spawned = Instant::now();
+    let mut server = ServerProcess::spawn("planshare-server", command, port)?;
+    server.wait_ready(TIMED_READY_TIMEOUT, TIMED_POLL).await?;
+    Ok((server, spawned.elapsed()))
+}
+
+/// Medians of one directory's fetch phases.
+struct FetchFigures {
+    rps: Option<f64>,
+    p99_ms: Option<f64>,
+    cpu_us: Option<f64>,
+}
+
+impl FetchFigures {
+    fn to_json(&self) -> serde_json::Value {
+        json!({ "rps": self.rps, "p99_ms": self.p99_ms, "cpu_us_per_request": self.cpu_us })
+    }
+}
+
+struct FetchComparison {
+    baseline: FetchFigures,
+    large: FetchFigures,
+}
+
+/// Alternating fetch phases on the baseline and the large directory.
+async fn compare_fetches(
+    args: &StartupArgs,
+    window: Duration,
+    baseline: &Prepared,
+    large: &Prepared,
+) -> anyhow::Result<FetchComparison> {
+    let mut servers = Vec::new();
+    for dir in [baseline, large] {
+        let (server, _) = start(&args.server_bin, dir.dir.path()).await?;
+        servers.push((server, Workload::fetch(&dir.ids)?, dir.label));
+    }
+    let mut results: [Vec<generator::PhaseResult>; 2] = [Vec::new(), Vec::new()];
+    for round in 1..=args.fetch_rounds {
+        for (i, (server, workload, label)) in servers.iter().enumerate() {
+            let phase = Phase {
+                addr: server.addr(),
+                concurrency: args.concurrency,
+                warmup: Duration::from_secs(1),
+                duration: window,
+                pid: Some(server.pid()),
+                headers: Arc::new(Vec::new()),
+            };
+            let result = generator::run_phase(&phase, workload).await?;
+            if result.errors > 0 {
+                bail!(
+                    "fetch from the {label} directory: {} errors: {:?}",
+                    result.errors,
+                    result.error_kinds
+                );
+            }
+            eprintln!(
+                "  fetch round {round}/{}, {label}: {:.0} req/s, p99 {:.2} ms, {:.1} µs CPU/req",
+                args.fetch_rounds,
+                result.requests_per_second(),
+                result.latency_ms(0.99),
+                result.cpu_us_per_request().unwrap_or(f64::NAN)
+            );
+            results[i].push(result);
+        }
+    }
+    for (server, _, _) in servers {
+        stop(server).await?;
+    }
+    let figures = |phases: &[generator::PhaseResult]| FetchFigures {
+        rps: stats::median(
+            &phases
+                .iter()
+                .map(generator::PhaseResult::requests_per_second)
+                .collect::<Vec<_>>(),
+        ),
+        p99_ms: stats::median(
+            &phases
+                .iter()
+                .map(|r| r.latency_ms(0.99))
+                .collect::<Vec<_>>(),
+        ),
+        cpu_us: stats::median(
+            &phases
+                .iter()
+                .filter_map(generator::PhaseResult::cpu_us_per_request)
+                .collect::<Vec<_>>(),
+        ),
+    };
+    Ok(FetchComparison {
+        baseline: figures(&results[0]),
+        large: figures(&results[1]),
+    })
 }
 
 async fn stop(server: ServerProcess) -> anyhow::Result<()> {

@@ -22,6 +22,16 @@ const FLAG_TOKEN: u8 = 2;
 const FLAG_BURN: u8 = 4;
 
 pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
+    let (header, body) = encode_parts(paste);
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    out.extend_from_slice(&header);
+    out.extend_from_slice(body);
+    out
+}
+
+/// The record as its header and its body (the payload, borrowed): what
+/// [`encode`] joins, for writers that can send the two parts as they are.
+pub(crate) fn encode_parts(paste: &StoredPaste) -> ([u8; HEADER_LEN], &[u8]) {
     let (flags, body): (u8, &[u8]) = match &paste.payload {
         Payload::Base64Url(bytes) => (FLAG_BASE64URL, bytes),
         Payload::Text(text) => (0, text.as_bytes()),
@@ -33,15 +43,22 @@ pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
             0
         }
         | if paste.burn_after_read { FLAG_BURN } else { 0 };
-    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&[flags, 0, 0, 0]);
-    out.extend_from_slice(&paste.created_at.to_le_bytes());
-    out.extend_from_slice(&paste.expires_at.to_le_bytes());
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&paste.delete_token.map(|d| d.0).unwrap_or([0; 32]));
-    out.extend_from_slice(body);
-    out
+    let mut header = [0u8; HEADER_LEN];
+    let fields: [&[u8]; 6] = [
+        MAGIC,
+        &[flags, 0, 0, 0],
+        &paste.created_at.to_le_bytes(),
+        &paste.expires_at.to_le_bytes(),
+        &(body.len() as u64).to_le_bytes(),
+        &paste.delete_token.map(|d| d.0).unwrap_or([0; 32]),
+    ];
+    let mut at = 0;
+    for field in fields {
+        header[at..at + field.len()].copy_from_slice(field);
+        at += field.len();
+    }
+    debug_assert_eq!(at, HEADER_LEN);
+    (header, body)
 }
 
 pub(crate) fn decode(bytes: &[u8]) -> Result<StoredPaste, StoreError> {

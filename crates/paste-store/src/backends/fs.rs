@@ -243,7 +243,7 @@ impl Inner {
             now_ms(),
             random_u64()?
         ));
-        let record = record::encode(paste);
+        let (header, body) = record::encode_parts(paste);
 
         let mut f = match create_new(&tmp) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -255,9 +255,11 @@ impl Inner {
         .map_err(|e| io_unavailable("cannot create a file in the paste directory", e))?;
         crash_point!("fs::after_tmp_create");
 
-        let written = f
-            .write_all(&record)
-            .and_then(|()| f.set_modified(system_time(paste.expires_at)));
+        let written = write_all_parts(
+            &mut f,
+            &mut [io::IoSlice::new(&header), io::IoSlice::new(body)],
+        )
+        .and_then(|()| f.set_modified(system_time(paste.expires_at)));
         if let Err(e) = written {
             drop(f);
             let _ = fs::remove_file(&tmp);
@@ -545,6 +547,20 @@ fn spawn_sweeper(inner: Weak<Inner>) {
 
 fn create_new(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// Writes all of `parts` in order (the record's header and payload, without
+/// joining them into one buffer first).
+fn write_all_parts(f: &mut File, mut parts: &mut [io::IoSlice<'_>]) -> io::Result<()> {
+    while !parts.is_empty() {
+        match f.write_vectored(parts) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => io::IoSlice::advance_slices(&mut parts, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {

@@ -105,43 +105,123 @@ fn method_label(method: &Method) -> &'static str {
 
 /// A [`PasteStore`] that records the latency and outcome of every operation
 /// of the store it wraps.
-#[derive(Debug)]
+///
+/// The label sets are fixed (backend, operation, outcome), so every series is
+/// registered once, when the store is wrapped, and recording is an atomic
+/// update instead of a registry lookup per request. The process's recorder
+/// must be installed before that (the server does); every series therefore
+/// shows from start-up, at zero until something happens.
 pub(crate) struct InstrumentedStore {
     inner: Arc<dyn PasteStore>,
+    /// Indexed by [`Operation`].
+    operations: [OperationMetrics; 4],
+}
+
+impl std::fmt::Debug for InstrumentedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstrumentedStore")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The store operations, as the `operation` label names them.
+#[derive(Clone, Copy)]
+enum Operation {
+    Put,
+    Get,
+    Delete,
+    Health,
+}
+
+const OPERATIONS: [Operation; 4] = [
+    Operation::Put,
+    Operation::Get,
+    Operation::Delete,
+    Operation::Health,
+];
+
+impl Operation {
+    fn label(self) -> &'static str {
+        match self {
+            Operation::Put => "put",
+            Operation::Get => "get",
+            Operation::Delete => "delete",
+            Operation::Health => "health",
+        }
+    }
+}
+const OUTCOMES: [&str; 5] = [
+    "ok",
+    "not_found",
+    "already_exists",
+    "unavailable",
+    "internal",
+];
+
+/// The series of one store operation.
+struct OperationMetrics {
+    duration: metrics::Histogram,
+    /// By outcome, in the order of [`OUTCOMES`].
+    outcomes: [metrics::Counter; 5],
+    /// For the outcomes `unavailable` and `internal`.
+    errors: [metrics::Counter; 2],
+}
+
+impl OperationMetrics {
+    fn register(backend: &'static str, operation: Operation) -> Self {
+        let operation = operation.label();
+        let outcome = |outcome: &'static str| {
+            metrics::counter!(
+                STORE_OPERATIONS,
+                "backend" => backend,
+                "operation" => operation,
+                "outcome" => outcome,
+            )
+        };
+        let error = |kind: &'static str| {
+            metrics::counter!(
+                STORE_ERRORS,
+                "backend" => backend,
+                "operation" => operation,
+                "kind" => kind,
+            )
+        };
+        OperationMetrics {
+            duration: metrics::histogram!(
+                STORE_DURATION,
+                "backend" => backend,
+                "operation" => operation
+            ),
+            outcomes: OUTCOMES.map(outcome),
+            errors: [error("unavailable"), error("internal")],
+        }
+    }
 }
 
 impl InstrumentedStore {
     /// Wraps `store`.
     pub(crate) fn wrap(store: Arc<dyn PasteStore>) -> Arc<dyn PasteStore> {
-        Arc::new(InstrumentedStore { inner: store })
+        let backend = store.backend();
+        Arc::new(InstrumentedStore {
+            inner: store,
+            operations: OPERATIONS.map(|operation| OperationMetrics::register(backend, operation)),
+        })
     }
 
-    fn record<T>(&self, operation: &'static str, started: Instant, result: &Result<T, StoreError>) {
-        let backend = self.inner.backend();
+    fn record<T>(&self, operation: Operation, started: Instant, result: &Result<T, StoreError>) {
+        let series = &self.operations[operation as usize];
         let outcome = match result {
-            Ok(_) => "ok",
-            Err(StoreError::NotFound) => "not_found",
-            Err(StoreError::AlreadyExists) => "already_exists",
-            Err(StoreError::Unavailable { .. }) => "unavailable",
-            Err(StoreError::Internal { .. }) => "internal",
+            Ok(_) => 0,
+            Err(StoreError::NotFound) => 1,
+            Err(StoreError::AlreadyExists) => 2,
+            Err(StoreError::Unavailable { .. }) => 3,
+            Err(StoreError::Internal { .. }) => 4,
         };
-        metrics::histogram!(STORE_DURATION, "backend" => backend, "operation" => operation)
-            .record(started.elapsed().as_secs_f64());
-        metrics::counter!(
-            STORE_OPERATIONS,
-            "backend" => backend,
-            "operation" => operation,
-            "outcome" => outcome,
-        )
-        .increment(1);
-        if matches!(outcome, "unavailable" | "internal") {
-            metrics::counter!(
-                STORE_ERRORS,
-                "backend" => backend,
-                "operation" => operation,
-                "kind" => outcome,
-            )
-            .increment(1);
+        series.duration.record(started.elapsed().as_secs_f64());
+        series.outcomes[outcome].increment(1);
+        if outcome >= 3 {
+            series.errors[outcome - 3].increment(1);
         }
     }
 }
@@ -155,28 +235,28 @@ impl PasteStore for InstrumentedStore {
     async fn put_if_absent(&self, key: &PasteKey, paste: StoredPaste) -> Result<(), StoreError> {
         let started = Instant::now();
         let result = self.inner.put_if_absent(key, paste).await;
-        self.record("put", started, &result);
+        self.record(Operation::Put, started, &result);
         result
     }
 
     async fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
         let started = Instant::now();
         let result = self.inner.get(key).await;
-        self.record("get", started, &result);
+        self.record(Operation::Get, started, &result);
         result
     }
 
     async fn delete(&self, key: &PasteKey) -> Result<(), StoreError> {
         let started = Instant::now();
         let result = self.inner.delete(key).await;
-        self.record("delete", started, &result);
+        self.record(Operation::Delete, started, &result);
         result
     }
 
     async fn health(&self) -> Result<(), StoreError> {
         let started = Instant::now();
         let result = self.inner.health().await;
-        self.record("health", started, &result);
+        self.record(Operation::Health, started, &result);
         result
     }
 }

@@ -3,6 +3,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -18,8 +19,9 @@ use crate::UnixMillis;
 /// kept verbatim.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Payload {
-    /// Decoded bytes of a canonical base64url text.
-    Base64Url(Vec<u8>),
+    /// Decoded bytes of a canonical base64url text (shared, so a clone of
+    /// a paste does not copy its payload).
+    Base64Url(Bytes),
     /// Text stored as received.
     Text(String),
 }
@@ -28,7 +30,7 @@ impl Payload {
     /// Chooses the stored form of `text`.
     pub fn from_text(text: String) -> Self {
         match canonical_bytes(&text) {
-            Some(bytes) => Payload::Base64Url(bytes),
+            Some(bytes) => Payload::Base64Url(Bytes::from(bytes)),
             None => Payload::Text(text),
         }
     }
@@ -38,7 +40,7 @@ impl Payload {
     /// one buffer less); other text is copied.
     pub fn from_borrowed(text: &str) -> Self {
         match canonical_bytes(text) {
-            Some(bytes) => Payload::Base64Url(bytes),
+            Some(bytes) => Payload::Base64Url(Bytes::from(bytes)),
             None => Payload::Text(text.to_owned()),
         }
     }

@@ -87,10 +87,11 @@ pub(crate) fn decode_owned(mut bytes: Vec<u8>) -> Result<StoredPaste, StoreError
         DeleteTokenDigest(d)
     });
     let (created_at, expires_at) = (u64_at(8), u64_at(16));
-    bytes.drain(..HEADER_LEN);
     let payload = if flags & FLAG_BASE64URL != 0 {
-        Payload::Base64Url(bytes)
+        // The record's own buffer, past the header: no copy.
+        Payload::Base64Url(bytes::Bytes::from(bytes).slice(HEADER_LEN..))
     } else {
+        bytes.drain(..HEADER_LEN);
         Payload::Text(String::from_utf8(bytes).map_err(|_| corrupt("text is not UTF-8"))?)
     };
     Ok(StoredPaste {
@@ -119,7 +120,7 @@ mod tests {
     #[test]
     fn records_round_trip() {
         for paste in [
-            sample(Payload::Base64Url(vec![1, 2, 3]), true),
+            sample(Payload::Base64Url(vec![1, 2, 3].into()), true),
             sample(Payload::Text("héllo 🚀".into()), false),
             sample(Payload::Text(String::new()), true),
         ] {
@@ -141,7 +142,7 @@ mod tests {
 
     #[test]
     fn truncated_or_foreign_files_are_reported_as_damaged() {
-        let full = encode(&sample(Payload::Base64Url(vec![9; 100]), true));
+        let full = encode(&sample(Payload::Base64Url(vec![9; 100].into()), true));
         for cut in [0, 3, 63, 64, 100, full.len() - 1] {
             assert!(
                 matches!(decode(&full[..cut]), Err(StoreError::Internal { .. })),

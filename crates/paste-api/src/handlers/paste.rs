@@ -62,17 +62,21 @@ pub(crate) async fn create_paste(
 ) -> Result<Response, ApiError> {
     resolved.may_create()?;
     let max_size = resolved.tenant.max_size;
-    let raw = read_body(&state, &headers, body, max_size).await?;
-    let data = body::parse_create(&raw.bytes)?.ok_or(ApiError::MissingData)?;
-    if body::js_length(&data) > max_size {
-        return Err(ApiError::PayloadTooLarge { max_size });
-    }
-    let request = NewPaste {
-        payload: Payload::from_borrowed(&data),
-        ttl_secs: resolved.tenant.default_ttl_secs,
-        burn_after_read: false,
-        idempotency: idempotency_key(&headers, &raw.bytes)?,
-        always_index: false,
+    // The body is released (memory and body budget) once the payload is
+    // decoded from it, before the store is waited for.
+    let request = {
+        let raw = read_body(&state, &headers, body, max_size).await?;
+        let data = body::parse_create(&raw.bytes)?.ok_or(ApiError::MissingData)?;
+        if body::js_length(&data) > max_size {
+            return Err(ApiError::PayloadTooLarge { max_size });
+        }
+        NewPaste {
+            payload: Payload::from_borrowed(&data),
+            ttl_secs: resolved.tenant.default_ttl_secs,
+            burn_after_read: false,
+            idempotency: idempotency_key(&headers, &raw.bytes)?,
+            always_index: false,
+        }
     };
     create(&state, &resolved, request).await
 }

@@ -103,6 +103,8 @@ pub(crate) async fn create(
         idempotency: paste::idempotency_key(&headers, &raw.bytes)?,
         always_index: true,
     };
+    // Released (memory and body budget) before the store is waited for.
+    drop(raw);
     paste::create(&state, &resolved, new).await
 }
 

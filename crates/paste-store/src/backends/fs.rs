@@ -291,7 +291,22 @@ impl Inner {
         let (pending, f) = self.write_tmp(key, paste)?;
         match f.metadata() {
             Ok(m) if m.dev() == self.root_dev => Ok(Some(pending)),
-            _ => self.put_written(&pending, f).map(|()| None),
+            _ => {
+                // Not covered by the root's syncfs: the shard directories may
+                // be new and unflushed too.
+                let ns_dir = pending.dir.parent().unwrap_or(&self.root);
+                for dir in [self.root.as_path(), ns_dir] {
+                    if let Err(e) = sync_dir(dir) {
+                        drop(f);
+                        let _ = fs::remove_file(&pending.tmp);
+                        return Err(io_unavailable(
+                            "cannot flush the paste directory to disk",
+                            e,
+                        ));
+                    }
+                }
+                self.put_written(&pending, f).map(|()| None)
+            }
         }
     }
 
@@ -379,20 +394,31 @@ impl Inner {
         }
     }
 
-    /// Creates `<root>/<namespace>/<shard>` and makes the new entries durable.
+    /// Creates `<root>/<namespace>/<shard>` and makes the new entries durable:
+    /// with `fsync`s of their parents, or — under group commit — by the
+    /// `syncfs` that must cover the paste's own data before it is linked, so
+    /// a fresh store does not pay a serial `fsync` per new shard.
     /// The root itself must exist: a missing root (an unmounted volume, a
     /// deleted directory) is an outage, not something to paper over.
     fn create_shard_dirs(&self, shard: &Path) -> Result<(), StoreError> {
+        let flush_now = !self.group_commit();
         let ns_dir = shard.parent().unwrap_or(&self.root);
         for (dir, parent) in [(ns_dir, self.root.as_path()), (shard, ns_dir)] {
             match fs::create_dir(dir) {
-                Ok(()) => sync_dir(parent)
+                Ok(()) if flush_now => sync_dir(parent)
                     .map_err(|e| io_unavailable("cannot flush the paste directory to disk", e))?,
+                Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
                 Err(e) => return Err(io_unavailable("cannot create the paste directory", e)),
             }
         }
         Ok(())
+    }
+
+    /// Whether puts are flushed by the commit thread's `syncfs`
+    /// ([`FsSync::Batch`] on Linux).
+    fn group_commit(&self) -> bool {
+        cfg!(target_os = "linux") && self.config.sync == FsSync::Batch
     }
 
     fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {

@@ -822,6 +822,18 @@ mod tests {
             err.contains("PLANSHARE_STORE") && err.contains("valid kinds: fs, redis, s3, memory"),
             "{err}"
         );
+        let err = load(&[("PLANSHARE_FS_SYNC", "sometimes")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("PLANSHARE_FS_SYNC") && err.contains("valid modes: batch, file"),
+            "{err}"
+        );
+        for (value, mode) in [("batch", FsSync::Batch), ("File", FsSync::File)] {
+            let settings = load(&[("PLANSHARE_FS_SYNC", value)]).unwrap();
+            assert_eq!(settings.store.fs.sync, mode, "{value}");
+        }
+        assert_eq!(load(&[]).unwrap().store.fs.sync, FsSync::Batch);
         let err = load(&[("PLANSHARE_STORE", "redis")])
             .unwrap_err()
             .to_string();

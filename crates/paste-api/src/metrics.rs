@@ -11,11 +11,10 @@
 //! | `planshare_store_errors_total` | `backend`, `operation`, `kind` (`unavailable`, `internal`) |
 //! | `planshare_rate_limited_total` | `limiter` (`ip`, `key`, `failed_auth`, `not_found`) |
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
-use axum::extract::{MatchedPath, Request};
-use axum::middleware::Next;
 use axum::response::Response;
 use http::{Method, StatusCode};
 use paste_store::{PasteKey, PasteStore, StoreError, StoredPaste};
@@ -41,52 +40,101 @@ pub const RATE_LIMITED: &str = "planshare_rate_limited_total";
 pub(crate) struct RateLimitCounted;
 
 /// Counts a rejection by `limiter` (`key`, `failed_auth`, `not_found`) and
-/// marks `response` so that [`track_requests`] does not count it again.
+/// marks `response` so that [`HttpMetrics::record`] does not count it again.
 pub(crate) fn rate_limited(limiter: &'static str, mut response: Response) -> Response {
     metrics::counter!(RATE_LIMITED, "limiter" => limiter).increment(1);
     response.extensions_mut().insert(RateLimitCounted);
     response
 }
 
-/// The HTTP metrics layer: apply with `Router::layer` on a router whose
-/// routes are all defined (so that [`MatchedPath`] is known), e.g.
-/// `paste_api::router(state).layer(axum::middleware::from_fn(track_requests))`.
-pub async fn track_requests(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = method_label(request.method());
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let response = next.run(request).await;
-    let status = response.status();
-    if status == StatusCode::TOO_MANY_REQUESTS
-        && response.extensions().get::<RateLimitCounted>().is_none()
-    {
-        metrics::counter!(RATE_LIMITED, "limiter" => "ip").increment(1);
+/// The HTTP series, recorded for every request by
+/// [`crate::middleware::EdgeLayer`].
+///
+/// Building a series' labels and looking it up in the recorder's registry
+/// costs more than recording, so the handles are kept here by route, method
+/// and status (bounded: route templates × methods × the statuses the API
+/// answers) and looked up under a read lock.
+#[derive(Default)]
+pub(crate) struct HttpMetrics {
+    routes: RwLock<HashMap<Box<str>, Vec<HttpSeries>>>,
+}
+
+/// The handles of one route, method and status.
+#[derive(Clone)]
+struct HttpSeries {
+    method: &'static str,
+    status: StatusCode,
+    requests: metrics::Counter,
+    duration: metrics::Histogram,
+}
+
+impl HttpMetrics {
+    /// Counts and times one response (`unmatched` for a request no route
+    /// matched), and counts a 429 that no limiter of ours marked as counted
+    /// as the per-IP limiter's.
+    pub(crate) fn record(
+        &self,
+        route: &str,
+        method: &Method,
+        response: &Response,
+        elapsed: Duration,
+    ) {
+        let status = response.status();
+        if status == StatusCode::TOO_MANY_REQUESTS
+            && response.extensions().get::<RateLimitCounted>().is_none()
+        {
+            metrics::counter!(RATE_LIMITED, "limiter" => "ip").increment(1);
+        }
+        let series = self.series(route, method_label(method), status);
+        series.requests.increment(1);
+        series.duration.record(elapsed.as_secs_f64());
     }
-    let class = match status.as_u16() / 100 {
+
+    fn series(&self, route: &str, method: &'static str, status: StatusCode) -> HttpSeries {
+        let find = |all: &Vec<HttpSeries>| {
+            all.iter()
+                .find(|s| s.method == method && s.status == status)
+                .cloned()
+        };
+        let routes = self.routes.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = routes.get(route).and_then(find) {
+            return found;
+        }
+        drop(routes);
+        let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
+        let all = routes.entry(route.into()).or_default();
+        if let Some(found) = find(all) {
+            return found;
+        }
+        let series = HttpSeries {
+            method,
+            status,
+            requests: metrics::counter!(
+                HTTP_REQUESTS,
+                "route" => route.to_owned(),
+                "method" => method,
+                "status" => status.as_str().to_owned(),
+            ),
+            duration: metrics::histogram!(
+                HTTP_DURATION,
+                "route" => route.to_owned(),
+                "method" => method,
+                "status_class" => status_class(status),
+            ),
+        };
+        all.push(series.clone());
+        series
+    }
+}
+
+fn status_class(status: StatusCode) -> &'static str {
+    match status.as_u16() / 100 {
         1 => "1xx",
         2 => "2xx",
         3 => "3xx",
         4 => "4xx",
         _ => "5xx",
-    };
-    metrics::counter!(
-        HTTP_REQUESTS,
-        "route" => route.clone(),
-        "method" => method,
-        "status" => status.as_str().to_owned(),
-    )
-    .increment(1);
-    metrics::histogram!(
-        HTTP_DURATION,
-        "route" => route,
-        "method" => method,
-        "status_class" => class,
-    )
-    .record(started.elapsed().as_secs_f64());
-    response
+    }
 }
 
 /// Standard methods by name; anything else is `other` (bounded labels).

@@ -1,20 +1,163 @@
-//! Layers every request passes: CORS and preflights, response headers, load
-//! shedding and the one log line per request.
+//! What every request passes, as one layer ([`Edge`]): request metrics,
+//! CORS and preflights, response headers, the one log line per request, the
+//! client limiters and load shedding.
+//!
+//! One hand-written layer rather than one `axum::middleware::from_fn` per
+//! concern: each `from_fn` layer clones and boxes the service it wraps and
+//! boxes its future on every request, and five of them were about a fifth of
+//! the CPU of a small paste read (`loadtests/README.md`, issue 8, third pass).
+//! The concerns stay separate functions, called in the order the layers had
+//! (outermost first): metrics → CORS → logging → client limiters → shedding.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
+use axum::extract::{MatchedPath, Request};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use serde::Serialize;
+use tower::{Layer, Service};
 use tracing::Instrument;
 
 use crate::error::{ApiError, LoggedError};
-use crate::resolve::Resolved;
+use crate::resolve::{Resolved, limit_clients};
 use crate::state::AppState;
+
+/// A middleware of ours: an async function of the state, the request and
+/// the service it wraps. [`StateLayer`] applies it.
+pub(crate) trait Middleware: Copy + Send + Sync + 'static {
+    /// Answers `request`, usually by way of `inner` ([`call_inner`]).
+    fn run<S>(
+        self,
+        state: AppState,
+        request: Request,
+        inner: S,
+    ) -> impl Future<Output = Response> + Send
+    where
+        S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+        S::Future: Send;
+}
+
+/// Applies a [`Middleware`] — what `axum::middleware::from_fn_with_state`
+/// does, without wrapping the inner service in a new box and a `Next` on
+/// every request: one boxed future per request and layer.
+#[derive(Clone)]
+pub(crate) struct StateLayer<M> {
+    state: AppState,
+    middleware: M,
+}
+
+impl<M> StateLayer<M> {
+    pub(crate) fn new(state: AppState, middleware: M) -> Self {
+        StateLayer { state, middleware }
+    }
+}
+
+impl<M: Clone, S> Layer<S> for StateLayer<M> {
+    type Service = StateService<M, S>;
+
+    fn layer(&self, inner: S) -> StateService<M, S> {
+        StateService {
+            inner,
+            state: self.state.clone(),
+            middleware: self.middleware.clone(),
+        }
+    }
+}
+
+/// The service of [`StateLayer`].
+#[derive(Clone)]
+pub(crate) struct StateService<M, S> {
+    inner: S,
+    state: AppState,
+    middleware: M,
+}
+
+impl<M, S> Service<Request> for StateService<M, S>
+where
+    M: Middleware,
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send + 'static>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The instance that was polled ready serves this request; the clone
+        // stays for the next one.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let future = self.middleware.run(self.state.clone(), request, inner);
+        Box::pin(async move { Ok(future.await) })
+    }
+}
+
+/// What every route passes ([`StateLayer`] of it): see the module
+/// documentation. Apply with `Router::layer` after every route is defined,
+/// so that [`MatchedPath`] is known.
+#[derive(Clone, Copy)]
+pub(crate) struct Edge;
+
+impl Middleware for Edge {
+    fn run<S>(
+        self,
+        state: AppState,
+        request: Request,
+        inner: S,
+    ) -> impl Future<Output = Response> + Send
+    where
+        S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+        S::Future: Send,
+    {
+        edge(state, request, inner)
+    }
+}
+
+/// The inner service of a layer: axum's routes never fail.
+pub(crate) async fn call_inner<S>(mut inner: S, request: Request) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    match inner.call(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// Every request: counted and timed ([`crate::metrics::HttpMetrics`]); an
+/// `OPTIONS` answered here (204); anything else logged, passed through the
+/// client limiters and the load shedder to `inner`, and given the CORS and
+/// security headers on the way out.
+async fn edge<S>(state: AppState, request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    let started = Instant::now();
+    let method = request.method().clone();
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    let response = cors_and_headers(&state, request, |request| {
+        log_requests(route, request, |request| {
+            limit_clients(&state, request, inner)
+        })
+    })
+    .await;
+    state
+        .inner
+        .http_metrics
+        .record(route, &method, &response, started.elapsed());
+    response
+}
 
 /// Upstream's JSON content type, byte for byte.
 pub(crate) const JSON_CONTENT_TYPE: HeaderValue =
@@ -55,29 +198,31 @@ const CORS_MAX_AGE: HeaderValue = HeaderValue::from_static("86400");
 /// CORS follows the tenant the request was for: the API key's tenant when
 /// the request was resolved with one, else the tenant of the `Host` (which
 /// is all a preflight, carrying no credentials, can be judged by).
-pub(crate) async fn cors_and_headers(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn cors_and_headers<F, Fut>(state: &AppState, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let origin = request.headers().get(header::ORIGIN).cloned();
-    let wants_more = request.method() == Method::OPTIONS && asks_beyond_upstream(request.headers());
-    let host_tenant = state.inner.directory.by_host(
-        request
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok()),
-    );
-    let (mut response, tenant) = if request.method() == Method::OPTIONS {
+    let host = request.headers().get(header::HOST).cloned();
+    let host_tenant = || {
+        state
+            .inner
+            .directory
+            .by_host(host.as_ref().and_then(|h| h.to_str().ok()))
+    };
+    let preflight = request.method() == Method::OPTIONS;
+    let wants_more = preflight && asks_beyond_upstream(request.headers());
+    let (mut response, tenant) = if preflight {
         let mut r = Response::new(Body::empty());
         *r.status_mut() = StatusCode::NO_CONTENT;
-        (r, host_tenant)
+        (r, host_tenant())
     } else {
-        let response = next.run(request).await;
-        let tenant = response
-            .extensions()
-            .get::<Arc<Resolved>>()
-            .map_or(host_tenant, |r| r.tenant.clone());
+        let response = next(request).await;
+        let tenant = match response.extensions().get::<Arc<Resolved>>() {
+            Some(resolved) => resolved.tenant.clone(),
+            None => host_tenant(),
+        };
         (response, tenant)
     };
     let allow_origin = tenant.cors.allow_origin(origin.as_ref());
@@ -137,13 +282,12 @@ const SECURITY_HEADERS: [(HeaderName, HeaderValue); 3] = [
 
 /// Sheds requests beyond `http.max_in_flight` with 503 + `Retry-After`
 /// instead of queueing them without bound.
-pub(crate) async fn shed_load(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    match state.inner.in_flight.clone().try_acquire_owned() {
-        Ok(_permit) => next.run(request).await,
+pub(crate) async fn shed_load<S>(state: &AppState, request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    match state.inner.in_flight.try_acquire() {
+        Ok(_permit) => call_inner(inner, request).await,
         Err(_) => ApiError::Overloaded.into_response(),
     }
 }
@@ -152,23 +296,21 @@ pub(crate) async fn shed_load(
 /// duration. Failures are logged here once (5xx at error, 4xx at debug) with
 /// the error detail the response carried; bodies, paths with ids and headers
 /// (tokens) are never logged.
-pub(crate) async fn log_requests(request: Request, next: Next) -> Response {
+async fn log_requests<F, Fut>(route: &str, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let started = Instant::now();
-    let method = request.method().clone();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", |p| p.as_str())
-        .to_owned();
     let span = tracing::info_span!(
         "request",
-        http.method = %method,
+        http.method = %request.method(),
         http.route = %route,
         tenant.id = tracing::field::Empty,
         http.response.status_code = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
     );
-    let response = next.run(request).instrument(span.clone()).await;
+    let response = next(request).instrument(span.clone()).await;
     let status = response.status().as_u16();
     if let Some(resolved) = response.extensions().get::<Arc<Resolved>>() {
         span.record("tenant.id", resolved.tenant.id.as_str());

@@ -2,18 +2,21 @@
 //! [`limit_clients`] (client IP, penalty limiters) over every route, and
 //! [`resolve`] (tenant, API key, per-key limit) over the paste routes.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock as _, DefaultClock};
 use http::{Method, StatusCode, header};
 use tenancy::KeyId;
+use tower::Service;
 
 use crate::error::{ApiError, LoggedError};
 use crate::handlers::bearer_token;
 use crate::metrics::rate_limited;
+use crate::middleware::{Middleware, call_inner, shed_load};
 use crate::ratelimit::{ClientIp, client_ip, peer_of};
 use crate::shared_limit::Verdict;
 use crate::state::AppState;
@@ -52,11 +55,13 @@ fn presented_api_key(request: &Request) -> Option<&str> {
 /// an IP that failed authentication too often gets 429 on every request
 /// carrying credentials; one that read too many absent pastes gets 429 on
 /// paste reads. Runs on every route (admin included).
-pub(crate) async fn limit_clients(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+///
+/// Part of [`crate::middleware::Edge`]; `inner` is reached through the
+/// load shedder.
+pub(crate) async fn limit_clients<S>(state: &AppState, mut request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
     let limiters = &state.inner.limiters;
     let ip = client_ip(peer_of(&request), request.headers(), &limiters.trusted);
     request.extensions_mut().insert(ClientIp(ip));
@@ -78,7 +83,7 @@ pub(crate) async fn limit_clients(
             ApiError::TooManyRequests { retry_after: wait }.into_response(),
         );
     }
-    let response = next.run(request).await;
+    let response = shed_load(state, request, inner).await;
     if response.status() == StatusCode::UNAUTHORIZED {
         tracing::warn!(client.ip = %ip, "authentication failed");
         if let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.strike(ip)) {
@@ -106,14 +111,34 @@ fn is_paste_path(path: &str) -> bool {
     path.starts_with("/api/paste/") || path.starts_with("/api/v1/pastes/")
 }
 
+/// The tenant layer of the paste routes ([`StateLayer`] of it): [`resolve`].
+///
+/// [`StateLayer`]: crate::middleware::StateLayer
+#[derive(Clone, Copy)]
+pub(crate) struct Resolve;
+
+impl Middleware for Resolve {
+    fn run<S>(
+        self,
+        state: AppState,
+        request: Request,
+        inner: S,
+    ) -> impl Future<Output = Response> + Send
+    where
+        S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+        S::Future: Send,
+    {
+        resolve(state, request, inner)
+    }
+}
+
 /// Resolves the tenant of a paste request: its API key's (401 for a bad
 /// key, 503 when keys cannot be checked, 429 past the key's rate), else its
 /// host's (403 when that tenant is disabled), else the default tenant.
-pub(crate) async fn resolve(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+async fn resolve<S>(state: AppState, mut request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
     let directory = &state.inner.directory;
     if state.inner.http.tenancy_bypass {
         let resolved = Arc::new(Resolved {
@@ -121,7 +146,7 @@ pub(crate) async fn resolve(
             key: None,
         });
         request.extensions_mut().insert(resolved.clone());
-        let mut response = next.run(request).await;
+        let mut response = call_inner(inner, request).await;
         response.extensions_mut().insert(resolved);
         return response;
     }
@@ -192,7 +217,7 @@ pub(crate) async fn resolve(
     resolved.tenant.count_request();
     let resolved = Arc::new(resolved);
     request.extensions_mut().insert(resolved.clone());
-    let mut response = next.run(request).await;
+    let mut response = call_inner(inner, request).await;
     response.extensions_mut().insert(resolved);
     response
 }

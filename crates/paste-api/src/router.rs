@@ -1,7 +1,6 @@
 //! Every route of the API, in one place.
 
 use axum::Router;
-use axum::middleware::from_fn;
 use axum::middleware::from_fn_with_state;
 use axum::response::IntoResponse as _;
 use axum::routing::MethodRouter;
@@ -16,9 +15,10 @@ use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::handlers::{admin, health, paste, pastes};
+use crate::middleware::{Edge, StateLayer};
 use crate::ratelimit::ClientIpKey;
 use crate::state::AppState;
-use crate::{middleware, openapi, resolve};
+use crate::{openapi, resolve};
 
 /// The API router with all its layers.
 ///
@@ -43,9 +43,9 @@ use crate::{middleware, openapi, resolve};
 /// method or an unknown path): with no admin token configured it answers
 /// that same generic 404; otherwise it needs the admin bearer token.
 ///
-/// The paste routes sit behind the per-IP limiter and [`resolve::resolve`]
-/// (tenant, key, per-key limit); every route sits behind
-/// [`resolve::limit_clients`] (client IP, penalty limiters).
+/// The paste routes sit behind the per-IP limiter and [`resolve::Resolve`]
+/// (tenant, key, per-key limit); every route sits behind [`Edge`]
+/// (metrics, CORS, logging, client IP and penalty limiters, load shedding).
 ///
 /// The documented routes are declared once, as utoipa-axum
 /// `OpenApiRouter`s ([`paste_api`], [`admin_api`], [`probe_api`]): the same
@@ -83,7 +83,7 @@ fn admin_routes(state: &AppState) -> Router<AppState> {
 fn paste_routes(state: &AppState) -> Router<AppState> {
     let (routes, _) = paste_api().split_for_parts();
     routes
-        .layer(from_fn_with_state(state.clone(), resolve::resolve))
+        .layer(StateLayer::new(state.clone(), resolve::Resolve))
         .layer(option_layer(ip_limiter(state)))
 }
 
@@ -138,13 +138,7 @@ fn with_shared_layers(routes: Router<AppState>, state: AppState) -> Router {
     routes
         .merge(probes)
         .fallback(route_not_found)
-        .layer(from_fn_with_state(state.clone(), middleware::shed_load))
-        .layer(from_fn_with_state(state.clone(), resolve::limit_clients))
-        .layer(from_fn(middleware::log_requests))
-        .layer(from_fn_with_state(
-            state.clone(),
-            middleware::cors_and_headers,
-        ))
+        .layer(StateLayer::new(state.clone(), Edge))
         .with_state(state)
 }
 

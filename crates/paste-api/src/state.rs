@@ -37,6 +37,8 @@ pub(crate) struct Inner {
     pub(crate) in_flight: Arc<Semaphore>,
     pub(crate) body_budget: BodyBudget,
     pub(crate) readiness: Readiness,
+    /// Handles of the request metrics.
+    pub(crate) http_metrics: crate::metrics::HttpMetrics,
 }
 
 impl AppState {
@@ -65,6 +67,7 @@ impl AppState {
                 admin,
                 store,
                 http,
+                http_metrics: crate::metrics::HttpMetrics::default(),
             }),
         }
     }

@@ -10,7 +10,6 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::Router;
 use axum::extract::ConnectInfo;
-use axum::middleware::from_fn;
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::{MethodRouter, get};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -19,7 +18,6 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use metrics_exporter_prometheus::PrometheusHandle;
 use paste_api::AppState;
-use paste_api::metrics::track_requests;
 use subtle::ConstantTimeEq as _;
 use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
 use tokio::net::{TcpListener, TcpStream};
@@ -77,8 +75,7 @@ impl Server {
                     .await
                     .with_context(|| format!("cannot listen on admin.addr {addr}"))?;
                 tracing::info!(listen = %listener.local_addr()?, "admin API on its own listener");
-                let mut router =
-                    paste_api::admin_router(state.clone()).layer(from_fn(track_requests));
+                let mut router = paste_api::admin_router(state.clone());
                 if let Some(handle) = &metrics {
                     // The internal listener: scrapes need no token.
                     router = router.route("/metrics", metrics_route(handle, &catalog, None));
@@ -87,7 +84,7 @@ impl Server {
             }
         };
         // Counted per matched route; `/metrics` itself and the portal are not.
-        let mut router = paste_api::router(state.clone()).layer(from_fn(track_requests));
+        let mut router = paste_api::router(state.clone());
         let admin_token = settings.admin.token.trim();
         if let Some(handle) = &metrics
             && admin.is_none()

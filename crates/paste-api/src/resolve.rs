@@ -20,14 +20,14 @@ use crate::middleware::{Middleware, call_inner, shed_load};
 use crate::ratelimit::{ClientIp, client_ip, peer_of};
 use crate::shared_limit::Verdict;
 use crate::state::AppState;
-use crate::tenants::{ResolveError, TenantView};
+use crate::tenants::{KeyOwner, ResolveError, TenantView};
 
 /// The tenant a paste request is for, and the key it authenticated with.
 /// A request extension (for handlers) and a response extension (for CORS).
 #[derive(Debug)]
 pub(crate) struct Resolved {
     pub(crate) tenant: Arc<TenantView>,
-    pub(crate) key: Option<KeyId>,
+    pub(crate) key: Option<Arc<KeyOwner>>,
 }
 
 impl Resolved {
@@ -41,7 +41,10 @@ impl Resolved {
 
     /// Routes that act on a tenant's pastes as a whole need its key.
     pub(crate) fn require_key(&self) -> Result<&KeyId, ApiError> {
-        self.key.as_ref().ok_or(ApiError::Unauthorized)
+        self.key
+            .as_ref()
+            .map(|owner| &owner.key)
+            .ok_or(ApiError::Unauthorized)
     }
 }
 
@@ -168,7 +171,7 @@ where
                     Some(shared) if limiter.is_some() => {
                         Box::pin(shared.check(
                             tenant.id.as_str(),
-                            key.as_str(),
+                            key.key.as_str(),
                             tenant.rate_per_sec,
                             tenant.rate_burst,
                         ))
@@ -184,7 +187,7 @@ where
                 }
                 if shared == Verdict::Unknown
                     && let Some(limiter) = limiter
-                    && let Err(denied) = limiter.check_key(&key)
+                    && let Err(denied) = limiter.check_key(&key.key)
                 {
                     let wait = denied.wait_time_from(DefaultClock::default().now());
                     return rate_limited(

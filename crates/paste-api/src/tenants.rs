@@ -117,13 +117,22 @@ struct Snapshot {
 }
 
 /// A cached key check: the tenant and key, or `None` for an unknown key.
-type KeyEntry = (Instant, Option<(TenantId, KeyId)>);
+type KeyEntry = (Instant, Option<Arc<KeyOwner>>);
+
+/// An API key that checked out, and its tenant. Shared (not copied) by the
+/// cache and every request that presents the key.
+#[derive(Debug)]
+pub(crate) struct KeyOwner {
+    pub(crate) tenant: TenantId,
+    pub(crate) key: KeyId,
+}
 
 /// Resolves tenants and API keys from caches backed by the catalog.
 pub(crate) struct Directory {
     catalog: Arc<LazyCatalog>,
     snapshot: RwLock<Arc<Snapshot>>,
-    keys: Mutex<HashMap<KeyDigest, KeyEntry>>,
+    /// Read on every keyed request, written on a miss.
+    keys: RwLock<HashMap<KeyDigest, KeyEntry>>,
     refresh: tokio::sync::Mutex<()>,
     /// Per tenant, the request counter its views share.
     requests: Mutex<HashMap<TenantId, Arc<AtomicI64>>>,
@@ -149,7 +158,7 @@ impl Directory {
                 by_host: HashMap::new(),
                 default,
             })),
-            keys: Mutex::new(HashMap::new()),
+            keys: RwLock::new(HashMap::new()),
             refresh: tokio::sync::Mutex::new(()),
             requests: Mutex::new(HashMap::from([(TenantId::default_tenant(), counter)])),
         }
@@ -201,7 +210,7 @@ impl Directory {
     /// the tenants now (other replicas follow within [`CACHE_TTL`]).
     pub(crate) async fn invalidate(&self) {
         self.keys
-            .lock()
+            .write()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
         if let Err(error) = self.refresh().await {
@@ -245,12 +254,12 @@ impl Directory {
     pub(crate) async fn authenticate(
         &self,
         presented: &str,
-    ) -> Result<(Arc<TenantView>, KeyId), ResolveError> {
+    ) -> Result<(Arc<TenantView>, Arc<KeyOwner>), ResolveError> {
         // Only parsed keys are ever cached, so a cache hit is a well-formed
         // key; a miss parses (checksum first) before asking the catalog.
         let digest = KeyDigest::of(presented);
         let cached = {
-            let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+            let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
             keys.get(&digest)
                 .filter(|(at, _)| at.elapsed() < CACHE_TTL)
                 .map(|(_, found)| found.clone())
@@ -267,8 +276,9 @@ impl Directory {
                 let found = catalog
                     .authenticate(&key)
                     .await
-                    .map_err(ResolveError::Unavailable)?;
-                let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+                    .map_err(ResolveError::Unavailable)?
+                    .map(|(tenant, key)| Arc::new(KeyOwner { tenant, key }));
+                let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
                 if keys.len() >= MAX_CACHED_KEYS {
                     keys.clear();
                 }
@@ -276,19 +286,19 @@ impl Directory {
                 found
             }
         };
-        let (tenant_id, key_id) = found.ok_or(ResolveError::BadKey)?;
-        let tenant = match self.by_id(&tenant_id) {
+        let owner = found.ok_or(ResolveError::BadKey)?;
+        let tenant = match self.by_id(&owner.tenant) {
             Some(t) => t,
             None => {
                 // A tenant newer than the snapshot.
                 self.refresh().await.map_err(ResolveError::Unavailable)?;
-                self.by_id(&tenant_id).ok_or(ResolveError::BadKey)?
+                self.by_id(&owner.tenant).ok_or(ResolveError::BadKey)?
             }
         };
         if !tenant.active {
             return Err(ResolveError::BadKey);
         }
-        Ok((tenant, key_id))
+        Ok((tenant, owner))
     }
 
     /// The request counter of `tenant`, shared by all its views.
@@ -331,7 +341,7 @@ impl Directory {
 
     /// Drops key checks older than [`CACHE_TTL`] (run periodically).
     pub(crate) fn clean(&self) {
-        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
         keys.retain(|_, (at, _)| at.elapsed() < CACHE_TTL);
     }
 }

@@ -165,14 +165,26 @@ mod tests {
     #[test]
     fn installing_the_recorder_starts_its_upkeep() {
         assert!(metrics_handle().is_some());
-        let threads: Vec<String> = std::fs::read_dir("/proc/self/task")
-            .expect("task list")
-            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-            .map(|name| name.trim().to_owned())
-            .collect();
+        let threads = || -> Vec<String> {
+            std::fs::read_dir("/proc/self/task")
+                .expect("task list")
+                .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+                .map(|name| name.trim().to_owned())
+                .collect()
+        };
+        // A new thread names itself once it runs: until then it shows its
+        // parent's name. Wait for it (bounded), not for any speed.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut names = threads();
+        while !names.iter().any(|name| name == UPKEEP_THREAD)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            names = threads();
+        }
         assert!(
-            threads.iter().any(|name| name == UPKEEP_THREAD),
-            "no {UPKEEP_THREAD} thread among {threads:?}"
+            names.iter().any(|name| name == UPKEEP_THREAD),
+            "no {UPKEEP_THREAD} thread among {names:?}"
         );
     }
 

@@ -146,6 +146,22 @@ impl StoreConfig {
         env
     }
 
+    /// What a finished run leaves in this store and how to free it now, for
+    /// stores that keep the run's pastes after it (Redis: until they
+    /// expire; a `--stores fs,redis` run stores ~20 GB there, and a second
+    /// run or test before they expire can exhaust a small machine's memory).
+    pub fn leftovers(&self) -> Option<String> {
+        match self {
+            Self::Redis { url, ttl_secs } => Some(format!(
+                "the run's pastes stay in {} for up to {ttl_secs} s; if that database is the \
+                 run's own, free them now with `redis-cli -u {} FLUSHDB`",
+                redacted(url),
+                redacted(url)
+            )),
+            Self::Fs | Self::Memory | Self::S3 { .. } => None,
+        }
+    }
+
     /// A one-line description for reports (passwords in URLs redacted).
     pub fn describe(&self) -> String {
         match self {
@@ -475,6 +491,21 @@ mod tests {
         }
         .describe();
         assert!(!described.contains("s3cret"), "{described}");
+    }
+
+    #[test]
+    fn only_redis_runs_leave_pastes_behind() {
+        let redis = StoreConfig::Redis {
+            url: "redis://:s3cret@h:6379/15".to_owned(),
+            ttl_secs: 1200,
+        };
+        let advice = redis.leftovers().unwrap();
+        assert!(advice.contains("1200 s"), "{advice}");
+        assert!(advice.contains("FLUSHDB"), "{advice}");
+        assert!(advice.contains("h:6379/15"), "{advice}");
+        assert!(!advice.contains("s3cret"), "{advice}");
+        assert_eq!(StoreConfig::Fs.leftovers(), None);
+        assert_eq!(StoreConfig::Memory.leftovers(), None);
     }
 
     #[test]

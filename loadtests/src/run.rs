@@ -776,6 +776,9 @@ async fn measure(
         eprintln!("targets: {met} met, {missed} missed, {unmeasured} not measured");
     }
     eprintln!("wrote {} and {}", md_path.display(), json_path.display());
+    for advice in configs.iter().filter_map(StoreConfig::leftovers) {
+        eprintln!("note: {advice}");
+    }
     drop(work_dir);
     Ok(())
 }

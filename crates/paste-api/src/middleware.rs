@@ -28,59 +28,42 @@ use crate::error::{ApiError, LoggedError};
 use crate::resolve::{Resolved, limit_clients};
 use crate::state::AppState;
 
-/// A middleware of ours: an async function of the state, the request and
-/// the service it wraps. [`StateLayer`] applies it.
-pub(crate) trait Middleware: Copy + Send + Sync + 'static {
-    /// Answers `request`, usually by way of `inner` ([`call_inner`]).
-    fn run<S>(
-        self,
-        state: AppState,
-        request: Request,
-        inner: S,
-    ) -> impl Future<Output = Response> + Send
-    where
-        S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
-        S::Future: Send;
-}
-
-/// Applies a [`Middleware`] — what `axum::middleware::from_fn_with_state`
-/// does, without wrapping the inner service in a new box and a `Next` on
-/// every request: one boxed future per request and layer.
+/// The layer of [`Edge`]. Apply with `Router::layer` after every route is
+/// defined, so that [`MatchedPath`] is known.
 #[derive(Clone)]
-pub(crate) struct StateLayer<M> {
+pub(crate) struct EdgeLayer {
     state: AppState,
-    middleware: M,
 }
 
-impl<M> StateLayer<M> {
-    pub(crate) fn new(state: AppState, middleware: M) -> Self {
-        StateLayer { state, middleware }
+impl EdgeLayer {
+    pub(crate) fn new(state: AppState) -> Self {
+        EdgeLayer { state }
     }
 }
 
-impl<M: Clone, S> Layer<S> for StateLayer<M> {
-    type Service = StateService<M, S>;
+impl<S> Layer<S> for EdgeLayer {
+    type Service = Edge<S>;
 
-    fn layer(&self, inner: S) -> StateService<M, S> {
-        StateService {
+    fn layer(&self, inner: S) -> Edge<S> {
+        Edge {
             inner,
             state: self.state.clone(),
-            middleware: self.middleware.clone(),
         }
     }
 }
 
-/// The service of [`StateLayer`].
+/// What every route passes: see the module documentation. What
+/// `axum::middleware::from_fn_with_state` would do, without wrapping the
+/// inner service in a new box and a `Next` on every request: one boxed
+/// future per request.
 #[derive(Clone)]
-pub(crate) struct StateService<M, S> {
+pub(crate) struct Edge<S> {
     inner: S,
     state: AppState,
-    middleware: M,
 }
 
-impl<M, S> Service<Request> for StateService<M, S>
+impl<S> Service<Request> for Edge<S>
 where
-    M: Middleware,
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
 {
@@ -97,34 +80,13 @@ where
         // stays for the next one.
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
-        let future = self.middleware.run(self.state.clone(), request, inner);
-        Box::pin(async move { Ok(future.await) })
+        let state = self.state.clone();
+        Box::pin(async move { Ok(edge(state, request, inner).await) })
     }
 }
 
-/// What every route passes ([`StateLayer`] of it): see the module
-/// documentation. Apply with `Router::layer` after every route is defined,
-/// so that [`MatchedPath`] is known.
-#[derive(Clone, Copy)]
-pub(crate) struct Edge;
-
-impl Middleware for Edge {
-    fn run<S>(
-        self,
-        state: AppState,
-        request: Request,
-        inner: S,
-    ) -> impl Future<Output = Response> + Send
-    where
-        S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
-        S::Future: Send,
-    {
-        edge(state, request, inner)
-    }
-}
-
-/// The inner service of a layer: axum's routes never fail.
-pub(crate) async fn call_inner<S>(mut inner: S, request: Request) -> Response
+/// Calls the service inside the layer: axum's routes never fail.
+async fn call_inner<S>(mut inner: S, request: Request) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {

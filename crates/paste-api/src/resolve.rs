@@ -3,10 +3,10 @@
 //! [`resolve`] (tenant, API key, per-key limit) over the paste routes.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::sync::Arc;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock as _, DefaultClock};
 use http::{Method, StatusCode, header};
@@ -16,7 +16,7 @@ use tower::Service;
 use crate::error::{ApiError, LoggedError};
 use crate::handlers::bearer_token;
 use crate::metrics::rate_limited;
-use crate::middleware::{Middleware, call_inner, shed_load};
+use crate::middleware::shed_load;
 use crate::ratelimit::{ClientIp, client_ip, peer_of};
 use crate::shared_limit::Verdict;
 use crate::state::AppState;
@@ -114,34 +114,14 @@ fn is_paste_path(path: &str) -> bool {
     path.starts_with("/api/paste/") || path.starts_with("/api/v1/pastes/")
 }
 
-/// The tenant layer of the paste routes ([`StateLayer`] of it): [`resolve`].
-///
-/// [`StateLayer`]: crate::middleware::StateLayer
-#[derive(Clone, Copy)]
-pub(crate) struct Resolve;
-
-impl Middleware for Resolve {
-    fn run<S>(
-        self,
-        state: AppState,
-        request: Request,
-        inner: S,
-    ) -> impl Future<Output = Response> + Send
-    where
-        S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
-        S::Future: Send,
-    {
-        resolve(state, request, inner)
-    }
-}
-
 /// Resolves the tenant of a paste request: its API key's (401 for a bad
 /// key, 503 when keys cannot be checked, 429 past the key's rate), else its
 /// host's (403 when that tenant is disabled), else the default tenant.
-async fn resolve<S>(state: AppState, mut request: Request, inner: S) -> Response
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-{
+pub(crate) async fn resolve(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let directory = &state.inner.directory;
     if state.inner.http.tenancy_bypass {
         let resolved = Arc::new(Resolved {
@@ -149,7 +129,7 @@ where
             key: None,
         });
         request.extensions_mut().insert(resolved.clone());
-        let mut response = call_inner(inner, request).await;
+        let mut response = next.run(request).await;
         response.extensions_mut().insert(resolved);
         return response;
     }
@@ -220,7 +200,7 @@ where
     resolved.tenant.count_request();
     let resolved = Arc::new(resolved);
     request.extensions_mut().insert(resolved.clone());
-    let mut response = call_inner(inner, request).await;
+    let mut response = next.run(request).await;
     response.extensions_mut().insert(resolved);
     response
 }

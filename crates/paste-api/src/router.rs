@@ -15,7 +15,7 @@ use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::handlers::{admin, health, paste, pastes};
-use crate::middleware::{Edge, StateLayer};
+use crate::middleware::EdgeLayer;
 use crate::ratelimit::ClientIpKey;
 use crate::state::AppState;
 use crate::{openapi, resolve};
@@ -43,8 +43,8 @@ use crate::{openapi, resolve};
 /// method or an unknown path): with no admin token configured it answers
 /// that same generic 404; otherwise it needs the admin bearer token.
 ///
-/// The paste routes sit behind the per-IP limiter and [`resolve::Resolve`]
-/// (tenant, key, per-key limit); every route sits behind [`Edge`]
+/// The paste routes sit behind the per-IP limiter and [`resolve::resolve`]
+/// (tenant, key, per-key limit); every route sits behind [`EdgeLayer`]
 /// (metrics, CORS, logging, client IP and penalty limiters, load shedding).
 ///
 /// The documented routes are declared once, as utoipa-axum
@@ -83,7 +83,7 @@ fn admin_routes(state: &AppState) -> Router<AppState> {
 fn paste_routes(state: &AppState) -> Router<AppState> {
     let (routes, _) = paste_api().split_for_parts();
     routes
-        .layer(StateLayer::new(state.clone(), resolve::Resolve))
+        .layer(from_fn_with_state(state.clone(), resolve::resolve))
         .layer(option_layer(ip_limiter(state)))
 }
 
@@ -138,7 +138,7 @@ fn with_shared_layers(routes: Router<AppState>, state: AppState) -> Router {
     routes
         .merge(probes)
         .fallback(route_not_found)
-        .layer(StateLayer::new(state.clone(), Edge))
+        .layer(EdgeLayer::new(state.clone()))
         .with_state(state)
 }
 

@@ -7,9 +7,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::Read as _;
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::net::TcpStream;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_planshare-portal");
@@ -32,18 +34,23 @@ fn command(vars: &[(&str, &str)]) -> Command {
     command
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A running portal; killed when dropped.
 struct Portal {
     child: Child,
     base: String,
+    /// The thread collecting the portal's stderr; yields all of it once the
+    /// process has exited.
+    log: Option<JoinHandle<String>>,
+}
+
+impl Portal {
+    /// Everything the portal wrote to stderr (call after it exited).
+    fn stderr(&mut self) -> String {
+        self.log
+            .take()
+            .map(|log| log.join().unwrap())
+            .unwrap_or_default()
+    }
 }
 
 impl Drop for Portal {
@@ -53,36 +60,57 @@ impl Drop for Portal {
     }
 }
 
-/// Starts the binary with `vars` on a free port and waits until it accepts.
+/// The address in the portal's start-up line ("… running on http://ADDR").
+fn listening_addr(line: &str) -> Option<String> {
+    let (_, rest) = line.split_once("running on http://")?;
+    let addr: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | ':'))
+        .collect();
+    (!addr.is_empty()).then_some(addr)
+}
+
+/// Starts the binary with `vars` on port 0 and returns once it has said which
+/// port it listens on. The portal picks the port itself: a port probed free
+/// beforehand can be taken by a parallel test before the portal binds it, and
+/// a test could then talk to another test's portal.
 fn spawn(vars: &[(&str, &str)]) -> Portal {
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
     let mut vars = vars.to_vec();
-    vars.push(("PLANSHARE_PORTAL_ADDR", &addr));
-    let child = command(&vars)
+    vars.push(("PLANSHARE_PORTAL_ADDR", "127.0.0.1:0"));
+    let mut child = command(&vars)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (found, addr) = mpsc::channel();
+    let log = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some(addr) = listening_addr(&line) {
+                let _ = found.send(addr);
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
     let mut portal = Portal {
         child,
-        base: format!("http://{addr}"),
+        base: String::new(),
+        log: Some(log),
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(&addr).is_err() {
-        if let Some(status) = portal.child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            portal
-                .child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
-            panic!("planshare-portal exited ({status}): {stderr}");
+    match addr.recv_timeout(Duration::from_secs(20)) {
+        Ok(addr) => portal.base = format!("http://{addr}"),
+        Err(RecvTimeoutError::Disconnected) => {
+            let status = portal.child.wait().unwrap();
+            panic!(
+                "planshare-portal exited ({status}) before listening: {}",
+                portal.stderr()
+            );
         }
-        assert!(Instant::now() < deadline, "planshare-portal never listened");
-        std::thread::sleep(Duration::from_millis(20));
+        Err(RecvTimeoutError::Timeout) => panic!("planshare-portal never listened"),
     }
     portal
 }
@@ -315,14 +343,7 @@ fn sigterm_drains_and_exits_zero() {
     assert!(killed.success());
     let status = wait(&mut portal.child, Duration::from_secs(15));
     assert!(status.success(), "{status}");
-    let mut stderr = String::new();
-    portal
-        .child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = portal.stderr();
     assert!(stderr.contains("shutdown signal received"), "{stderr}");
 }
 

@@ -29,6 +29,11 @@ pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
     out
 }
 
+/// The length of the record [`encode`] gives, without building it.
+pub(crate) fn encoded_len(paste: &StoredPaste) -> usize {
+    HEADER_LEN + paste.payload.stored_len()
+}
+
 /// The record as its header and its body (the payload, borrowed): what
 /// [`encode`] joins, for writers that can send the two parts as they are.
 pub(crate) fn encode_parts(paste: &StoredPaste) -> ([u8; HEADER_LEN], &[u8]) {
@@ -125,6 +130,7 @@ mod tests {
             sample(Payload::Text(String::new()), true),
         ] {
             assert_eq!(decode(&encode(&paste)).unwrap(), paste);
+            assert_eq!(encoded_len(&paste), encode(&paste).len());
             assert_eq!(decode_owned(encode(&paste)).unwrap(), paste);
         }
     }

@@ -92,6 +92,10 @@ impl RedisStore {
     }
 }
 
+/// Room for `SET`'s options after the record: `NX`, `PX` and the
+/// milliseconds to live (at most 20 digits).
+const SET_OPTIONS_BYTES: usize = "NX".len() + "PX".len() + 20;
+
 /// A paste's record as one Redis argument, its header and payload written
 /// straight into the command: no joined copy of the payload first (a 100 KB
 /// create held four copies of its payload at once; now three).
@@ -112,6 +116,26 @@ impl redis::ToRedisArgs for RecordArg<'_> {
     }
 }
 
+/// `SET <key> <record> NX PX <ttl_ms>`, in a buffer sized for all of it
+/// before the first argument is written: sized by the record alone, the
+/// `NX` after it made the buffer double (a 100 KB create held a 150 KB
+/// command, and paid a copy of it to grow).
+fn set_command(redis_key: String, paste: &StoredPaste, ttl_ms: u64) -> redis::Cmd {
+    let mut cmd = redis::Cmd::with_capacity(6, set_command_len(redis_key.len(), paste));
+    cmd.arg("SET")
+        .arg(redis_key)
+        .arg(RecordArg(paste))
+        .arg("NX")
+        .arg("PX")
+        .arg(ttl_ms);
+    cmd
+}
+
+/// The bytes of [`set_command`]'s arguments, at most.
+fn set_command_len(key_len: usize, paste: &StoredPaste) -> usize {
+    "SET".len() + key_len + record::encoded_len(paste) + SET_OPTIONS_BYTES
+}
+
 #[async_trait::async_trait]
 impl PasteStore for RedisStore {
     fn backend(&self) -> &'static str {
@@ -123,12 +147,7 @@ impl PasteStore for RedisStore {
         if ttl_ms == 0 {
             return Ok(()); // already expired: nothing could ever read it
         }
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(key.redis_key(&self.key_prefix))
-            .arg(RecordArg(&paste))
-            .arg("NX")
-            .arg("PX")
-            .arg(ttl_ms);
+        let cmd = set_command(key.redis_key(&self.key_prefix), &paste, ttl_ms);
         match self.query::<Option<String>>(&cmd).await? {
             Some(_) => Ok(()),
             None => Err(StoreError::AlreadyExists),
@@ -157,5 +176,42 @@ impl PasteStore for RedisStore {
 
     async fn health(&self) -> Result<(), StoreError> {
         self.query::<String>(&redis::cmd("PING")).await.map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Payload;
+
+    /// The buffer `set_command` asks for holds every argument, so writing
+    /// them never grows (and copies) it.
+    #[test]
+    fn the_set_command_fits_the_buffer_it_is_given() {
+        for (payload, ttl_ms) in [
+            (Payload::Base64Url(vec![7; 75_000].into()), u64::MAX),
+            (Payload::Text("é".repeat(1000)), 1),
+            (Payload::Text(String::new()), 3_600_000),
+        ] {
+            let paste = StoredPaste {
+                payload,
+                created_at: 1,
+                expires_at: u64::MAX,
+                delete_token: None,
+                burn_after_read: true,
+            };
+            let key = "planshare:default:AbCdEfGh".to_owned();
+            let cmd = set_command(key.clone(), &paste, ttl_ms);
+            let written: usize = cmd
+                .args_iter()
+                .map(|arg| match arg {
+                    redis::Arg::Simple(bytes) => bytes.len(),
+                    _ => 0, // a cursor: SET has none
+                })
+                .sum();
+            let room = set_command_len(key.len(), &paste);
+            assert!(written <= room, "{written} bytes written, {room} reserved");
+            assert!(room - written <= SET_OPTIONS_BYTES);
+        }
     }
 }

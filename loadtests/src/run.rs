@@ -310,7 +310,7 @@ fn read_memory(process: &ServerProcess, field: MemoryField) -> Option<u64> {
 /// Bytes on disk per paste of the fs store: for each size, a fresh fs server
 /// in `work_dir/disk-<size>`, [`SEEDED_PASTES`] pastes created, the server
 /// stopped (SIGTERM), then the files under its data directory summed (without
-/// the catalog); the directory is removed afterwards.
+/// the catalog); the directory is left for the end of the run.
 async fn measure_disk(
     bin: &Path,
     server_env: &[(String, String)],
@@ -347,9 +347,10 @@ async fn measure_disk(
             usage.allocated_bytes,
         );
         figures.push(disk);
-        if let Err(e) = std::fs::remove_dir_all(&dir) {
-            eprintln!("warning: could not remove {}: {e}", dir.display());
-        }
+        // The directory stays until the run's work directory is removed at
+        // its end: deleting files now would slow every fs create measured
+        // after it on an ext4 without a journal (README, "Deleted files
+        // slow later creates").
     }
     Ok(figures)
 }

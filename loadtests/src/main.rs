@@ -3,14 +3,16 @@
 //!
 //! Subcommands: `reference` (serve the floor server), `run` (the throughput,
 //! latency and CPU comparison), `startup` (start-up time with many stored
-//! pastes), `tenancy` (the cost of tenant resolution) and `portal` (the
-//! share portal's time to highlights in Chromium). See `loadtests/README.md` for usage and the meaning of the figures;
+//! pastes), `tenancy` (the cost of tenant resolution), `portal` (the
+//! share portal's time to highlights in Chromium) and `layouts` (the kernel
+//! cost of a durable paste in different on-disk layouts). See `loadtests/README.md` for usage and the meaning of the figures;
 //! the building blocks live in the `loadtests` library (`src/lib.rs`).
 
 // A command-line report is this program's output: printing to stdout (the
 // report) and stderr (progress, warnings) is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod layouts;
 mod portal;
 mod run;
 mod startup;
@@ -45,6 +47,9 @@ enum Command {
     Tenancy(tenancy::TenancyArgs),
     /// Time the share portal in Chromium: navigation → all highlights placed.
     Portal(portal::PortalArgs),
+    /// Kernel CPU of one durable paste in the fs store's on-disk layout and
+    /// in alternatives (no server involved).
+    Layouts(layouts::LayoutsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -70,6 +75,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Startup(args) => until_ctrl_c(startup::startup(args)).await,
         Command::Tenancy(args) => until_ctrl_c(tenancy::tenancy(args)).await,
         Command::Portal(args) => until_ctrl_c(portal::portal(args)).await,
+        Command::Layouts(args) => layouts::layouts(args).await,
     }
 }
 

@@ -224,6 +224,8 @@ impl Drop for TestApp {
 }
 
 pub mod browser;
+mod child;
+pub use child::ChildServer;
 pub mod proxy;
 
 /// A loopback port that was free a moment ago (for child processes that

@@ -16,43 +16,27 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use reqwest::{Client, Method, RequestBuilder};
 use serde_json::{Value, json};
 use tenancy::ApiKey;
+use testkit::ChildServer;
 
 const ADMIN_TOKEN: &str = "logs-admin-token-7Qx2vN9kR4mW8zT1";
 
-/// The server as a child process; killed if the test ends early.
+/// The server as a child process (killed if the test ends early).
 struct Running {
-    child: Child,
+    process: ChildServer,
     base: String,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Running {
     /// SIGTERM, then waits (10 s at most) for a graceful exit; whether it
     /// exited.
     async fn stop(&mut self) -> bool {
-        let pid = self.child.id().to_string();
-        let signalled = Command::new("kill").args(["-TERM", &pid]).status();
-        assert!(signalled.is_ok_and(|s| s.success()), "kill -TERM {pid}");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.child.try_wait().unwrap().is_some() {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        false
+        self.process.terminate(Duration::from_secs(10)).await
     }
 }
 
@@ -75,7 +59,7 @@ async fn start(data: &Path, log: &Path, port: u16, format: &str, catalog: Option
         command.env("PLANSHARE_DATABASE_URL", url);
     }
     let running = Running {
-        child: command.spawn().unwrap(),
+        process: ChildServer::spawn(&mut command),
         base: format!("http://127.0.0.1:{port}"),
     };
     let client = Client::builder().pool_max_idle_per_host(0).build().unwrap();

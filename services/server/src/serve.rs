@@ -319,6 +319,7 @@ fn metrics_route(
             return unauthorized();
         }
         record_tenant_usage(&catalog).await;
+        crate::telemetry::count_dropped_log_lines();
         let mut response = handle.render().into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,

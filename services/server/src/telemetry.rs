@@ -3,7 +3,11 @@
 //! - Logs: `tracing` with `log.format` (pretty or JSON) on stderr, filtered by
 //!   `log.filter` (`RUST_LOG` takes its place when set). `paste-api` opens
 //!   one span per request (route template, method, tenant id, status,
-//!   duration) and logs failures once.
+//!   duration) and logs failures once. Lines are formatted where they are
+//!   logged and written by a thread of their own ([`LOG_WRITER_THREAD`]), in
+//!   batches: a request never waits on stderr, and a log reader that stops
+//!   reading costs log lines (counted in `planshare_log_lines_dropped_total`),
+//!   not the service.
 //! - Traces: when `telemetry.otlp_endpoint` is set, the same spans are
 //!   exported over OTLP/HTTP (JSON) to `<endpoint>/v1/traces` by a batch
 //!   processor; without it no exporter and no thread exists.
@@ -19,6 +23,7 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -56,6 +61,28 @@ pub fn metrics_handle() -> Option<PrometheusHandle> {
 /// How often histogram samples are folded into their buckets.
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 
+/// The name of the thread that writes log lines to stderr.
+pub const LOG_WRITER_THREAD: &str = "log-writer";
+
+/// Log lines waiting for [`LOG_WRITER_THREAD`] at most (about 0.1 s of
+/// request lines at full load); beyond, new lines are dropped and counted
+/// rather than block the request that logs them. The queue's slots are
+/// allocated up front (40 bytes each).
+const LOG_LINES_QUEUED: usize = 4_096;
+
+/// Lines dropped because [`LOG_WRITER_THREAD`] fell behind, once logging is
+/// set up.
+static DROPPED_LOG_LINES: OnceLock<ErrorCounter> = OnceLock::new();
+
+/// `planshare_log_lines_dropped_total`, brought up to date (by the upkeep
+/// thread, and before each `/metrics` answer).
+pub(crate) fn count_dropped_log_lines() {
+    if let Some(dropped) = DROPPED_LOG_LINES.get() {
+        let dropped = u64::try_from(dropped.dropped_lines()).unwrap_or(u64::MAX);
+        metrics::counter!("planshare_log_lines_dropped_total").absolute(dropped);
+    }
+}
+
 /// The recorder keeps every histogram sample until they are folded into the
 /// buckets — on a scrape, or by this upkeep. Without it an unscraped server
 /// grew by ~40 bytes per request, without bound (about 1 MB per second under
@@ -67,6 +94,7 @@ fn spawn_upkeep(handle: PrometheusHandle) {
         .spawn(move || {
             loop {
                 std::thread::sleep(UPKEEP_INTERVAL);
+                count_dropped_log_lines();
                 handle.run_upkeep();
             }
         });
@@ -78,10 +106,13 @@ fn spawn_upkeep(handle: PrometheusHandle) {
 /// The name of the upkeep thread (as `/proc/<pid>/task/*/comm` shows it).
 pub const UPKEEP_THREAD: &str = "metrics-upkeep";
 
-/// What must outlive serving: the trace exporter, flushed by [`Telemetry::shutdown`].
-#[must_use = "call shutdown() before exiting, or buffered spans are lost"]
+/// What must outlive serving: the trace exporter and the log writer, both
+/// flushed by [`Telemetry::shutdown`].
+#[must_use = "call shutdown() before exiting, or buffered spans and log lines are lost"]
 pub struct Telemetry {
     tracer_provider: Option<SdkTracerProvider>,
+    /// Dropped last: writes out the log lines still queued.
+    log_writer: WorkerGuard,
 }
 
 impl Telemetry {
@@ -93,9 +124,18 @@ impl Telemetry {
         let filter = EnvFilter::try_from_default_env()
             .or_else(|_| EnvFilter::try_new(&settings.log.filter))
             .unwrap_or_else(|_| EnvFilter::new("info"));
+        // Formatting stays on the thread that logs; the write (a system call
+        // per line, and a wait whenever whoever reads stderr is slow) moves
+        // to the writer thread, which flushes whenever its queue runs empty.
+        let (writer, log_writer) = NonBlockingBuilder::default()
+            .lossy(true)
+            .buffered_lines_limit(LOG_LINES_QUEUED)
+            .thread_name(LOG_WRITER_THREAD)
+            .finish(std::io::BufWriter::new(std::io::stderr()));
+        let dropped = writer.error_counter();
         let fmt = tracing_subscriber::fmt::layer()
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .with_writer(std::io::stderr);
+            .with_writer(writer);
         let fmt: Box<dyn Layer<_> + Send + Sync> = match settings.log.format {
             LogFormat::Json => fmt.json().flatten_event(true).boxed(),
             LogFormat::Pretty => fmt.boxed(),
@@ -113,23 +153,31 @@ impl Telemetry {
             .with(filter)
             .try_init()
             .context("cannot install the tracing subscriber")?;
+        // Only the first installed subscriber (the one that logs) counts.
+        let _ = DROPPED_LOG_LINES.set(dropped);
         if let Some(endpoint) = tracer_provider
             .as_ref()
             .map(|_| traces_url(&settings.telemetry.otlp_endpoint))
         {
             tracing::info!(%endpoint, "exporting traces over OTLP/HTTP");
         }
-        Ok(Telemetry { tracer_provider })
+        Ok(Telemetry {
+            tracer_provider,
+            log_writer,
+        })
     }
 
-    /// Flushes and stops the trace exporter (blocking; call outside the
-    /// async runtime).
+    /// Flushes and stops the trace exporter, then writes out the queued log
+    /// lines (blocking; call outside the async runtime).
     pub fn shutdown(self) {
         if let Some(provider) = self.tracer_provider
             && let Err(error) = provider.shutdown()
         {
             tracing::warn!(%error, "trace exporter did not shut down cleanly");
         }
+        // Waits (a second at most) for the writer thread to write every
+        // line queued before this point.
+        drop(self.log_writer);
     }
 }
 

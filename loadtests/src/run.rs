@@ -104,7 +104,8 @@ pub(crate) struct RunArgs {
     targets: PathBuf,
     /// A setting for every planshare server of the run, as `NAME=VALUE` of a
     /// server variable (e.g. `PLANSHARE_FS_SYNC=file`); repeatable. Noted in
-    /// the report.
+    /// the report. The servers log at `warn` unless `PLANSHARE_LOG=…` is
+    /// given here (their log goes to this command's stderr).
     #[arg(long = "server-env", value_name = "NAME=VALUE", value_parser = parse_server_env)]
     server_env: Vec<(String, String)>,
     /// Self-check of the runner: measure a second reference server where
@@ -166,7 +167,10 @@ pub(crate) fn planshare_command(
         .env("PLANSHARE_DATA_DIR", &data_dir)
         .env("XDG_CONFIG_HOME", work_dir.join("xdg-config"))
         .env("XDG_DATA_HOME", work_dir.join("xdg-data"))
-        .env("RUST_LOG", "warn")
+        // Warnings and errors only, unless `--server-env PLANSHARE_LOG=…`
+        // asks for more (`RUST_LOG` would override that, so it is removed).
+        .env_remove("RUST_LOG")
+        .env("PLANSHARE_LOG", "warn")
         // One client address at full speed: the limiters would measure themselves.
         .env("PLANSHARE_RATE_LIMITS", "off");
     for (key, value) in store.env() {

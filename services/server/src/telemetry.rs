@@ -67,7 +67,7 @@ pub const LOG_WRITER_THREAD: &str = "log-writer";
 /// Log lines waiting for [`LOG_WRITER_THREAD`] at most (about 0.1 s of
 /// request lines at full load); beyond, new lines are dropped and counted
 /// rather than block the request that logs them. The queue's slots are
-/// allocated up front (40 bytes each).
+/// allocated up front (a few dozen bytes each).
 const LOG_LINES_QUEUED: usize = 4_096;
 
 /// Lines dropped because [`LOG_WRITER_THREAD`] fell behind, once logging is

@@ -49,6 +49,25 @@ impl ChildServer {
     }
 }
 
+/// Polls `<base>/readyz` every 25 ms until it answers 200, for `timeout` at
+/// most; whether it did.
+pub async fn wait_ready(base: &str, timeout: Duration) -> bool {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(5))
+        .build();
+    let Ok(client) = client else { return false };
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        let probe = client.get(format!("{base}/readyz")).send().await;
+        if probe.is_ok_and(|r| r.status() == 200) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
 impl Drop for ChildServer {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -225,7 +225,7 @@ impl Drop for TestApp {
 
 pub mod browser;
 mod child;
-pub use child::ChildServer;
+pub use child::{ChildServer, wait_ready};
 pub mod proxy;
 
 /// A loopback port that was free a moment ago (for child processes that

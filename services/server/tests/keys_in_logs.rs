@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::{Client, Method, RequestBuilder};
 use serde_json::{Value, json};
@@ -62,19 +62,12 @@ async fn start(data: &Path, log: &Path, port: u16, format: &str, catalog: Option
         process: ChildServer::spawn(&mut command),
         base: format!("http://127.0.0.1:{port}"),
     };
-    let client = Client::builder().pool_max_idle_per_host(0).build().unwrap();
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(20) {
-        let probe = client.get(format!("{}/readyz", running.base)).send().await;
-        if probe.is_ok_and(|r| r.status() == 200) {
-            return running;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!(
+    assert!(
+        testkit::wait_ready(&running.base, Duration::from_secs(20)).await,
         "the server did not become ready; its log:\n{}",
         std::fs::read_to_string(log).unwrap_or_default()
     );
+    running
 }
 
 /// A small client of the running server.

@@ -42,16 +42,25 @@ impl Running {
             process,
             base: format!("http://127.0.0.1:{port}"),
         };
-        let client = client();
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(20) {
-            let probe = client.get(format!("{}/readyz", running.base)).send().await;
-            if probe.is_ok_and(|r| r.status() == 200) {
-                return running;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("the server did not become ready on {}", running.base);
+        assert!(
+            testkit::wait_ready(&running.base, Duration::from_secs(20)).await,
+            "the server did not become ready on {}",
+            running.base
+        );
+        running
+    }
+
+    /// The Prometheus text of `/metrics`.
+    async fn metrics(&self, client: &Client) -> String {
+        client
+            .get(format!("{}/metrics", self.base))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
     }
 
     /// SIGTERM, then waits (10 s at most) for the exit; whether it exited.
@@ -119,15 +128,7 @@ async fn request_lines_are_written_while_serving_and_all_are_out_after_a_gracefu
     );
 
     // Nothing was dropped, and the counter is there to say so.
-    let metrics = client
-        .get(format!("{}/metrics", server.base))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics(&client).await;
     assert!(
         metrics
             .lines()
@@ -202,15 +203,7 @@ async fn a_stderr_nobody_reads_costs_log_lines_not_requests() {
     for task in tasks {
         task.await.unwrap();
     }
-    let metrics = client
-        .get(format!("{}/metrics", server.base))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics(&client).await;
     let dropped: u64 = metrics
         .lines()
         .find_map(|line| line.strip_prefix("planshare_log_lines_dropped_total "))

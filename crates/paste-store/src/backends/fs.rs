@@ -28,6 +28,9 @@
 //! which cannot block on the disk that way; anything else (a cold cache, an
 //! absent file, an error) goes to the blocking pool as before. Handing each
 //! read to the pool cost more CPU than the read itself (two thread wake-ups).
+//! Both paths open with `O_NOATIME`: the mtime is the expiry, in the future,
+//! so under `relatime` every read would otherwise dirty the inode with a new
+//! access time and cost a disk write (see [`open_for_read`]).
 //!
 //! Expired files are removed only by the background sweep (and by a put that
 //! finds an expired file in its way), each under a per-key lock with a
@@ -602,10 +605,66 @@ fn remove_if_exists(path: &Path) -> io::Result<()> {
 
 fn read_record(path: &Path) -> Result<StoredPaste, StoreError> {
     let mut bytes = Vec::new();
-    match File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
+    match open_for_read(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
         Ok(_) => record::decode_owned(bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NotFound),
         Err(e) => Err(io_unavailable("cannot read the paste file", e)),
+    }
+}
+
+/// Opens a paste file for reading without updating its access time.
+///
+/// A paste file's mtime is its expiry, in the future, so under `relatime`
+/// (the usual mount default: the atime is updated while it is older than
+/// the mtime) every read would update the atime — dirtying the inode, which
+/// the kernel then writes back to disk: a disk write per read. `O_NOATIME`
+/// is allowed only to the file's owner (the server, which wrote it) or a
+/// process with `CAP_FOWNER`; where it is refused (`EPERM`: a data
+/// directory written by another user), the file is opened as usual, and
+/// that is remembered.
+#[cfg(target_os = "linux")]
+fn open_for_read(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+
+    if !noatime::refused() {
+        let noatime = i32::try_from(rustix::fs::OFlags::NOATIME.bits()).unwrap_or(0);
+        match OpenOptions::new()
+            .read(true)
+            .custom_flags(noatime)
+            .open(path)
+        {
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
+                noatime::refuse();
+            }
+            other => return other,
+        }
+    }
+    File::open(path)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_for_read(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
+/// Whether `O_NOATIME` was refused once (see [`open_for_read`]); process-wide,
+/// like the ownership of the data directory it depends on.
+#[cfg(target_os = "linux")]
+mod noatime {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static REFUSED: AtomicBool = AtomicBool::new(false);
+
+    pub(super) fn refused() -> bool {
+        REFUSED.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn refuse() {
+        if !REFUSED.swap(true, Ordering::Relaxed) {
+            tracing::info!(
+                "the paste files are not owned by this process: reads update their access times"
+            );
+        }
     }
 }
 
@@ -628,13 +687,21 @@ fn read_cached(path: &Path) -> Option<Vec<u8>> {
     if UNSUPPORTED.load(Ordering::Relaxed) {
         return None;
     }
-    let fd = match openat2(
-        CWD,
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC,
-        Mode::empty(),
-        ResolveFlags::CACHED,
-    ) {
+    let open = |flags: OFlags| openat2(CWD, path, flags, Mode::empty(), ResolveFlags::CACHED);
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+    let opened = if noatime::refused() {
+        open(flags)
+    } else {
+        // As in `open_for_read`: no access-time update, where allowed.
+        match open(flags | OFlags::NOATIME) {
+            Err(Errno::PERM) => {
+                noatime::refuse();
+                open(flags)
+            }
+            other => other,
+        }
+    };
+    let fd = match opened {
         Ok(fd) => fd,
         Err(Errno::NOSYS | Errno::INVAL) => {
             UNSUPPORTED.store(true, Ordering::Relaxed);
@@ -755,5 +822,43 @@ mod tests {
             store.get(&damaged).await,
             Err(StoreError::Internal { .. })
         ));
+    }
+
+    #[tokio::test]
+    async fn reads_leave_the_access_time_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path()).await;
+        let key = fresh_key("default");
+        let stored = paste("q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg", 60_000);
+        store.put_if_absent(&key, stored.clone()).await.unwrap();
+        let (dir_path, file) = store.inner.paths(&key);
+        let path = dir_path.join(file);
+        // An access time long past: under `relatime` any ordinary read would
+        // now update it (it is older than the mtime, the future expiry).
+        let long_ago = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_times(fs::FileTimes::new().set_accessed(long_ago))
+            .unwrap();
+        let accessed = || fs::metadata(&path).unwrap().accessed().unwrap();
+        assert_eq!(accessed(), long_ago);
+
+        assert_eq!(store.inner.get(&key).unwrap(), stored);
+        assert_eq!(accessed(), long_ago, "the blocking read set the atime");
+        if cfg!(target_os = "linux") {
+            assert_eq!(store.inner.get_from_memory(&key), Some(stored.clone()));
+            assert_eq!(accessed(), long_ago, "the read from memory set the atime");
+        }
+        assert_eq!(store.get(&key).await.unwrap(), stored);
+        assert_eq!(accessed(), long_ago);
+
+        // The control: on this file system an ordinary read does update it
+        // (unless it is mounted `noatime`, where there is nothing to show).
+        fs::read(&path).unwrap();
+        if accessed() == long_ago {
+            eprintln!("{}: mounted without access times", dir.path().display());
+        }
     }
 }

@@ -30,7 +30,7 @@
 //! read to the pool cost more CPU than the read itself (two thread wake-ups).
 //! Both paths open with `O_NOATIME`: the mtime is the expiry, in the future,
 //! so under `relatime` every read would otherwise dirty the inode with a new
-//! access time and cost a disk write (see [`open_for_read`]).
+//! access time and cost a disk write (see [`NoAtime`]).
 //!
 //! Expired files are removed only by the background sweep (and by a put that
 //! finds an expired file in its way), each under a per-key lock with a
@@ -73,6 +73,8 @@ struct Inner {
     /// The filesystem (`st_dev`) of the root: group commit flushes that one.
     #[cfg(target_os = "linux")]
     root_dev: u64,
+    /// Whether reads may leave the access time alone.
+    noatime: NoAtime,
 }
 
 impl FsStore {
@@ -103,6 +105,7 @@ impl FsStore {
             locks: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
             #[cfg(target_os = "linux")]
             root_dev,
+            noatime: NoAtime::default(),
         });
         spawn_sweeper(Arc::downgrade(&inner));
         #[cfg(target_os = "linux")]
@@ -379,7 +382,7 @@ impl Inner {
         target: &Path,
     ) -> Result<(), StoreError> {
         let _guard = self.lock_for(dir, file);
-        match read_record(target) {
+        match read_record(&self.noatime, target) {
             Ok(existing) if existing.is_expired_at(now_ms()) => {
                 remove_if_exists(target)
                     .map_err(|e| io_unavailable("cannot remove an expired paste", e))?;
@@ -426,7 +429,7 @@ impl Inner {
 
     fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
         let (dir, file) = self.paths(key);
-        let paste = match read_record(&dir.join(file)) {
+        let paste = match read_record(&self.noatime, &dir.join(file)) {
             Err(StoreError::NotFound) => return Err(self.not_found_or_outage()),
             other => other?,
         };
@@ -442,7 +445,7 @@ impl Inner {
     /// Linux), which the blocking path then answers.
     fn get_from_memory(&self, key: &PasteKey) -> Option<StoredPaste> {
         let (dir, file) = self.paths(key);
-        let bytes = read_cached(&dir.join(file))?;
+        let bytes = read_cached(&self.noatime, &dir.join(file))?;
         let paste = record::decode_owned(bytes).ok()?;
         (!paste.is_expired_at(now_ms())).then_some(paste)
     }
@@ -522,7 +525,7 @@ impl Inner {
             let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
             if mtime.is_some_and(|t| unix_ms(t) < now) {
                 let _guard = self.lock_for(dir, &name);
-                if matches!(read_record(&path), Ok(p) if p.is_expired_at(now))
+                if matches!(read_record(&self.noatime, &path), Ok(p) if p.is_expired_at(now))
                     && fs::remove_file(&path).is_ok()
                 {
                     removed += 1;
@@ -603,64 +606,65 @@ fn remove_if_exists(path: &Path) -> io::Result<()> {
     }
 }
 
-fn read_record(path: &Path) -> Result<StoredPaste, StoreError> {
+fn read_record(noatime: &NoAtime, path: &Path) -> Result<StoredPaste, StoreError> {
     let mut bytes = Vec::new();
-    match open_for_read(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
+    match noatime
+        .open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+    {
         Ok(_) => record::decode_owned(bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NotFound),
         Err(e) => Err(io_unavailable("cannot read the paste file", e)),
     }
 }
 
-/// Opens a paste file for reading without updating its access time.
+/// Reading paste files without updating their access times.
 ///
 /// A paste file's mtime is its expiry, in the future, so under `relatime`
 /// (the usual mount default: the atime is updated while it is older than
 /// the mtime) every read would update the atime — dirtying the inode, which
 /// the kernel then writes back to disk: a disk write per read. `O_NOATIME`
 /// is allowed only to the file's owner (the server, which wrote it) or a
-/// process with `CAP_FOWNER`; where it is refused (`EPERM`: a data
-/// directory written by another user), the file is opened as usual, and
-/// that is remembered.
-#[cfg(target_os = "linux")]
-fn open_for_read(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt as _;
+/// process with `CAP_FOWNER`. Where it is refused (`EPERM`: files written
+/// by another user), the file is opened as usual, and from then on this
+/// store does not ask again.
+#[derive(Debug, Default)]
+struct NoAtime {
+    refused: std::sync::atomic::AtomicBool,
+}
 
-    if !noatime::refused() {
-        let noatime = i32::try_from(rustix::fs::OFlags::NOATIME.bits()).unwrap_or(0);
-        match OpenOptions::new()
-            .read(true)
-            .custom_flags(noatime)
-            .open(path)
-        {
-            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
-                noatime::refuse();
+impl NoAtime {
+    /// Opens `path` for reading, with `O_NOATIME` where allowed.
+    #[cfg(target_os = "linux")]
+    fn open(&self, path: &Path) -> io::Result<File> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+
+        if !self.refused() {
+            let flag = i32::try_from(rustix::fs::OFlags::NOATIME.bits()).unwrap_or(0);
+            match OpenOptions::new().read(true).custom_flags(flag).open(path) {
+                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
+                    self.refuse();
+                }
+                other => return other,
             }
-            other => return other,
         }
-    }
-    File::open(path)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn open_for_read(path: &Path) -> io::Result<File> {
-    File::open(path)
-}
-
-/// Whether `O_NOATIME` was refused once (see [`open_for_read`]); process-wide,
-/// like the ownership of the data directory it depends on.
-#[cfg(target_os = "linux")]
-mod noatime {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    static REFUSED: AtomicBool = AtomicBool::new(false);
-
-    pub(super) fn refused() -> bool {
-        REFUSED.load(Ordering::Relaxed)
+        File::open(path)
     }
 
-    pub(super) fn refuse() {
-        if !REFUSED.swap(true, Ordering::Relaxed) {
+    #[cfg(not(target_os = "linux"))]
+    fn open(&self, path: &Path) -> io::Result<File> {
+        File::open(path)
+    }
+
+    fn refused(&self) -> bool {
+        self.refused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn refuse(&self) {
+        if !self
+            .refused
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
             tracing::info!(
                 "the paste files are not owned by this process: reads update their access times"
             );
@@ -677,7 +681,7 @@ const CACHED_READ_MAX: u64 = 16 << 20;
 /// cache. `None` otherwise — including on kernels without `openat2` (before
 /// 5.12: remembered, so it is asked once).
 #[cfg(target_os = "linux")]
-fn read_cached(path: &Path) -> Option<Vec<u8>> {
+fn read_cached(noatime: &NoAtime, path: &Path) -> Option<Vec<u8>> {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use rustix::fs::{CWD, Mode, OFlags, ResolveFlags, fstat, openat2};
@@ -689,13 +693,13 @@ fn read_cached(path: &Path) -> Option<Vec<u8>> {
     }
     let open = |flags: OFlags| openat2(CWD, path, flags, Mode::empty(), ResolveFlags::CACHED);
     let flags = OFlags::RDONLY | OFlags::CLOEXEC;
-    let opened = if noatime::refused() {
+    let opened = if noatime.refused() {
         open(flags)
     } else {
-        // As in `open_for_read`: no access-time update, where allowed.
+        // As in `NoAtime::open`: no access-time update, where allowed.
         match open(flags | OFlags::NOATIME) {
             Err(Errno::PERM) => {
-                noatime::refuse();
+                noatime.refuse();
                 open(flags)
             }
             other => other,
@@ -727,7 +731,7 @@ fn read_cached(path: &Path) -> Option<Vec<u8>> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn read_cached(_path: &Path) -> Option<Vec<u8>> {
+fn read_cached(_noatime: &NoAtime, _path: &Path) -> Option<Vec<u8>> {
     None
 }
 
@@ -860,5 +864,46 @@ mod tests {
         if accessed() == long_ago {
             eprintln!("{}: mounted without access times", dir.path().display());
         }
+    }
+
+    /// Files this process does not own: `O_NOATIME` is refused, and the
+    /// reads still succeed, through both paths.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn files_of_another_owner_are_read_all_the_same() {
+        use rustix::thread::{CapabilitySet, capabilities, set_capabilities};
+
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path()).await;
+        let key = fresh_key("default");
+        let stored = paste("q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg", 60_000);
+        store.put_if_absent(&key, stored.clone()).await.unwrap();
+        // The owner's reads are not refused.
+        assert_eq!(store.inner.get(&key).unwrap(), stored);
+        assert!(!store.inner.noatime.refused());
+
+        let (dir_path, file) = store.inner.paths(&key);
+        let caps = capabilities(None).unwrap().effective;
+        if !caps.contains(CapabilitySet::CHOWN | CapabilitySet::FOWNER) {
+            eprintln!("without CAP_CHOWN a file cannot be given away: owner's reads checked only");
+            return;
+        }
+        // Give the file away, then read it from a thread without
+        // CAP_FOWNER (capabilities are per thread on Linux): still root, so
+        // it may read everything, but it does not own the file.
+        std::os::unix::fs::chown(dir_path.join(file), Some(65534), Some(65534)).unwrap();
+        let inner = store.inner.clone();
+        let read = std::thread::spawn(move || {
+            let mut sets = capabilities(None).unwrap();
+            sets.effective.remove(CapabilitySet::FOWNER);
+            set_capabilities(None, sets).unwrap();
+            let from_memory = inner.get_from_memory(&key);
+            let blocking = inner.get(&key).unwrap();
+            (from_memory, blocking)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(read, (Some(stored.clone()), stored));
+        assert!(store.inner.noatime.refused());
     }
 }

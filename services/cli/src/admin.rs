@@ -30,7 +30,8 @@ pub struct AdminArgs {
         long,
         global = true,
         env = "PLANSHARE_ADMIN_TOKEN",
-        hide_env_values = true
+        hide_env_values = true,
+        allow_hyphen_values = true
     )]
     pub token: Option<String>,
     /// Allow plain http:// to hosts other than this machine.

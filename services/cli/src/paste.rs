@@ -33,7 +33,13 @@ pub enum PasteCommand {
         /// The paste id.
         id: String,
         /// The deleteToken returned when the paste was created.
-        #[arg(long, env = "PLANSHARE_DELETE_TOKEN", hide_env_values = true)]
+        // A token is base64url: one in 64 begins with `-`, which is a value here.
+        #[arg(
+            long,
+            env = "PLANSHARE_DELETE_TOKEN",
+            hide_env_values = true,
+            allow_hyphen_values = true
+        )]
         token: String,
         #[command(flatten)]
         api: ApiArgs,

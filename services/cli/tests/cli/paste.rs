@@ -26,6 +26,14 @@ async fn put_get_delete_round_trip_against_the_server() {
         "a wrong token looks like an absent paste: {}",
         wrong.stderr
     );
+    // Delete tokens are base64url, so one in 64 begins with `-`: a value, not an option.
+    let dashed_token = format!("-{}", "A".repeat(42));
+    let dashed = planshare(&["paste", "delete", id, "--token", &dashed_token], &env, "").await;
+    assert_eq!(
+        dashed.code, 6,
+        "a token beginning with '-' is read as the token: {}",
+        dashed.stderr
+    );
     // Not even shaped like a delete token: refused as a credential.
     let malformed = planshare(&["paste", "delete", id, "--token", "wrong"], &env, "").await;
     assert_eq!(malformed.code, 12, "{}", malformed.stderr);

@@ -656,10 +656,12 @@ impl NoAtime {
         File::open(path)
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fn refused(&self) -> bool {
         self.refused.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fn refuse(&self) {
         if !self
             .refused

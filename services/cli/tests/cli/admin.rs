@@ -138,6 +138,23 @@ async fn a_wrong_token_fails_with_one_line() {
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(!run.stderr.contains("wrong"), "{}", run.stderr);
 
+    // A token that begins with `-` is the option's value, not an unknown flag.
+    let dashed = planshare(
+        &[
+            "admin",
+            "tenants",
+            "list",
+            "--url",
+            &app.base_url,
+            "--token",
+            "-wrong",
+        ],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(dashed.code, 12, "{}", dashed.stderr);
+
     let no_token = planshare(
         &["admin", "tenants", "list", "--url", &app.base_url],
         &[],

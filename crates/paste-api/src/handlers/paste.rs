@@ -66,12 +66,23 @@ pub(crate) async fn create_paste(
     // decoded from it, before the store is waited for.
     let request = {
         let raw = read_body(&state, &headers, body, max_size).await?;
-        let data = body::parse_create(&raw.bytes)?.ok_or(ApiError::MissingData)?;
-        if body::js_length(&data) > max_size {
-            return Err(ApiError::PayloadTooLarge { max_size });
-        }
+        // Upstream's body with canonical base64url (ASCII: one UTF-16 unit
+        // per byte) skips the JSON parser; anything else is parsed.
+        let shortcut = body::upstream_data(&raw.bytes)
+            .filter(|data| data.len() <= max_size)
+            .and_then(Payload::from_canonical);
+        let payload = match shortcut {
+            Some(payload) => payload,
+            None => {
+                let data = body::parse_create(&raw.bytes)?.ok_or(ApiError::MissingData)?;
+                if body::js_length(&data) > max_size {
+                    return Err(ApiError::PayloadTooLarge { max_size });
+                }
+                Payload::from_borrowed(&data)
+            }
+        };
         NewPaste {
-            payload: Payload::from_borrowed(&data),
+            payload,
             ttl_secs: resolved.tenant.default_ttl_secs,
             burn_after_read: false,
             idempotency: idempotency_key(&headers, &raw.bytes)?,

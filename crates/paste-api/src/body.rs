@@ -455,8 +455,7 @@ mod tests {
             r#"{ "data":"AA"}"#,
             r#"{"data":"AA","x":1}"#,
             r#"{"data":""}"#,
-            r#"{"data":"AA"}
-"#,
+            "{\"data\":\"AA\"}\n",
             r#"{"data":"A"}"#,
         ] {
             let shortcut = upstream_data(body.as_bytes()).and_then(Payload::from_canonical);

@@ -156,6 +156,16 @@ async fn oversized_data_is_refused_with_upstreams_message() {
     );
     assert_eq!(app.create(&"é".repeat(1000)).await.status(), 201);
 
+    // Canonical base64url in upstream's exact body, which the server reads
+    // without its JSON parser: the same limit, at the same boundary.
+    assert_eq!(
+        app.create(&format!("{}AA", "a".repeat(998))).await.status(),
+        201
+    );
+    let response = app.create(&format!("{}AA", "a".repeat(1000))).await;
+    assert_eq!(response.status(), 413);
+    assert_eq!(response.text().await.unwrap(), too_large);
+
     // A 10 MiB body is cut off long before it is read whole.
     let response = app.create(&"a".repeat(10 * 1024 * 1024)).await;
     assert_eq!(response.status(), 413);

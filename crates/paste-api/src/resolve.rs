@@ -69,8 +69,10 @@ where
     let ip = client_ip(peer_of(&request), request.headers(), &limiters.trusted);
     request.extensions_mut().insert(ClientIp(ip));
     let has_credentials = request.headers().contains_key(header::AUTHORIZATION);
-    let reads_pastes = matches!(*request.method(), Method::GET | Method::DELETE)
-        && is_paste_path(request.uri().path());
+    let reads_pastes = matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::DELETE
+    ) && is_paste_path(request.uri().path());
     if has_credentials && let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.blocked(ip))
     {
         // Every attempt is an event, refused ones included.

@@ -402,23 +402,58 @@ pub(crate) async fn get_paste(
         .ok()
         .and_then(|Path(id)| PasteId::parse(&id).ok())
         .ok_or(ApiError::RouteNotFound)?;
-    read(&state, &resolved, id, true).await
+    // `HEAD` here is upstream's generic 404 (see the router): always a take.
+    read(&state, &resolved, id, true, ReadMode::Take).await
+}
+
+/// How a paste is read: `GET` hands it over; `HEAD` only looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReadMode {
+    /// A `GET`: a burn-after-read paste is claimed and removed.
+    Take,
+    /// A `HEAD` (a link preview, a crawler): the same status and headers,
+    /// but a burn-after-read paste is left for its reader.
+    Peek,
+}
+
+impl ReadMode {
+    pub(crate) fn of(method: &http::Method) -> Self {
+        if method == http::Method::HEAD {
+            ReadMode::Peek
+        } else {
+            ReadMode::Take
+        }
+    }
 }
 
 /// Reads a paste of the resolved tenant. A burn-after-read paste is handed
 /// to the one reader whose claim removes it from the catalog; every other
-/// reader gets the not-found answer.
+/// reader gets the not-found answer. A [`ReadMode::Peek`] never claims: it
+/// answers as a read would while the paste is unclaimed.
 pub(crate) async fn read(
     state: &AppState,
     resolved: &Resolved,
     id: PasteId,
     compat: bool,
+    mode: ReadMode,
 ) -> Result<Response, ApiError> {
     let key = PasteKey::new(resolved.tenant.namespace.clone(), id);
     let paste = with_timeout(state, state.inner.store.get(&key))
         .await
         .map_err(|e| ApiError::from_store(e, compat))?;
-    if paste.burn_after_read {
+    if paste.burn_after_read && mode == ReadMode::Peek {
+        let tenant_id = resolved.tenant.id.clone();
+        let id = key.id().to_string();
+        let indexed =
+            super::catalog_call(
+                state,
+                |c| async move { c.paste_record(&tenant_id, &id).await },
+            )
+            .await?;
+        if indexed.is_none() {
+            return Err(ApiError::PasteNotFound { compat });
+        }
+    } else if paste.burn_after_read {
         let tenant_id = resolved.tenant.id.clone();
         let id = key.id().to_string();
         let claimed =

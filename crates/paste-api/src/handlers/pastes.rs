@@ -225,9 +225,13 @@ fn paste_id(id: Result<Path<String>, PathRejection>) -> Result<PasteId, ApiError
 pub(crate) async fn get(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
+    method: http::Method,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
-    paste::read(&state, &resolved, paste_id(id)?, false).await
+    // axum answers `HEAD` with this handler (and drops the body): a `HEAD`
+    // must not burn a burn-after-read paste.
+    let mode = paste::ReadMode::of(&method);
+    paste::read(&state, &resolved, paste_id(id)?, false, mode).await
 }
 
 /// `DELETE /api/v1/pastes/{id}` — 204.

@@ -639,8 +639,8 @@ async fn a_key_in_the_query_string_authenticates_nothing() {
 
 // ---- A16-lite: the not-found limiter ----------------------------------------
 
-/// 30 reads of absent pastes (compat GET, v1 GET, v1 DELETE with a delete
-/// token) are 404; the 31st is 429 + `Retry-After`, and so is any paste read
+/// 30 reads of absent pastes (compat GET, v1 GET and HEAD, v1 DELETE with a
+/// delete token) are 404; the 31st is 429 + `Retry-After`, and so is any paste read
 /// from that address while it is blocked; creates are not reads and pass,
 /// and another address still gets its 404s and 200s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -652,9 +652,11 @@ async fn reading_absent_pastes_gets_an_address_blocked_after_thirty() {
     let existing = compat_paste(&app, &app.client).await;
     let absent = |i: usize| {
         let id = random_id();
-        match i % 3 {
+        match i % 4 {
             0 => app.client.get(app.url(&format!("/api/paste/{id}"))),
             1 => app.client.get(app.url(&format!("/api/v1/pastes/{id}"))),
+            // Enumeration by HEAD counts as much as by GET.
+            2 => app.client.head(app.url(&format!("/api/v1/pastes/{id}"))),
             _ => app
                 .client
                 .delete(app.url(&format!("/api/v1/pastes/{id}")))
@@ -664,8 +666,11 @@ async fn reading_absent_pastes_gets_an_address_blocked_after_thirty() {
     };
     let (outcomes, _) = in_turn(30, absent).await;
     assert!(outcomes.iter().all(|o| o.status == 404), "{outcomes:?}");
-    send(absent(30)).await.assert_limited("31st absent read");
-    send(absent(31)).await.assert_limited("32nd absent read");
+    send(absent(32)).await.assert_limited("31st absent read");
+    send(absent(33)).await.assert_limited("32nd absent read");
+    let head = send(absent(34)).await;
+    assert_eq!(head.status, 429, "a HEAD while blocked: {head:?}");
+    assert!(head.retry_after.is_some(), "{head:?}");
     send(app.client.get(app.url(&format!("/api/paste/{existing}"))))
         .await
         .assert_limited("a present paste, read while blocked");

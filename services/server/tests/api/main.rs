@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod admin;
+mod attack;
 mod bad_input;
 mod connections;
 mod delete;

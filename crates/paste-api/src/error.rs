@@ -145,6 +145,14 @@ pub enum ApiError {
     /// `Idempotency-Key` is empty, too long, repeated or not printable ASCII.
     #[error("invalid idempotency key")]
     InvalidIdempotencyKey,
+    /// The request head breaks RFC 9112 in a way the HTTP parser lets
+    /// through (more than one `Host`); the message says how.
+    #[error("malformed request head: {0}")]
+    MalformedHead(&'static str),
+    /// A `Transfer-Encoding` other than `chunked` alone (RFC 9112 §6.1: a
+    /// coding the server does not understand is answered 501).
+    #[error("unsupported transfer coding")]
+    UnsupportedTransferCoding,
     /// The tenant catalog is down or too slow.
     #[error("tenant catalog unavailable")]
     CatalogUnavailable {
@@ -314,6 +322,12 @@ impl ApiError {
                 StatusCode::BAD_REQUEST,
                 "Idempotency-Key must be one header of 1-255 printable ASCII characters".into(),
                 Some("invalid-idempotency-key"),
+            ),
+            MalformedHead(why) => (StatusCode::BAD_REQUEST, (*why).into(), Some("bad-request")),
+            UnsupportedTransferCoding => (
+                StatusCode::NOT_IMPLEMENTED,
+                "unsupported Transfer-Encoding: only chunked is accepted".into(),
+                Some("unsupported-transfer-coding"),
             ),
             CatalogUnavailable { .. } => (
                 StatusCode::SERVICE_UNAVAILABLE,

@@ -32,6 +32,6 @@ pub use config::{AdminConfig, HttpConfig, PasteConfig, split_origins};
 pub use error::ApiError;
 pub use openapi::{openapi, openapi_json};
 pub use ratelimit::LimitsConfig;
-pub use router::{admin_router, router};
+pub use router::{admin_router, admin_router_with, router, router_with};
 pub use state::{AppState, Readiness};
 pub use tenants::CACHE_TTL;

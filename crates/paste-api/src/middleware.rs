@@ -100,17 +100,29 @@ where
 /// `OPTIONS` answered here (204); anything else logged, passed through the
 /// client limiters and the load shedder to `inner`, and given the CORS and
 /// security headers on the way out.
-async fn edge<S>(state: AppState, request: Request, inner: S) -> Response
+async fn edge<S>(state: AppState, mut request: Request, inner: S) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
     let started = Instant::now();
+    let head = check_head(&mut request);
     let method = request.method().clone();
     let route = request.extensions().get::<MatchedPath>().cloned();
     let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    let response = cors_and_headers(&state, request, |request| {
-        log_requests(route, request, |request| {
-            limit_clients(&state, request, inner)
+    // Probes and scrapes are never shed: an overloaded instance must still
+    // say so, and not be restarted for it.
+    let shed = if NEVER_SHED.contains(&route) {
+        Shedding::Exempt
+    } else {
+        Shedding::Applies
+    };
+    let state = &state;
+    let response = cors_and_headers(state, request, |request| {
+        log_requests(route, request, |request| async move {
+            match head {
+                Ok(()) => limit_clients(state, request, inner, shed).await,
+                Err(error) => error.into_response(),
+            }
         })
     })
     .await;
@@ -119,6 +131,44 @@ where
         .http_metrics
         .record(route, &method, &response, started.elapsed());
     response
+}
+
+/// What RFC 9112 asks of a server about the request head that hyper leaves
+/// to it: more than one `Host` is a 400 (the `Host` headers are dropped, so
+/// no tenant is picked by the first); a transfer coding other than
+/// `chunked` alone is a 501, not read as plain chunked; and a request in
+/// absolute form (`GET http://host/path`) is for the target's host, whatever
+/// `Host` says (§3.2.2), so its `Host` is replaced by the target's.
+fn check_head(request: &mut Request) -> Result<(), ApiError> {
+    let headers = request.headers_mut();
+    if headers.get_all(header::HOST).iter().nth(1).is_some() {
+        headers.remove(header::HOST);
+        return Err(ApiError::MalformedHead(
+            "more than one Host header: send exactly one",
+        ));
+    }
+    let mut codings = 0;
+    for value in headers.get_all(header::TRANSFER_ENCODING) {
+        let value = value
+            .to_str()
+            .map_err(|_| ApiError::UnsupportedTransferCoding)?;
+        for coding in value.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+            codings += 1;
+            if codings > 1 || !coding.eq_ignore_ascii_case("chunked") {
+                return Err(ApiError::UnsupportedTransferCoding);
+            }
+        }
+    }
+    if let Some(authority) = request.uri().authority() {
+        let host = match authority.port() {
+            Some(port) => format!("{}:{port}", authority.host()),
+            None => authority.host().to_owned(),
+        };
+        let host = HeaderValue::try_from(host)
+            .map_err(|_| ApiError::MalformedHead("the request target's host is not valid"))?;
+        request.headers_mut().insert(header::HOST, host);
+    }
+    Ok(())
 }
 
 /// Upstream's JSON content type, byte for byte.
@@ -242,12 +292,32 @@ const SECURITY_HEADERS: [(HeaderName, HeaderValue); 3] = [
     ),
 ];
 
+/// Routes answered however loaded the instance is.
+const NEVER_SHED: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+
+/// Whether a request counts against `http.max_in_flight`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shedding {
+    /// It takes a place, or is shed when there is none.
+    Applies,
+    /// Probes and scrapes: served without a place.
+    Exempt,
+}
+
 /// Sheds requests beyond `http.max_in_flight` with 503 + `Retry-After`
 /// instead of queueing them without bound.
-pub(crate) async fn shed_load<S>(state: &AppState, request: Request, inner: S) -> Response
+pub(crate) async fn shed_load<S>(
+    state: &AppState,
+    request: Request,
+    inner: S,
+    shedding: Shedding,
+) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
+    if shedding == Shedding::Exempt {
+        return call_inner(inner, request).await;
+    }
     match state.inner.in_flight.try_acquire() {
         Ok(_permit) => call_inner(inner, request).await,
         Err(_) => ApiError::Overloaded.into_response(),

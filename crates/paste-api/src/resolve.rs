@@ -16,7 +16,7 @@ use tower::Service;
 use crate::error::{ApiError, LoggedError};
 use crate::handlers::bearer_token;
 use crate::metrics::rate_limited;
-use crate::middleware::shed_load;
+use crate::middleware::{Shedding, shed_load};
 use crate::ratelimit::{ClientIp, client_ip, peer_of};
 use crate::shared_limit::Verdict;
 use crate::state::AppState;
@@ -61,7 +61,12 @@ fn presented_api_key(request: &Request) -> Option<&str> {
 ///
 /// Part of [`crate::middleware::Edge`]; `inner` is reached through the
 /// load shedder.
-pub(crate) async fn limit_clients<S>(state: &AppState, mut request: Request, inner: S) -> Response
+pub(crate) async fn limit_clients<S>(
+    state: &AppState,
+    mut request: Request,
+    inner: S,
+    shedding: Shedding,
+) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
@@ -88,7 +93,7 @@ where
             ApiError::TooManyRequests { retry_after: wait }.into_response(),
         );
     }
-    let response = shed_load(state, request, inner).await;
+    let response = shed_load(state, request, inner, shedding).await;
     if response.status() == StatusCode::UNAUTHORIZED {
         tracing::warn!(client.ip = %ip, "authentication failed");
         if let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.strike(ip)) {

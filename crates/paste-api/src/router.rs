@@ -51,6 +51,13 @@ use crate::{openapi, resolve};
 /// `OpenApiRouter`s ([`paste_api`], [`admin_api`], [`probe_api`]): the same
 /// tables give this router its routes and [`crate::openapi()`] its paths.
 pub fn router(state: AppState) -> Router {
+    router_with(state, Router::new())
+}
+
+/// [`router`] with `extra` routes of the server's own (`/metrics`) behind
+/// the same shared layers: CORS and security headers, `OPTIONS`, logging
+/// and metrics. Like the probes, they are never shed.
+pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
     let separate_admin = !state.inner.admin.addr.trim().is_empty();
     let routes = if separate_admin {
         // The admin API lives on its own listener ([`admin_router`]).
@@ -60,14 +67,21 @@ pub fn router(state: AppState) -> Router {
     };
     let routes = routes
         .merge(paste_routes(&state))
-        .merge(openapi::docs_routes());
+        .merge(openapi::docs_routes())
+        .merge(extra);
     with_shared_layers(routes, state)
 }
 
 /// The router of the separate admin listener (`admin.addr`): `/admin/v1/…`
 /// behind [`admin::gate`], the probes, and the generic 404 for the rest.
 pub fn admin_router(state: AppState) -> Router {
-    with_shared_layers(admin_routes(&state), state)
+    admin_router_with(state, Router::new())
+}
+
+/// [`admin_router`] with `extra` routes behind the same layers (see
+/// [`router_with`]).
+pub fn admin_router_with(state: AppState, extra: Router<AppState>) -> Router {
+    with_shared_layers(admin_routes(&state).merge(extra), state)
 }
 
 /// `/admin`, gated. The gate wraps the admin router as a whole, outside its

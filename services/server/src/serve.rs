@@ -10,14 +10,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::Router;
 use axum::extract::ConnectInfo;
-use axum::response::{IntoResponse as _, Response};
+use axum::response::IntoResponse as _;
 use axum::routing::{MethodRouter, get};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use metrics_exporter_prometheus::PrometheusHandle;
-use paste_api::AppState;
+use paste_api::{ApiError, AppState};
 use subtle::ConstantTimeEq as _;
 use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
 use tokio::net::{TcpListener, TcpStream};
@@ -75,27 +75,28 @@ impl Server {
                     .await
                     .with_context(|| format!("cannot listen on admin.addr {addr}"))?;
                 tracing::info!(listen = %listener.local_addr()?, "admin API on its own listener");
-                let mut router = paste_api::admin_router(state.clone());
+                let mut extra = axum::Router::new();
                 if let Some(handle) = &metrics {
                     // The internal listener: scrapes need no token.
-                    router = router.route("/metrics", metrics_route(handle, &catalog, None));
+                    extra = extra.route("/metrics", metrics_route(handle, &catalog, None));
                 }
-                Some((listener, router))
+                Some((listener, paste_api::admin_router_with(state.clone(), extra)))
             }
         };
-        // Counted per matched route; `/metrics` itself and the portal are not.
-        let mut router = paste_api::router(state.clone());
+        // Counted per matched route (`/metrics` too); the portal is not.
+        let mut extra = axum::Router::new();
         let admin_token = settings.admin.token.trim();
         if let Some(handle) = &metrics
             && admin.is_none()
             && !admin_token.is_empty()
         {
             // The public listener: only with the admin token.
-            router = router.route(
+            extra = extra.route(
                 "/metrics",
                 metrics_route(handle, &catalog, Some(admin_token.to_owned())),
             );
         }
+        let mut router = paste_api::router_with(state.clone(), extra);
         if settings.portal.enabled {
             // Same origin as the API; outside the API's limiters and layers.
             // API clients see the API exactly as before (see `portal::mount`).
@@ -305,18 +306,19 @@ fn read_buffer_cap(max_header_bytes: usize) -> usize {
 const MAX_TENANT_GAUGES: usize = 100;
 
 /// `GET /metrics`: the Prometheus text format. With `token`, only for
-/// `Authorization: Bearer <token>` (`401` otherwise).
+/// `Authorization: Bearer <token>` (`401` otherwise). Served behind the
+/// API's shared layers (security headers, `OPTIONS`), never shed.
 fn metrics_route(
     handle: &PrometheusHandle,
     catalog: &Arc<LazyCatalog>,
     token: Option<String>,
-) -> MethodRouter {
+) -> MethodRouter<AppState> {
     let (handle, catalog) = (handle.clone(), catalog.clone());
-    get(move |headers: HeaderMap| async move {
+    let get_metrics = get(move |headers: HeaderMap| async move {
         if let Some(token) = token
             && !bearer_matches(&headers, &token)
         {
-            return unauthorized();
+            return ApiError::Unauthorized.into_response();
         }
         record_tenant_usage(&catalog).await;
         crate::telemetry::count_dropped_log_lines();
@@ -329,7 +331,8 @@ fn metrics_route(
             .headers_mut()
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         response
-    })
+    });
+    get_metrics.fallback(|| async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } })
 }
 
 /// Whether `headers` carry `Authorization: Bearer <token>` (constant time).
@@ -339,14 +342,6 @@ fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .is_some_and(|given| bool::from(given.trim().as_bytes().ct_eq(token.as_bytes())))
-}
-
-fn unauthorized() -> Response {
-    let mut response = StatusCode::UNAUTHORIZED.into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
 }
 
 /// Sets `planshare_tenants` and, for at most [`MAX_TENANT_GAUGES`] tenants,

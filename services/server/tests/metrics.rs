@@ -35,10 +35,19 @@ fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
         .sum()
 }
 
+/// The headers every API answer carries (`/metrics` included).
+fn assert_security_headers(headers: &reqwest::header::HeaderMap, what: &str) {
+    assert_eq!(headers["x-content-type-options"], "nosniff", "{what}");
+    assert_eq!(headers["referrer-policy"], "no-referrer", "{what}");
+    let csp = headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.starts_with("default-src 'none'"), "{what}: {csp}");
+}
+
 async fn scrape(app: &TestApp) -> String {
     let url = format!("{}/metrics", app.admin_url.as_deref().unwrap());
     let response = app.client.get(url).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
+    assert_security_headers(response.headers(), "scrape of the admin listener");
     let content_type = response.headers()["content-type"].to_str().unwrap();
     assert!(content_type.starts_with("text/plain"), "{content_type}");
     response.text().await.unwrap()
@@ -145,6 +154,22 @@ async fn the_main_listener_serves_metrics_only_with_the_admin_token() {
     let anonymous = app.client.get(&url).send().await.unwrap();
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(anonymous.headers()["www-authenticate"], "Bearer");
+    assert_security_headers(anonymous.headers(), "401");
+    let body: serde_json::Value = anonymous.json().await.unwrap();
+    assert_eq!(body["code"], "unauthorized", "{body}");
+    // Like every other path: OPTIONS is a 204 preflight, other methods 405.
+    let options = app
+        .client
+        .request(reqwest::Method::OPTIONS, &url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(options.status(), StatusCode::NO_CONTENT);
+    assert_security_headers(options.headers(), "OPTIONS");
+    let post = app.client.post(&url).send().await.unwrap();
+    assert_eq!(post.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(post.headers()["allow"], "GET, HEAD");
+    assert_security_headers(post.headers(), "405");
     let wrong = app
         .client
         .get(&url)
@@ -162,6 +187,7 @@ async fn the_main_listener_serves_metrics_only_with_the_admin_token() {
         .await
         .unwrap();
     assert_eq!(right.status(), StatusCode::OK);
+    assert_security_headers(right.headers(), "200");
     let text = right.text().await.unwrap();
     assert!(text.contains("planshare_http_requests_total{"), "{text}");
     assert!(!text.contains(ADMIN_TOKEN));

@@ -2,12 +2,16 @@
 //! any Content-Type, JSON parsed regardless; `data` must be a non-empty string
 //! of at most `max_size` UTF-16 code units.
 //!
-//! The body is read frame by frame while counting UTF-16 code units, so an
-//! oversized upload is refused as soon as it passes the limit plus a small
-//! allowance for the JSON around `data`, before it is buffered whole.
+//! The body is read frame by frame while counting the UTF-16 code units it
+//! decodes to, so an oversized upload is refused as soon as it passes the
+//! limit plus a small allowance for the JSON around `data`, before it is
+//! buffered whole; a body that trickles in is dropped (408) once it falls
+//! below a minimum rate.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -59,35 +63,133 @@ impl BodyBudget {
     }
 }
 
+/// The slow request bodies each client (IP) is sending right now, at most
+/// `cap` at once per client: one client cannot hold many connections open
+/// with bodies that never finish. A body is slow once it has taken
+/// [`SLOW_BODY_AFTER`]. Only clients with a slow body under way are kept,
+/// so the map is bounded by the connections.
+pub(crate) struct BodyClients {
+    cap: usize,
+    sending: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl BodyClients {
+    pub(crate) fn new(cap: usize) -> Arc<Self> {
+        Arc::new(BodyClients {
+            cap: cap.max(1),
+            sending: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A place for one more body from `ip`, or 429 when it has `cap` under way.
+    pub(crate) fn enter(self: &Arc<Self>, ip: IpAddr) -> Result<BodySlot, ApiError> {
+        let mut sending = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = sending.entry(ip).or_insert(0);
+        if *count >= self.cap {
+            return Err(ApiError::TooManyRequests {
+                retry_after: Duration::from_secs(1),
+            });
+        }
+        *count += 1;
+        Ok(BodySlot {
+            clients: self.clone(),
+            ip,
+        })
+    }
+
+    /// Clients with a body under way (for tests and metrics).
+    #[cfg(test)]
+    fn clients(&self) -> usize {
+        self.sending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// One body under way; its place is given back on drop.
+pub(crate) struct BodySlot {
+    clients: Arc<BodyClients>,
+    ip: IpAddr,
+}
+
+impl Drop for BodySlot {
+    fn drop(&mut self) {
+        let mut sending = self
+            .clients
+            .sending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = sending.get_mut(&self.ip) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                sending.remove(&self.ip);
+            }
+        }
+    }
+}
+
 /// A body read whole, and its share of the [`BodyBudget`], returned on drop.
 pub(crate) struct LimitedBody {
     pub(crate) bytes: Bytes,
     pub(crate) _reservation: Option<OwnedSemaphorePermit>,
 }
 
-/// Reads the whole body, refusing it once it holds more UTF-16 code units than
-/// `max_units`, takes longer than `timeout`, or would overdraw `budget`.
+/// What a body must keep to while it arrives.
+pub(crate) struct BodyRules<'a> {
+    /// Most UTF-16 code units the body may hold once its JSON escapes are
+    /// decoded (see [`DecodedUnits`]).
+    pub(crate) max_units: usize,
+    /// The limit named in the 413.
+    pub(crate) max_size: usize,
+    /// The whole body must have arrived by then (408).
+    pub(crate) timeout: Duration,
+    /// Bytes per second a body must average once `grace` has passed (408);
+    /// 0 turns the check off.
+    pub(crate) min_rate: u64,
+    /// How long a body may take before its rate is checked.
+    pub(crate) grace: Duration,
+    /// Memory shared by all bodies being read.
+    pub(crate) budget: &'a BodyBudget,
+    /// The client's cap of slow bodies: a body still arriving after
+    /// [`SLOW_BODY_AFTER`] must take one of its client's places (429 when
+    /// they are all taken).
+    pub(crate) slow: Option<(&'a Arc<BodyClients>, IpAddr)>,
+}
+
+/// A body still arriving after this long is slow: it needs one of its
+/// client's places ([`BodyClients`]). Bodies that arrive at once, however
+/// many at a time, never do.
+const SLOW_BODY_AFTER: Duration = Duration::from_secs(1);
+
+/// The largest request body, in bytes, that could decode to `max_units`:
+/// an escape `\uXXXX` is six bytes for one unit.
+fn max_raw_bytes(max_units: usize) -> u64 {
+    (max_units as u64).saturating_mul(6)
+}
+
+/// Reads the whole body, refusing it once it holds more decoded UTF-16 code
+/// units than `rules.max_units` (413), takes longer than `rules.timeout` or
+/// arrives slower than `rules.min_rate` after `rules.grace` (408), or would
+/// overdraw the budget (503).
 pub(crate) async fn read_limited(
     headers: &HeaderMap,
     body: Body,
-    max_units: usize,
-    max_size: usize,
-    timeout: Duration,
-    budget: &BodyBudget,
+    rules: &BodyRules<'_>,
 ) -> Result<LimitedBody, ApiError> {
-    // A UTF-16 code unit takes at most 3 bytes of UTF-8, so a declared length
-    // beyond that cannot fit.
+    let (max_units, max_size) = (rules.max_units, rules.max_size);
     let declared = headers
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > (max_units as u64).saturating_mul(3)) {
+    if declared.is_some_and(|len| len > max_raw_bytes(max_units)) {
         return Err(ApiError::PayloadTooLarge { max_size });
     }
     let capacity = declared
         .and_then(|len| usize::try_from(len).ok())
         .unwrap_or(0)
         .min(INITIAL_CAPACITY_CAP);
+    let started = tokio::time::Instant::now();
     let read = async move {
         let mut body = body;
         let mut reservation = None;
@@ -95,15 +197,42 @@ pub(crate) async fn read_limited(
         // frame starts a buffer to gather them in.
         let mut first: Option<Bytes> = None;
         let mut buf: Option<BytesMut> = None;
-        let mut units = 0usize;
-        while let Some(frame) = body.frame().await {
+        let mut units = DecodedUnits::default();
+        let mut received: u64 = 0;
+        let mut slot: Option<BodySlot> = None;
+        let slow_at = started + SLOW_BODY_AFTER;
+        loop {
+            let needs_slot = slot.is_none() && rules.slow.is_some();
+            if needs_slot && tokio::time::Instant::now() >= slow_at {
+                if let Some((clients, ip)) = rules.slow {
+                    slot = Some(clients.enter(ip)?);
+                }
+                continue;
+            }
+            let deadline = rate_deadline(started, received, rules.min_rate, rules.grace);
+            let wake = if needs_slot {
+                deadline.min(slow_at)
+            } else {
+                deadline
+            };
+            let frame = match tokio::time::timeout_at(wake, body.frame()).await {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                // Time to take a place: the top of the loop does.
+                Err(_) if wake < deadline => continue,
+                Err(_) => {
+                    return Err(ApiError::BodyTooSlow {
+                        min_rate: rules.min_rate,
+                    });
+                }
+            };
             let frame = frame.map_err(|_| ApiError::BodyRead)?;
             if let Ok(chunk) = frame.into_data() {
-                units += utf16_units(&chunk);
-                if units > max_units {
+                received += chunk.len() as u64;
+                if units.add(&chunk) > max_units {
                     return Err(ApiError::PayloadTooLarge { max_size });
                 }
-                budget.reserve(&mut reservation, chunk.len())?;
+                rules.budget.reserve(&mut reservation, chunk.len())?;
                 match (&mut buf, first.take()) {
                     (Some(buf), _) => buf.extend_from_slice(&chunk),
                     (None, None) => first = Some(chunk),
@@ -117,6 +246,7 @@ pub(crate) async fn read_limited(
                 }
             }
         }
+        drop(slot);
         let bytes = match (buf, first) {
             (Some(buf), _) => buf.freeze(),
             (None, first) => first.unwrap_or_default(),
@@ -126,28 +256,93 @@ pub(crate) async fn read_limited(
             _reservation: reservation,
         })
     };
-    tokio::time::timeout(timeout, read)
+    tokio::time::timeout(rules.timeout, read)
         .await
         .map_err(|_| ApiError::BodyTimeout)?
 }
 
-/// UTF-16 code units in a UTF-8 byte stream (split sequences count once):
-/// one per sequence start, two for 4-byte sequences. Invalid bytes count as one.
-fn utf16_units(bytes: &[u8]) -> usize {
-    // Payloads are base64url: ASCII is checked a word at a time, and then
-    // every byte is one unit (the per-byte count was a create's largest
-    // cost in a profile).
-    if bytes.is_ascii() {
-        return bytes.len();
+/// When a body that has delivered `received` bytes since `started` falls
+/// below `min_rate` bytes per second if nothing more comes: never before
+/// `grace` has passed.
+fn rate_deadline(
+    started: tokio::time::Instant,
+    received: u64,
+    min_rate: u64,
+    grace: Duration,
+) -> tokio::time::Instant {
+    let earned = match min_rate {
+        // The overall timeout is then the only bound: a day stands for never.
+        0 => Duration::from_secs(86_400),
+        rate => Duration::from_secs_f64(received as f64 / rate as f64),
+    };
+    started + earned.max(grace)
+}
+
+/// Counts the UTF-16 code units a JSON text holds once its escapes are
+/// decoded, as the bytes arrive (escapes split across chunks count once):
+/// `\uXXXX` is one unit (a surrogate pair, two escapes, two), any other
+/// escape one, and everything else its UTF-16 length. Upstream limits the
+/// decoded `data`, so counting raw bytes would refuse an escaped body six
+/// times too early. The count of the whole body bounds that of `data`.
+#[derive(Debug, Default)]
+struct DecodedUnits {
+    units: usize,
+    /// Where an escape sequence stands at the end of the last chunk.
+    escape: Escape,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Escape {
+    /// Outside any escape.
+    #[default]
+    None,
+    /// Just after a backslash.
+    Started,
+    /// Inside `\uXXXX`, with this many hex digits still to come.
+    Hex(u8),
+}
+
+impl DecodedUnits {
+    /// Adds `chunk`; returns the units so far.
+    fn add(&mut self, chunk: &[u8]) -> usize {
+        // Payloads are base64url: no escape and all ASCII, one unit a byte
+        // (checked a word at a time; the per-byte count was a create's
+        // largest cost in a profile).
+        if self.escape == Escape::None && chunk.is_ascii() && !chunk.contains(&b'\\') {
+            self.units += chunk.len();
+            return self.units;
+        }
+        for &b in chunk {
+            self.escape = match (self.escape, b) {
+                (Escape::None, b'\\') => Escape::Started,
+                (Escape::None, b) => {
+                    self.units += utf16_units_of_byte(b);
+                    Escape::None
+                }
+                (Escape::Started, b'u') => {
+                    self.units += 1;
+                    Escape::Hex(4)
+                }
+                (Escape::Started, _) => {
+                    self.units += 1;
+                    Escape::None
+                }
+                (Escape::Hex(1), _) => Escape::None,
+                (Escape::Hex(n), _) => Escape::Hex(n - 1),
+            };
+        }
+        self.units
     }
-    bytes
-        .iter()
-        .map(|&b| match b {
-            0x80..=0xBF => 0,
-            0xF0..=0xFF => 2,
-            _ => 1,
-        })
-        .sum()
+}
+
+/// UTF-16 code units of one byte of UTF-8: one per sequence start, two for
+/// a 4-byte sequence, none for continuation bytes (invalid bytes count one).
+fn utf16_units_of_byte(b: u8) -> usize {
+    match b {
+        0x80..=0xBF => 0,
+        0xF0..=0xFF => 2,
+        _ => 1,
+    }
 }
 
 /// Length of `s` in UTF-16 code units (JavaScript's `string.length`).
@@ -463,23 +658,102 @@ mod tests {
         }
     }
 
+    /// `text` as a JSON string with every non-ASCII character, quote,
+    /// backslash and control character escaped (`\uXXXX`, surrogate pairs
+    /// as two escapes; `\n`-style where JSON has one).
+    fn escaped_json(text: &str) -> String {
+        let mut out = String::from("\"");
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                c if c.is_ascii() && !c.is_ascii_control() => out.push(c),
+                c => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    fn decoded_units(parts: &[&[u8]]) -> usize {
+        let mut units = DecodedUnits::default();
+        parts.iter().map(|p| units.add(p)).last().unwrap_or(0)
+    }
+
     #[test]
-    fn lengths_are_counted_in_utf16_units() {
+    fn bodies_are_counted_in_the_utf16_units_they_decode_to() {
         assert_eq!(js_length("abc"), 3);
         assert_eq!(js_length("é"), 1);
         assert_eq!(js_length("🚀"), 2);
-        assert_eq!(utf16_units("a é 🚀 ✓".as_bytes()), js_length("a é 🚀 ✓"));
-        // However a text is cut into frames (even inside a character), the
-        // frames' counts add up to its length, ASCII-only frames included.
-        let text = format!("{}é🚀{}✓x", "a".repeat(40), "b".repeat(17));
-        let bytes = text.as_bytes();
-        for cut in 0..=bytes.len() {
-            let (a, b) = bytes.split_at(cut);
-            assert_eq!(
-                utf16_units(a) + utf16_units(b),
-                js_length(&text),
-                "cut at {cut}"
-            );
+        let text = format!("{}é🚀{}✓x\"\\\n\u{1}", "a".repeat(40), "b".repeat(17));
+        // Plain JSON and fully escaped JSON both count as the text's length
+        // (plus the two quotes of a JSON string), however the bytes are cut
+        // into frames (inside a character or an escape too).
+        // Raw text (no JSON, so no backslash) counts as its length too.
+        let raw = text.replace('\\', "");
+        assert_eq!(decoded_units(&[raw.as_bytes()]), js_length(&raw));
+        let plain = serde_json::to_string(&text).unwrap();
+        let escaped = escaped_json(&text);
+        assert_eq!(
+            serde_json::from_str::<String>(&escaped).unwrap(),
+            text,
+            "the escaping helper"
+        );
+        for (form, extra) in [(plain, 2), (escaped, 2)] {
+            let bytes = form.as_bytes();
+            for cut in 0..=bytes.len() {
+                let (a, b) = bytes.split_at(cut);
+                assert_eq!(
+                    decoded_units(&[a, b]),
+                    js_length(&text) + extra,
+                    "{form}: cut at {cut}"
+                );
+            }
         }
+        // Six bytes a unit at most: the raw bound holds every escaped body.
+        let rockets = escaped_json(&"🚀".repeat(100));
+        assert_eq!(decoded_units(&[rockets.as_bytes()]), 202);
+        assert!(rockets.len() as u64 <= max_raw_bytes(202));
+    }
+
+    #[test]
+    fn each_client_sends_at_most_its_cap_of_bodies_at_once() {
+        let clients = BodyClients::new(2);
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let first = clients.enter(a).unwrap();
+        let second = clients.enter(a).unwrap();
+        assert!(matches!(
+            clients.enter(a),
+            Err(ApiError::TooManyRequests { .. })
+        ));
+        // Another client is not affected.
+        let other = clients.enter(b).unwrap();
+        drop(first);
+        let third = clients.enter(a).unwrap();
+        drop((second, third, other));
+        // Nothing is kept of clients with no body under way.
+        assert_eq!(clients.clients(), 0);
+    }
+
+    #[test]
+    fn a_body_may_take_its_time_only_while_it_keeps_the_rate() {
+        let start = tokio::time::Instant::now();
+        let grace = Duration::from_secs(5);
+        // Nothing yet: the grace period.
+        assert_eq!(rate_deadline(start, 0, 1024, grace), start + grace);
+        // 1 KiB/s earns a second per KiB received, but never less than the grace.
+        assert_eq!(rate_deadline(start, 2048, 1024, grace), start + grace);
+        assert_eq!(
+            rate_deadline(start, 10 * 1024, 1024, grace),
+            start + Duration::from_secs(10)
+        );
+        // Off: only the overall timeout bounds it.
+        assert!(rate_deadline(start, 0, 0, grace) >= start + Duration::from_secs(86_400));
     }
 }

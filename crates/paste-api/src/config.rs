@@ -64,6 +64,20 @@ pub struct HttpConfig {
     /// MiB of request bodies buffered at once across all requests; an upload
     /// that would exceed it is shed with 503 + `Retry-After`.
     pub body_memory_mib: usize,
+    /// Bytes per second a request body must average once
+    /// `body_rate_grace_secs` have passed, else 408 (0: no minimum).
+    pub body_min_rate_bytes: u64,
+    /// Seconds a request body may take before its rate is checked.
+    pub body_rate_grace_secs: u64,
+    /// Slow request bodies (still arriving after a second) one client (IP)
+    /// may be sending at once; more get 429 + `Retry-After`. A create's body
+    /// being received does not hold a place of `max_in_flight`; it takes one
+    /// once it has arrived.
+    pub max_bodies_per_client: usize,
+    /// MiB of paste answers held at once across all requests, until their
+    /// clients have taken them; a read that would exceed it waits briefly,
+    /// then gets 503 + `Retry-After`.
+    pub response_memory_mib: usize,
     /// Measurement only (`planshare-loadtest tenancy`): serve every paste
     /// request as the default tenant without looking at keys or hosts, to
     /// price tenant resolution. Never set it in production: keys are ignored.
@@ -78,6 +92,10 @@ impl Default for HttpConfig {
             store_timeout_secs: 10,
             max_in_flight: 512,
             body_memory_mib: 256,
+            body_min_rate_bytes: 1024,
+            body_rate_grace_secs: 5,
+            max_bodies_per_client: 32,
+            response_memory_mib: 128,
             tenancy_bypass: false,
         }
     }

@@ -56,6 +56,12 @@ pub enum ApiError {
     /// The client did not send its body in time.
     #[error("request body timeout")]
     BodyTimeout,
+    /// The client sent its body slower than the minimum rate.
+    #[error("request body too slow")]
+    BodyTooSlow {
+        /// The minimum, bytes per second.
+        min_rate: u64,
+    },
     /// The request body broke off or could not be read.
     #[error("request body could not be read")]
     BodyRead,
@@ -208,6 +214,11 @@ impl ApiError {
                 StatusCode::REQUEST_TIMEOUT,
                 "the request body was not received in time".into(),
                 Some("body-timeout"),
+            ),
+            BodyTooSlow { min_rate } => (
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the request body arrived slower than {min_rate} bytes per second"),
+                Some("body-too-slow"),
             ),
             BodyRead => (
                 StatusCode::BAD_REQUEST,

@@ -12,6 +12,7 @@
 //! configuration files or the environment (the `services/` binaries do), and
 //! no other crate may map errors to status codes. Start at [`router`].
 
+mod answer;
 mod body;
 mod config;
 mod cors;

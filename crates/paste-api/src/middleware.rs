@@ -113,6 +113,8 @@ where
     // say so, and not be restarted for it.
     let shed = if NEVER_SHED.contains(&route) {
         Shedding::Exempt
+    } else if method == Method::POST && BODY_FIRST.contains(&route) {
+        Shedding::AfterBody
     } else {
         Shedding::Applies
     };
@@ -295,6 +297,10 @@ const SECURITY_HEADERS: [(HeaderName, HeaderValue); 3] = [
 /// Routes answered however loaded the instance is.
 const NEVER_SHED: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
 
+/// Routes whose `POST` bodies may be large: they take their place once the
+/// body has arrived ([`Shedding::AfterBody`]).
+const BODY_FIRST: [&str; 2] = ["/api/paste", "/api/v1/pastes"];
+
 /// Whether a request counts against `http.max_in_flight`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Shedding {
@@ -302,25 +308,40 @@ pub(crate) enum Shedding {
     Applies,
     /// Probes and scrapes: served without a place.
     Exempt,
+    /// Creates: the handler takes a place once the body has arrived, so
+    /// that bodies trickling in do not hold the places of requests that
+    /// are ready to be served. Bodies under way are bounded on their own
+    /// (per client, by rate and by memory).
+    AfterBody,
 }
+
+/// Marks a request whose handler must take its place of
+/// `http.max_in_flight` itself, once its body has arrived
+/// ([`crate::handlers::paste::read_body`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlaceAfterBody;
 
 /// Sheds requests beyond `http.max_in_flight` with 503 + `Retry-After`
 /// instead of queueing them without bound.
 pub(crate) async fn shed_load<S>(
     state: &AppState,
-    request: Request,
+    mut request: Request,
     inner: S,
     shedding: Shedding,
 ) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
-    if shedding == Shedding::Exempt {
-        return call_inner(inner, request).await;
-    }
-    match state.inner.in_flight.try_acquire() {
-        Ok(_permit) => call_inner(inner, request).await,
-        Err(_) => ApiError::Overloaded.into_response(),
+    match shedding {
+        Shedding::Exempt => call_inner(inner, request).await,
+        Shedding::AfterBody => {
+            request.extensions_mut().insert(PlaceAfterBody);
+            call_inner(inner, request).await
+        }
+        Shedding::Applies => match state.inner.in_flight.try_acquire() {
+            Ok(_permit) => call_inner(inner, request).await,
+            Err(_) => ApiError::Overloaded.into_response(),
+        },
     }
 }
 

@@ -9,7 +9,8 @@ use paste_store::{PasteStore, StoreError};
 use tenancy::LazyCatalog;
 use tokio::sync::{Mutex, Semaphore};
 
-use crate::body::BodyBudget;
+use crate::answer::ResponseBudget;
+use crate::body::{BodyBudget, BodyClients};
 use crate::config::{AdminConfig, HttpConfig, PasteConfig};
 use crate::index_writer::IndexWriter;
 use crate::ratelimit::{Limiters, LimitsConfig};
@@ -36,6 +37,10 @@ pub(crate) struct Inner {
     pub(crate) http: HttpConfig,
     pub(crate) in_flight: Arc<Semaphore>,
     pub(crate) body_budget: BodyBudget,
+    /// Memory of paste answers not yet written.
+    pub(crate) response_budget: ResponseBudget,
+    /// Bodies under way per client.
+    pub(crate) body_clients: Arc<BodyClients>,
     pub(crate) readiness: Readiness,
     /// Handles of the request metrics.
     pub(crate) http_metrics: crate::metrics::HttpMetrics,
@@ -62,6 +67,8 @@ impl AppState {
                 limits,
                 in_flight: Arc::new(Semaphore::new(http.max_in_flight.max(1))),
                 body_budget: BodyBudget::new(http.body_memory_mib),
+                body_clients: BodyClients::new(http.max_bodies_per_client),
+                response_budget: ResponseBudget::new(http.response_memory_mib),
                 readiness: Readiness::new(store.clone(), catalog.clone()),
                 catalog,
                 admin,

@@ -85,6 +85,27 @@ impl Payload {
         }
     }
 
+    /// Appends up to `max` bytes of the text from byte `start` on, for an
+    /// answer written in parts. For a base64url payload `start` and `max`
+    /// must be multiples of 4 (whole groups of three stored bytes), and the
+    /// part is encoded from the stored bytes without building the whole text.
+    pub fn append_text_part(&self, start: usize, max: usize, out: &mut Vec<u8>) {
+        match self {
+            Payload::Base64Url(bytes) => {
+                debug_assert!(start.is_multiple_of(4) && max.is_multiple_of(4), "whole base64 groups");
+                let from = (start / 4 * 3).min(bytes.len());
+                let to = from.saturating_add(max / 4 * 3).min(bytes.len());
+                base64_simd::URL_SAFE_NO_PAD.encode_append(&bytes[from..to], out);
+            }
+            Payload::Text(text) => {
+                let bytes = text.as_bytes();
+                let from = start.min(bytes.len());
+                let to = from.saturating_add(max).min(bytes.len());
+                out.extend_from_slice(&bytes[from..to]);
+            }
+        }
+    }
+
     /// Number of bytes this payload occupies in storage.
     pub fn stored_len(&self) -> usize {
         match self {
@@ -251,6 +272,40 @@ mod tests {
             let p = Payload::from_text(text.to_owned());
             assert!(matches!(p, Payload::Base64Url(_)), "{text:?}");
             assert_eq!(p.to_text(), text);
+        }
+    }
+
+    #[test]
+    fn a_text_written_in_parts_is_the_whole_text() {
+        let base64: String = (0..1000u32)
+            .map(|i| {
+                char::from(
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                        [(i * 7 % 64) as usize],
+                )
+            })
+            .collect();
+        for len in [0, 2, 3, 4, 5, 8, 999 / 4 * 4 + 3, 1000] {
+            let Some(text) = [&base64[..len], &base64[..len.saturating_sub(1)]]
+                .into_iter()
+                .find(|t| canonical_bytes(t.as_bytes()).is_some())
+            else {
+                continue;
+            };
+            for payload in [
+                Payload::from_text(text.to_owned()),
+                Payload::Text(text.to_owned()),
+            ] {
+                for part in [4, 8, 12, 64, 1024] {
+                    let mut out = Vec::new();
+                    let mut start = 0;
+                    while start < payload.text_len() {
+                        payload.append_text_part(start, part, &mut out);
+                        start += part;
+                    }
+                    assert_eq!(out, text.as_bytes(), "{len} in parts of {part}");
+                }
+            }
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod serve;
 pub mod settings;
 pub mod telemetry;
+mod write_timeout;
 
 pub use serve::{Server, serve};
 pub use settings::Settings;

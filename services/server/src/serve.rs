@@ -1,6 +1,7 @@
 //! The accept loop: every connection gets a first-byte deadline, a header-read
-//! deadline and header size limits (stock `axum::serve` has none of these), the
-//! number of connections is capped, and shutdown drains in-flight requests.
+//! deadline, a write deadline and header size limits (stock `axum::serve` has
+//! none of these), the number of connections is capped, and shutdown drains
+//! in-flight requests.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -25,6 +26,7 @@ use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt as _;
 
 use crate::settings::{ServerConfig, Settings};
+use crate::write_timeout::WriteTimeout;
 
 /// A server ready to run: store opened, router built.
 pub struct Server {
@@ -286,7 +288,9 @@ async fn serve_connection(
         .max_headers(config.max_headers.max(1))
         .max_buf_size(read_buffer_cap(config.max_header_bytes))
         .keep_alive(true);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    let write_timeout = Duration::from_secs(config.write_timeout_secs.max(1));
+    let io = TokioIo::new(WriteTimeout::new(stream, write_timeout));
+    let connection = builder.serve_connection(io, service);
     if let Err(error) = watcher.watch(connection).await {
         tracing::debug!(%error, "connection ended with an error");
     }

@@ -92,6 +92,10 @@ pub struct ServerConfig {
     pub max_headers: usize,
     /// Connections served at once; further ones wait in the kernel's backlog.
     pub max_connections: usize,
+    /// Seconds a connection may go without its client taking any bytes of
+    /// an answer being written; then it is closed (a reader that never
+    /// reads holds no memory for longer).
+    pub write_timeout_secs: u64,
     /// Seconds to keep accepting after a shutdown signal while `/readyz`
     /// already says 503 (give load balancers time to notice; 5 under Kubernetes).
     pub shutdown_delay_secs: u64,
@@ -110,6 +114,7 @@ impl Default for ServerConfig {
             max_header_bytes: 32 * 1024,
             max_headers: 64,
             max_connections: 4096,
+            write_timeout_secs: 30,
             shutdown_delay_secs: 0,
             shutdown_grace_secs: 20,
         }

@@ -9,7 +9,7 @@
 //! server-controlled (id, namespace of an existing tenant, status,
 //! timestamps) can be set through a body.
 
-use std::time::Duration;
+use crate::handlers::paste::body_rules;
 
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -523,19 +523,12 @@ async fn read_json<T: DeserializeOwned>(
     if !is_json(headers) {
         return Err(ApiError::UnsupportedMediaType);
     }
-    let raw = body::read_limited(
-        headers,
-        body,
-        MAX_BODY,
-        MAX_BODY,
-        Duration::from_secs(state.inner.http.body_timeout_secs.max(1)),
-        &state.inner.body_budget,
-    )
-    .await
-    .map_err(|e| match e {
-        ApiError::PayloadTooLarge { .. } => ApiError::BodyTooLarge,
-        other => other,
-    })?;
+    let raw = body::read_limited(headers, body, &body_rules(state, MAX_BODY, MAX_BODY))
+        .await
+        .map_err(|e| match e {
+            ApiError::PayloadTooLarge { .. } => ApiError::BodyTooLarge,
+            other => other,
+        })?;
     parse_object(&raw.bytes)
 }
 

@@ -12,17 +12,20 @@ use std::time::Duration;
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use paste_store::{DeleteToken, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms};
 use sha2::{Digest as _, Sha256};
 use tenancy::{Idempotency, PasteRecord};
+use tokio::sync::OwnedSemaphorePermit;
 
+use crate::answer::{self, PasteBody};
 use crate::body::{self, ENVELOPE_ALLOWANCE};
 use crate::error::ApiError;
 use crate::handlers::bearer_token;
-use crate::middleware::{json_bytes_response, json_response};
+use crate::middleware::{JSON_CONTENT_TYPE, PlaceAfterBody, json_response};
+use crate::ratelimit::ClientIp;
 use crate::resolve::Resolved;
 use crate::state::AppState;
 
@@ -57,15 +60,18 @@ const MAX_IDEMPOTENCY_KEY: usize = 255;
 pub(crate) async fn create_paste(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
-    headers: HeaderMap,
-    body: Body,
+    request: Request,
 ) -> Result<Response, ApiError> {
     resolved.may_create()?;
     let max_size = resolved.tenant.max_size;
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
     // The body is released (memory and body budget) once the payload is
-    // decoded from it, before the store is waited for.
+    // decoded from it, before the store is waited for; the place among the
+    // requests in flight is kept to the end.
+    let (raw, _place) = read_body(&state, &parts, body, max_size).await?;
     let request = {
-        let raw = read_body(&state, &headers, body, max_size).await?;
+        let raw = raw;
         // Upstream's body with canonical base64url (ASCII: one UTF-16 unit
         // per byte) skips the JSON parser; anything else is parsed.
         let shortcut = body::upstream_data(&raw.bytes)
@@ -85,30 +91,67 @@ pub(crate) async fn create_paste(
             payload,
             ttl_secs: resolved.tenant.default_ttl_secs,
             burn_after_read: false,
-            idempotency: idempotency_key(&headers, &raw.bytes)?,
+            idempotency: idempotency_key(headers, &raw.bytes)?,
             always_index: false,
         }
     };
     create(&state, &resolved, request).await
 }
 
-/// Reads a create body within the tenant's size limit plus the envelope.
+/// Reads a create body within the tenant's size limit plus the envelope,
+/// the body rules of `[http]`, and the client's cap of slow bodies;
+/// then, for a request marked [`PlaceAfterBody`], takes its place among the
+/// requests in flight (503 when there is none), held by the returned guard
+/// until the handler ends.
 pub(crate) async fn read_body(
     state: &AppState,
-    headers: &HeaderMap,
+    parts: &http::request::Parts,
     body: Body,
     max_size: usize,
-) -> Result<body::LimitedBody, ApiError> {
-    body::read_limited(
-        headers,
-        body,
-        max_size.saturating_add(ENVELOPE_ALLOWANCE),
-        max_size,
-        Duration::from_secs(state.inner.http.body_timeout_secs.max(1)),
-        &state.inner.body_budget,
-    )
-    .await
+) -> Result<(body::LimitedBody, InFlightPlace), ApiError> {
+    let mut rules = body_rules(state, max_size.saturating_add(ENVELOPE_ALLOWANCE), max_size);
+    rules.slow = parts
+        .extensions
+        .get::<ClientIp>()
+        .map(|ClientIp(ip)| (&state.inner.body_clients, *ip));
+    let raw = body::read_limited(&parts.headers, body, &rules).await?;
+    let place = match parts.extensions.get::<PlaceAfterBody>() {
+        Some(PlaceAfterBody) => Some(
+            state
+                .inner
+                .in_flight
+                .clone()
+                .try_acquire_owned()
+                .map_err(|_| ApiError::Overloaded)?,
+        ),
+        None => None,
+    };
+    Ok((raw, InFlightPlace(place)))
 }
+
+/// The `[http]` rules for a body of at most `max_units` decoded units.
+pub(crate) fn body_rules(
+    state: &AppState,
+    max_units: usize,
+    max_size: usize,
+) -> body::BodyRules<'_> {
+    let http = &state.inner.http;
+    body::BodyRules {
+        max_units,
+        max_size,
+        timeout: Duration::from_secs(http.body_timeout_secs.max(1)),
+        min_rate: http.body_min_rate_bytes,
+        grace: Duration::from_secs(http.body_rate_grace_secs),
+        budget: &state.inner.body_budget,
+        slow: None,
+    }
+}
+
+/// A create's place among the requests in flight, taken once its body has
+/// arrived (none when the edge took it before the handler ran).
+pub(crate) struct InFlightPlace(
+    #[expect(dead_code, reason = "held, not read")] Option<OwnedSemaphorePermit>,
+);
 
 /// `Idempotency-Key` with the SHA-256 of the body it came with.
 pub(crate) fn idempotency_key(
@@ -438,9 +481,20 @@ pub(crate) async fn read(
     mode: ReadMode,
 ) -> Result<Response, ApiError> {
     let key = PasteKey::new(resolved.tenant.namespace.clone(), id);
+    // Room for the answer is taken in two steps: a part before the store is
+    // asked (so that, with the budget spent, no more payloads are loaded),
+    // the rest once the size is known, before a burn-after-read paste is
+    // claimed (so that a shed read never loses it).
+    let budget = &state.inner.response_budget;
+    let mut held = budget.reserve(answer::PART).await?;
     let paste = with_timeout(state, state.inner.store.get(&key))
         .await
         .map_err(|e| ApiError::from_store(e, compat))?;
+    held.merge(
+        budget
+            .reserve(answer::held_bytes(&paste.payload).saturating_sub(answer::PART))
+            .await?,
+    );
     if paste.burn_after_read && mode == ReadMode::Peek {
         let tenant_id = resolved.tenant.id.clone();
         let id = key.id().to_string();
@@ -471,8 +525,10 @@ pub(crate) async fn read(
             Err(error) => tracing::warn!(%error, "cannot delete a burnt paste"),
         }
     }
-    let mut response = json_bytes_response(StatusCode::OK, paste_json(&paste.payload));
-    response.headers_mut().insert(
+    let mut response = Response::new(Body::new(PasteBody::new(paste.payload, held)));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, JSON_CONTENT_TYPE);
+    headers.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("private, no-store"),
     );
@@ -561,28 +617,6 @@ pub(crate) async fn delete(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// `{"data":"<text>"}`, the body of a read (`api_types::GetPasteResponse`).
-/// The hot path: a stored base64url payload is encoded straight into a
-/// buffer of the exact size — its alphabet needs no JSON escaping, so it
-/// skips serde_json's per-byte escape scan (the largest cost of a read in a
-/// profile); other text goes through serde_json.
-fn paste_json(payload: &Payload) -> Vec<u8> {
-    const PREFIX: &[u8] = br#"{"data":""#;
-    const SUFFIX: &[u8] = br#""}"#;
-    if payload.is_base64url() {
-        let mut body = Vec::with_capacity(PREFIX.len() + payload.text_len() + SUFFIX.len());
-        body.extend_from_slice(PREFIX);
-        payload.append_text(&mut body);
-        body.extend_from_slice(SUFFIX);
-        return body;
-    }
-    let body = api_types::GetPasteResponse {
-        data: payload.to_text(),
-    };
-    // Serialising a struct with one String field cannot fail.
-    serde_json::to_vec(&body).unwrap_or_default()
-}
-
 /// Bounds a store call by `http.store_timeout_secs`; a late answer is an outage.
 pub(crate) async fn with_timeout<T>(
     state: &AppState,
@@ -607,28 +641,6 @@ mod tests {
             h.append(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
         }
         h
-    }
-
-    #[test]
-    fn read_bodies_are_the_json_of_the_text() {
-        for text in [
-            "",
-            "AA",
-            "q1YqULJSKkktLlGyUiooyk8pTS5RBMmEAg",
-            "ab cd",
-            "a\"b\\c\n",
-            "🚀",
-        ] {
-            let body = paste_json(&Payload::from_text(text.to_owned()));
-            let parsed: api_types::GetPasteResponse = serde_json::from_slice(&body).unwrap();
-            assert_eq!(parsed.data, text);
-            let expected = serde_json::to_vec(&api_types::GetPasteResponse { data: text.into() });
-            assert_eq!(
-                body,
-                expected.unwrap(),
-                "{text:?}: same bytes as serde_json"
-            );
-        }
     }
 
     #[test]

@@ -13,9 +13,8 @@
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::body::Body;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use paste_store::{PasteId, Payload, now_ms};
@@ -60,18 +59,19 @@ use crate::state::AppState;
 pub(crate) async fn create(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
-    headers: HeaderMap,
-    body: Body,
+    request: Request,
 ) -> Result<Response, ApiError> {
     resolved.may_create()?;
-    if !is_json(&headers) {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    if !is_json(headers) {
         return Err(ApiError::UnsupportedMediaType);
     }
     let tenant = &resolved.tenant;
     let too_large = ApiError::DataTooLarge {
         max_size: tenant.max_size,
     };
-    let raw = paste::read_body(&state, &headers, body, tenant.max_size)
+    let (raw, _place) = paste::read_body(&state, &parts, body, tenant.max_size)
         .await
         .map_err(|e| match e {
             ApiError::PayloadTooLarge { .. } => ApiError::DataTooLarge {
@@ -100,7 +100,7 @@ pub(crate) async fn create(
         payload: Payload::from_text(request.data),
         ttl_secs,
         burn_after_read: request.burn_after_read.unwrap_or(false),
-        idempotency: paste::idempotency_key(&headers, &raw.bytes)?,
+        idempotency: paste::idempotency_key(headers, &raw.bytes)?,
         always_index: true,
     };
     // Released (memory and body budget) before the store is waited for.

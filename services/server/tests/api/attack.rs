@@ -1,10 +1,15 @@
 //! Regressions of the outside attack on the running server (issue 22): each
 //! test fails on the build that was attacked.
 
+use std::time::Duration;
+
 use reqwest::Method;
 use serde_json::{Value, json};
 use testkit::TestApp;
 use testkit::raw;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
 
 use crate::tenants_support as ts;
 
@@ -140,4 +145,288 @@ async fn an_absolute_form_target_picks_the_tenant_not_the_host_header() {
         r.status, 404,
         "absolute form naming the default tenant: {r:?}"
     );
+}
+
+/// Escaped characters count as what they decode to, as upstream counts
+/// `data`: `\u00e9` is one unit, not six (the raw body was counted before).
+#[tokio::test]
+async fn the_size_limit_counts_decoded_data_not_escaped_bytes() {
+    let max = 100_000;
+    let app = TestApp::spawn(&[("PASTE_MAX_SIZE", "100000")]).await;
+    let escaped = |n: usize, unit: &str| format!(r#"{{"data":"{}"}}"#, unit.repeat(n));
+    for (unit, per) in [(r"\u00e9", 1), (r"\ud83d\ude80", 2), (r"\n", 1)] {
+        for path in ["/api/paste", "/api/v1/pastes"] {
+            let send = |body: String| {
+                app.client
+                    .post(app.url(path))
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+            };
+            // Exactly the limit once decoded (six times it in raw bytes): stored.
+            let at_limit = send(escaped(max / per, unit)).await.unwrap();
+            assert_eq!(at_limit.status(), 201, "{unit} on {path}");
+            let id = at_limit.json::<Value>().await.unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let read: Value = app
+                .get_path(&format!("{path}/{id}"))
+                .await
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(
+                read["data"].as_str().unwrap().encode_utf16().count(),
+                max,
+                "{unit} on {path}"
+            );
+            // One unit more: 413.
+            let over = send(escaped(max / per + 1, unit)).await.unwrap();
+            assert_eq!(over.status(), 413, "{unit} on {path}");
+        }
+    }
+}
+
+/// What a raw request on its own connection got: the status (0 if the
+/// server closed without answering) and when.
+async fn trickle_body(addr: std::net::SocketAddr, for_at_most: Duration) -> (u16, Duration) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let started = Instant::now();
+    let head = "POST /api/paste HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
+    let _ = stream.write_all(head.as_bytes()).await;
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.tick().await;
+    while started.elapsed() < for_at_most {
+        tokio::select! {
+            read = stream.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    answer.extend_from_slice(&buf[..n]);
+                    if answer.windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
+                }
+            },
+            _ = tick.tick() => {
+                // One byte a second, far below any sane rate.
+                let _ = stream.write_all(b" ").await;
+            }
+        }
+    }
+    let status = String::from_utf8_lossy(&answer)
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, started.elapsed())
+}
+
+/// The slow-body attack, scaled down: one client opens ten times its cap of
+/// connections, each sending a body a byte a second. Its bodies beyond the
+/// cap are refused at once (429), the rest dropped after the grace period
+/// for falling below the minimum rate (408); meanwhile another client's
+/// creates and reads and the probes are all served, though the attacker
+/// has more bodies open than the server has places in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_that_trickle_do_not_take_the_server_down() {
+    let app = TestApp::spawn_configured(&[], |s| {
+        // More bodies per client than places in flight: a body under way
+        // must not hold a place.
+        s.http.max_in_flight = 4;
+        s.http.max_bodies_per_client = 6;
+        s.http.body_rate_grace_secs = 2;
+        s.http.body_min_rate_bytes = 1024;
+    })
+    .await;
+    let attack: Vec<_> = (0..40)
+        .map(|_| tokio::spawn(trickle_body(app.addr, Duration::from_secs(15))))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let normal = reqwest::Client::builder()
+        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(4);
+    let mut served = 0;
+    while Instant::now() < until {
+        for path in ["/healthz", "/readyz"] {
+            let probe = normal.get(app.url(path)).send().await.unwrap();
+            assert_eq!(probe.status(), 200, "{path} during the attack");
+        }
+        let created = normal
+            .post(app.url("/api/paste"))
+            .body(r#"{"data":"still served"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201, "a create during the attack");
+        let id = created.json::<Value>().await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let read = normal
+            .get(app.url(&format!("/api/paste/{id}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), 200, "a read during the attack");
+        served += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served > 5, "{served}");
+
+    let mut outcomes = Vec::new();
+    for task in attack {
+        outcomes.push(task.await.unwrap());
+    }
+    let refused = outcomes.iter().filter(|(s, _)| *s == 429).count();
+    let too_slow: Vec<_> = outcomes.iter().filter(|(s, _)| *s == 408).collect();
+    assert_eq!(refused + too_slow.len(), 40, "{outcomes:?}");
+    assert!(
+        refused >= 40 - 6,
+        "bodies over the cap refused: {outcomes:?}"
+    );
+    assert!(!too_slow.is_empty(), "{outcomes:?}");
+    for (_, after) in &too_slow {
+        assert!(
+            *after >= Duration::from_secs(2) && *after < Duration::from_secs(12),
+            "408 after the grace period, long before the 30 s timeout: {outcomes:?}"
+        );
+    }
+}
+
+/// With every place in flight taken (here by admin requests whose bodies
+/// trickle in, which do hold one), requests are shed with 503 but the
+/// probes still answer: an orchestrator must not restart a busy instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probes_are_answered_when_every_place_is_taken() {
+    let app = TestApp::spawn_configured(&[], |s| {
+        s.http.max_in_flight = 2;
+        s.admin.token = ts::ADMIN_TOKEN.into();
+    })
+    .await;
+    let mut holders = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(app.addr).await.unwrap();
+        let head = format!(
+            "POST /admin/v1/tenants HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{",
+            ts::ADMIN_TOKEN
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        holders.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let shed = app.get_path("/api/paste/AAAAAAAAAAAAAAAA").await;
+    assert_eq!(shed.status(), 503, "every place is taken");
+    assert!(shed.headers().contains_key("retry-after"));
+    for path in ["/healthz", "/readyz"] {
+        assert_eq!(app.get_path(path).await.status(), 200, "{path}");
+    }
+    drop(holders);
+}
+
+/// A connection with a small receive buffer that sends `request` and then
+/// reads only the status line of the answer.
+async fn request_and_stop_reading(addr: std::net::SocketAddr, request: &str) -> (TcpStream, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut status_line = [0u8; 12];
+    stream.read_exact(&mut status_line).await.unwrap();
+    let status = String::from_utf8_lossy(&status_line[9..12])
+        .parse()
+        .unwrap();
+    (stream, status)
+}
+
+/// Reads `stream` to its end (at most `within`): the bytes read, or `None`
+/// if it was still open then.
+async fn read_to_close(stream: &mut TcpStream, within: Duration) -> Option<usize> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let read_to_end = async {
+        let mut total = 0;
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return total,
+                Ok(n) => total += n,
+            }
+        }
+    };
+    tokio::time::timeout(within, read_to_end).await.ok()
+}
+
+/// The slow-reader attack, scaled down: clients that ask for a large paste
+/// and never read the answer. Answers being written hold at most the
+/// response budget: reads past it are shed (503 + `Retry-After`) instead of
+/// each holding a copy of the paste, and the server closes the stuck
+/// connections after the write timeout, after which the paste is served
+/// again. (How much of an answer the kernel's socket buffers take varies;
+/// a shed read shows that answers were stuck in the server long enough.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_that_never_read_hold_a_bounded_memory_for_a_bounded_time() {
+    let app = TestApp::spawn_configured(&[], |s| {
+        s.http.response_memory_mib = 8;
+        s.server.write_timeout_secs = 2;
+        // Longer than the wait below: closing comes from the write timeout.
+        s.server.header_read_timeout_secs = 60;
+    })
+    .await;
+    // 4 MiB of base64url text: 3 MiB stored, so two answers fit the budget.
+    let text: String = (0..4 * 1024 * 1024)
+        .map(|i: usize| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    [(i * 7 + i / 64) % 64],
+            )
+        })
+        .collect();
+    let id = app.create_ok(&text).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // `Connection: close`: an answer written whole closes its connection.
+    let request =
+        format!("GET /api/paste/{id} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+
+    let readers: Vec<_> = (0..8)
+        .map(|_| {
+            let (addr, request) = (app.addr, request.clone());
+            tokio::spawn(async move { request_and_stop_reading(addr, &request).await })
+        })
+        .collect();
+    let mut answered = Vec::new();
+    let mut shed = 0;
+    for reader in readers {
+        let (stream, status) = reader.await.unwrap();
+        match status {
+            200 => answered.push(stream),
+            503 => shed += 1,
+            other => panic!("a reader got {other}"),
+        }
+    }
+    assert!(shed >= 1, "no read was shed: every answer was held at once");
+    assert_eq!(shed + answered.len(), 8);
+    // Past the write timeout, without reading: the server has given up on
+    // the answers it could not write, so what is left to read of them is
+    // what the sockets' buffers held, not the whole paste.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let mut cut_short = 0;
+    for stream in &mut answered {
+        let read = read_to_close(stream, Duration::from_secs(10))
+            .await
+            .expect("a connection whose client reads nothing stays open");
+        if read < text.len() {
+            cut_short += 1;
+        }
+    }
+    assert!(cut_short >= 1, "every stuck answer was still written whole");
+    let read = app.get(&id).await;
+    assert_eq!(read.status(), 200);
+    let body: Value = read.json().await.unwrap();
+    assert_eq!(body["data"].as_str().unwrap().len(), text.len());
 }

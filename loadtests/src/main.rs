@@ -4,14 +4,16 @@
 //! Subcommands: `reference` (serve the floor server), `run` (the throughput,
 //! latency and CPU comparison), `startup` (start-up time with many stored
 //! pastes), `tenancy` (the cost of tenant resolution), `portal` (the
-//! share portal's time to highlights in Chromium) and `layouts` (the kernel
-//! cost of a durable paste in different on-disk layouts). See `loadtests/README.md` for usage and the meaning of the figures;
+//! share portal's time to highlights in Chromium), `layouts` (the kernel
+//! cost of a durable paste in different on-disk layouts) and `attack` (the
+//! slow-body and slow-reader attacks). See `loadtests/README.md` for usage and the meaning of the figures;
 //! the building blocks live in the `loadtests` library (`src/lib.rs`).
 
 // A command-line report is this program's output: printing to stdout (the
 // report) and stderr (progress, warnings) is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod attack;
 mod layouts;
 mod portal;
 mod run;
@@ -50,6 +52,9 @@ enum Command {
     /// Kernel CPU of one durable paste in the fs store's on-disk layout and
     /// in alternatives (no server involved).
     Layouts(layouts::LayoutsArgs),
+    /// The slow-body and slow-reader attacks at full size, with what a
+    /// normal client and the probes see meanwhile.
+    Attack(attack::AttackArgs),
 }
 
 #[derive(Debug, Args)]
@@ -76,6 +81,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Tenancy(args) => until_ctrl_c(tenancy::tenancy(args)).await,
         Command::Portal(args) => until_ctrl_c(portal::portal(args)).await,
         Command::Layouts(args) => layouts::layouts(args).await,
+        Command::Attack(args) => until_ctrl_c(attack::attack(args)).await,
     }
 }
 

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use axum::response::Response;
 use http::{Method, StatusCode};
-use paste_store::{PasteKey, PasteStore, StoreError, StoredPaste};
+use paste_store::{Namespace, PasteKey, PasteStore, StoreError, StoredPaste};
 
 /// Requests served, by route template, method and status.
 pub const HTTP_REQUESTS: &str = "planshare_http_requests_total";
@@ -180,13 +180,15 @@ enum Operation {
     Get,
     Delete,
     Health,
+    Purge,
 }
 
-const OPERATIONS: [Operation; 4] = [
+const OPERATIONS: [Operation; 5] = [
     Operation::Put,
     Operation::Get,
     Operation::Delete,
     Operation::Health,
+    Operation::Purge,
 ];
 
 impl Operation {
@@ -196,6 +198,7 @@ impl Operation {
             Operation::Get => "get",
             Operation::Delete => "delete",
             Operation::Health => "health",
+            Operation::Purge => "purge",
         }
     }
 }
@@ -305,6 +308,13 @@ impl PasteStore for InstrumentedStore {
         let started = Instant::now();
         let result = self.inner.health().await;
         self.record(Operation::Health, started, &result);
+        result
+    }
+
+    async fn purge_namespace(&self, namespace: &Namespace) -> Result<u64, StoreError> {
+        let started = Instant::now();
+        let result = self.inner.purge_namespace(namespace).await;
+        self.record(Operation::Purge, started, &result);
         result
     }
 }

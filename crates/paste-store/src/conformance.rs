@@ -19,6 +19,7 @@ pub async fn run(store: Arc<dyn PasteStore>) {
     concurrent_puts_of_one_key_have_exactly_one_winner(store.clone()).await;
     empty_and_five_mib_values_round_trip(&*store).await;
     namespaces_never_see_each_others_keys(&*store).await;
+    purging_a_namespace_removes_all_of_it_and_nothing_else(&*store).await;
     health_is_ok(&*store).await;
 }
 
@@ -242,6 +243,61 @@ async fn namespaces_never_see_each_others_keys(store: &dyn PasteStore) {
         ok(store.get(&b).await, "b's own").payload.to_text(),
         "b's paste"
     );
+}
+
+async fn purging_a_namespace_removes_all_of_it_and_nothing_else(store: &dyn PasteStore) {
+    let what = "purging_a_namespace_removes_all_of_it_and_nothing_else";
+    // Namespaces of this run only (the store may be shared), one the other's prefix.
+    let tag = fresh_key("x").id().as_str().to_ascii_lowercase();
+    let gone = format!("purge-{tag}");
+    let kept = [format!("purge-{tag}x"), format!("purge-{tag}-b")];
+    let mut gone_keys = Vec::new();
+    for i in 0..25 {
+        let key = fresh_key(&gone);
+        ok(
+            store
+                .put_if_absent(&key, paste(&format!("gone {i}"), HOUR))
+                .await,
+            what,
+        );
+        gone_keys.push(key);
+    }
+    let kept_keys: Vec<_> = kept.iter().map(|ns| fresh_key(ns)).collect();
+    for key in &kept_keys {
+        ok(store.put_if_absent(key, paste("kept", HOUR)).await, what);
+    }
+    let namespace = gone_keys[0].namespace().clone();
+    assert_eq!(
+        ok(store.purge_namespace(&namespace).await, what),
+        25,
+        "{what}: count"
+    );
+    for key in &gone_keys {
+        assert!(
+            matches!(store.get(key).await, Err(StoreError::NotFound)),
+            "{what}: a purged paste is still readable"
+        );
+    }
+    for key in &kept_keys {
+        assert_eq!(
+            ok(store.get(key).await, what).payload.to_text(),
+            "kept",
+            "{what}"
+        );
+    }
+    // Idempotent, and the namespace can be written again afterwards.
+    assert_eq!(
+        ok(store.purge_namespace(&namespace).await, what),
+        0,
+        "{what}: again"
+    );
+    let again = fresh_key(&gone);
+    ok(store.put_if_absent(&again, paste("new", HOUR)).await, what);
+    assert_eq!(ok(store.get(&again).await, what).payload.to_text(), "new");
+    ok(store.purge_namespace(&namespace).await, what);
+    for key in &kept_keys {
+        ok(store.delete(key).await, what);
+    }
 }
 
 async fn health_is_ok(store: &dyn PasteStore) {

@@ -62,6 +62,36 @@ impl Namespace {
     }
 }
 
+impl Namespace {
+    /// Where the fs backend keeps this namespace, relative to its root.
+    pub(crate) fn fs_dir(&self) -> &str {
+        &self.0
+    }
+
+    /// The Redis `SCAN MATCH` pattern of this namespace's keys:
+    /// `<prefix><namespace>:*`, with the glob characters of the prefix
+    /// escaped (namespaces have none).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn redis_pattern(&self, prefix: &str) -> String {
+        let mut pattern = String::with_capacity(prefix.len() + self.0.len() + 2);
+        for c in prefix.chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push_str(&self.0);
+        pattern.push_str(":*");
+        pattern
+    }
+
+    /// The S3 key prefix of this namespace's objects: `<prefix><namespace>/`.
+    #[cfg_attr(not(feature = "s3"), allow(dead_code))]
+    pub(crate) fn object_prefix(&self, prefix: &str) -> String {
+        format!("{prefix}{}/", self.0)
+    }
+}
+
 impl fmt::Debug for Namespace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Namespace({})", self.0)
@@ -292,6 +322,40 @@ mod tests {
         );
         assert_eq!(key.object_key("pastes/"), "pastes/team-a/PwAB6RsT");
         assert_eq!(key.object_key(""), "team-a/PwAB6RsT");
+    }
+
+    #[test]
+    fn namespace_locations_are_pinned_and_cover_exactly_their_keys() {
+        let ns = Namespace::parse("team-a").unwrap();
+        assert_eq!(ns.fs_dir(), "team-a");
+        assert_eq!(
+            ns.redis_pattern("planshare:paste:"),
+            "planshare:paste:team-a:*"
+        );
+        // Glob characters of a prefix match only themselves.
+        assert_eq!(ns.redis_pattern("p*[x]?\\:"), "p\\*\\[x\\]\\?\\\\:team-a:*");
+        assert_eq!(ns.object_prefix("pastes/"), "pastes/team-a/");
+        let key = PasteKey::new(ns.clone(), PasteId::parse("PwAB6RsT").unwrap());
+        assert!(
+            key.object_key("pastes/")
+                .starts_with(&ns.object_prefix("pastes/"))
+        );
+        assert!(
+            key.fs_location()
+                .0
+                .starts_with(&format!("{}/", ns.fs_dir()))
+        );
+        // A namespace that extends another is not inside it.
+        let longer = PasteKey::new(
+            Namespace::parse("team-ab").unwrap(),
+            PasteId::parse("PwAB6RsT").unwrap(),
+        );
+        assert!(
+            !longer
+                .object_key("pastes/")
+                .starts_with(&ns.object_prefix("pastes/"))
+        );
+        assert!(!longer.redis_key("p:").starts_with("p:team-a:"));
     }
 
     #[test]

@@ -67,6 +67,13 @@ pub trait PasteStore: Send + Sync + std::fmt::Debug + 'static {
 
     /// Checks that the backend can serve reads and writes right now.
     async fn health(&self) -> Result<(), StoreError>;
+
+    /// Removes every paste of `namespace` (a deleted tenant's) and returns
+    /// how many were removed. Idempotent: a purge of an empty or unknown
+    /// namespace is `Ok(0)`; when it returns `Ok`, no paste written to the
+    /// namespace before the call is readable any more. Other namespaces are
+    /// never touched.
+    async fn purge_namespace(&self, namespace: &Namespace) -> Result<u64, StoreError>;
 }
 
 /// Opens the backend that `config` selects. This is the only place that

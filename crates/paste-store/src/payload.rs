@@ -92,7 +92,10 @@ impl Payload {
     pub fn append_text_part(&self, start: usize, max: usize, out: &mut Vec<u8>) {
         match self {
             Payload::Base64Url(bytes) => {
-                debug_assert!(start.is_multiple_of(4) && max.is_multiple_of(4), "whole base64 groups");
+                debug_assert!(
+                    start.is_multiple_of(4) && max.is_multiple_of(4),
+                    "whole base64 groups"
+                );
                 let from = (start / 4 * 3).min(bytes.len());
                 let to = from.saturating_add(max / 4 * 3).min(bytes.len());
                 base64_simd::URL_SAFE_NO_PAD.encode_append(&bytes[from..to], out);

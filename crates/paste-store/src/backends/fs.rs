@@ -48,7 +48,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 mod commit;
 
 use crate::record;
-use crate::{FsConfig, FsSync, OpenError, PasteKey, PasteStore, StoreError, StoredPaste, now_ms};
+use crate::{
+    FsConfig, FsSync, Namespace, OpenError, PasteKey, PasteStore, StoreError, StoredPaste, now_ms,
+};
 
 const LOCK_STRIPES: usize = 256;
 const TMP_PREFIX: &str = ".tmp-";
@@ -187,6 +189,12 @@ impl PasteStore for FsStore {
     async fn health(&self) -> Result<(), StoreError> {
         let inner = self.inner.clone();
         blocking(move || inner.health()).await
+    }
+
+    async fn purge_namespace(&self, namespace: &Namespace) -> Result<u64, StoreError> {
+        let inner = self.inner.clone();
+        let namespace = namespace.clone();
+        blocking(move || inner.purge(&namespace)).await
     }
 }
 
@@ -483,6 +491,51 @@ impl Inner {
         let result = create_new(&probe).and_then(|mut f| f.write_all(b"ok"));
         let _ = fs::remove_file(&probe);
         result.map_err(|e| io_unavailable("the paste directory is not writable", e))
+    }
+
+    /// Removes the directory of `namespace` with every paste in it: each
+    /// file under its key's lock (a put racing the purge either lands
+    /// before, and is removed, or after), then the emptied shards and the
+    /// namespace directory, and makes the removal durable.
+    fn purge(&self, namespace: &Namespace) -> Result<u64, StoreError> {
+        let dir = self.root.join(namespace.fs_dir());
+        let shards = match fs::read_dir(&dir) {
+            Ok(shards) => shards,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(io_unavailable("cannot list a namespace to purge", e)),
+        };
+        let mut removed = 0;
+        for shard in shards {
+            let shard = shard.map_err(|e| io_unavailable("cannot list a namespace to purge", e))?;
+            let shard_dir = shard.path();
+            let entries = fs::read_dir(&shard_dir)
+                .map_err(|e| io_unavailable("cannot list a shard to purge", e))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| io_unavailable("cannot list a shard to purge", e))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let _guard = self.lock_for(&shard_dir, &name);
+                match fs::remove_file(entry.path()) {
+                    Ok(()) => removed += u64::from(!name.starts_with(TMP_PREFIX)),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io_unavailable("cannot remove a purged paste", e)),
+                }
+            }
+            sync_dir(&shard_dir).map_err(|e| io_unavailable("cannot sync a purged shard", e))?;
+            // A put may have linked a file in meanwhile: it is removed by
+            // the next purge (the catalog keeps asking until one finds none).
+            if let Err(e) = fs::remove_dir(&shard_dir)
+                && e.kind() != io::ErrorKind::NotFound
+            {
+                tracing::debug!(error = %e, "a purged shard is not empty yet");
+            }
+        }
+        if let Err(e) = fs::remove_dir(&dir)
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            tracing::debug!(error = %e, "a purged namespace is not empty yet");
+        }
+        sync_dir(&self.root).map_err(|e| io_unavailable("cannot sync the paste directory", e))?;
+        Ok(removed)
     }
 
     /// Walks every shard once, removing expired pastes and stale temporary files.

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::{PasteKey, PasteStore, StoreError, StoredPaste, now_ms};
+use crate::{Namespace, PasteKey, PasteStore, StoreError, StoredPaste, now_ms};
 
 /// Pastes in a map behind a mutex. Expired entries read as absent; they are
 /// dropped when their key is written again and by a purge every
@@ -70,5 +70,12 @@ impl PasteStore for MemoryStore {
 
     async fn health(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    async fn purge_namespace(&self, namespace: &Namespace) -> Result<u64, StoreError> {
+        let mut map = self.lock();
+        let before = map.len();
+        map.retain(|key, _| key.namespace() != namespace);
+        Ok((before - map.len()) as u64)
     }
 }

@@ -23,7 +23,9 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::config::redacted;
 use crate::record;
-use crate::{OpenError, PasteKey, PasteStore, RedisConfig, StoreError, StoredPaste, now_ms};
+use crate::{
+    Namespace, OpenError, PasteKey, PasteStore, RedisConfig, StoreError, StoredPaste, now_ms,
+};
 
 /// Pastes in Redis.
 #[derive(Clone)]
@@ -177,7 +179,39 @@ impl PasteStore for RedisStore {
     async fn health(&self) -> Result<(), StoreError> {
         self.query::<String>(&redis::cmd("PING")).await.map(|_| ())
     }
+
+    /// `SCAN` for the namespace's keys a page at a time, `UNLINK` each
+    /// page (the memory is freed in Redis's background thread). A key
+    /// written while the scan runs may be missed; the catalog repeats the
+    /// purge until one finds nothing.
+    async fn purge_namespace(&self, namespace: &Namespace) -> Result<u64, StoreError> {
+        let pattern = namespace.redis_pattern(&self.key_prefix);
+        let mut cursor: u64 = 0;
+        let mut removed = 0;
+        loop {
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(PURGE_SCAN_COUNT);
+            let (next, keys): (u64, Vec<String>) = self.query(&scan).await?;
+            if !keys.is_empty() {
+                let mut unlink = redis::cmd("UNLINK");
+                unlink.arg(&keys);
+                removed += self.query::<u64>(&unlink).await?;
+            }
+            if next == 0 {
+                return Ok(removed);
+            }
+            cursor = next;
+        }
+    }
 }
+
+/// Keys looked at per `SCAN` call of a purge (each call well inside the
+/// response timeout).
+const PURGE_SCAN_COUNT: usize = 1000;
 
 #[cfg(test)]
 mod tests {

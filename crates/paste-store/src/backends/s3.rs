@@ -96,12 +96,14 @@ use aws_sdk_s3::config::{Region, RequestChecksumCalculation, ResponseChecksumVal
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::{ByteStream, DateTime};
 use aws_sdk_s3::types::{
-    BucketLifecycleConfiguration, ExpirationStatus, LifecycleExpiration, LifecycleRule,
-    LifecycleRuleFilter,
+    BucketLifecycleConfiguration, Delete, ExpirationStatus, LifecycleExpiration, LifecycleRule,
+    LifecycleRuleFilter, ObjectIdentifier,
 };
 
 use crate::record;
-use crate::{OpenError, PasteKey, PasteStore, S3Config, StoreError, StoredPaste, now_ms};
+use crate::{
+    Namespace, OpenError, PasteKey, PasteStore, S3Config, StoreError, StoredPaste, now_ms,
+};
 
 /// Largest payload a record may carry (far above what the HTTP layer accepts).
 const MAX_PAYLOAD_BYTES: u64 = 64 * 1024 * 1024;
@@ -537,6 +539,64 @@ impl PasteStore for S3Store {
 
     async fn health(&self) -> Result<(), StoreError> {
         self.within(self.health_flow()).await
+    }
+
+    /// Lists the namespace's objects a page (up to 1 000) at a time and
+    /// deletes each page with one `DeleteObjects`; each call has the usual
+    /// deadline. Listing restarts from the top after each page, so objects
+    /// written meanwhile are found too, until a listing comes back empty.
+    async fn purge_namespace(&self, namespace: &Namespace) -> Result<u64, StoreError> {
+        let prefix = namespace.object_prefix(&self.prefix);
+        let mut removed = 0;
+        loop {
+            let listed = self
+                .within(async {
+                    self.client
+                        .list_objects_v2()
+                        .bucket(&self.bucket)
+                        .prefix(&prefix)
+                        .send()
+                        .await
+                        .map_err(|err| unavailable("ListObjectsV2", &err))
+                })
+                .await?;
+            let keys: Vec<ObjectIdentifier> = listed
+                .contents()
+                .iter()
+                .filter_map(|object| object.key())
+                .filter_map(|key| ObjectIdentifier::builder().key(key).build().ok())
+                .collect();
+            if keys.is_empty() {
+                return Ok(removed);
+            }
+            let count = keys.len() as u64;
+            let delete = Delete::builder()
+                .set_objects(Some(keys))
+                .quiet(true)
+                .build()
+                .map_err(|e| StoreError::internal(format!("cannot build DeleteObjects: {e}")))?;
+            let deleted = self
+                .within(async {
+                    self.client
+                        .delete_objects()
+                        .bucket(&self.bucket)
+                        .delete(delete)
+                        .send()
+                        .await
+                        .map_err(|err| unavailable("DeleteObjects", &err))
+                })
+                .await?;
+            if let Some(error) = deleted.errors().first() {
+                return Err(StoreError::unavailable(
+                    "S3 refused to delete a purged paste",
+                    S3Failure::plain(
+                        "DeleteObjects",
+                        error.message().unwrap_or("an object was not deleted"),
+                    ),
+                ));
+            }
+            removed += count;
+        }
     }
 }
 

@@ -1,0 +1,422 @@
+//! `attack`: the two resource attacks of issue 22, at full size, against a
+//! release build on its default settings (rate limits as shipped), with
+//! figures of what a normal client and the probes see meanwhile.
+//!
+//! - `slow-bodies`: `--connections` connections from 127.0.0.1, each a
+//!   `POST /api/paste` with `Content-Length: 100` and then one body byte a
+//!   second. A normal client on 127.0.0.2 creates and reads a paste every
+//!   100 ms and asks both probes every 500 ms. Reported: the attackers'
+//!   outcomes (status and when), the normal client's latencies and
+//!   statuses, and the probes' statuses.
+//! - `slow-readers`: one paste of `--paste-mib` MiB of base64url text, then
+//!   `--connections` connections with a 4 KiB receive buffer that ask for it
+//!   and never read. The server's resident memory is sampled every 250 ms.
+//!   Reported: its peak and final RSS, how the readers were answered (200,
+//!   503), how many of their connections the server closed, and a normal
+//!   client's reads of the same paste meanwhile.
+//!
+//! Everything stays on loopback and every loop ends by itself (`--seconds`).
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use clap::{Args, ValueEnum};
+use loadtests::backend::StoreConfig;
+use loadtests::process::{ServerProcess, free_port};
+use loadtests::procstat::{MemoryField, kib_to_mib, memory_kib};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpSocket, TcpStream};
+
+use crate::DEFAULT_SERVER_BIN;
+use crate::run::{READY_POLL, READY_TIMEOUT, check_server_bin, planshare_command, temp_dir};
+
+/// Where the normal client's connections come from (not the attacker's address).
+const NORMAL_CLIENT: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Scenario {
+    /// Request bodies that trickle in a byte a second.
+    SlowBodies,
+    /// Clients that ask for a large paste and never read the answer.
+    SlowReaders,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AttackArgs {
+    /// Which attack.
+    #[arg(value_enum)]
+    scenario: Scenario,
+    /// The planshare server binary.
+    #[arg(long, default_value = DEFAULT_SERVER_BIN)]
+    server_bin: PathBuf,
+    /// Attacking connections (530 and 800 in the attack that found these).
+    #[arg(long)]
+    connections: Option<usize>,
+    /// How long the attack lasts.
+    #[arg(long, default_value_t = 40)]
+    seconds: u64,
+    /// Size of the paste the slow readers ask for, in MiB of text.
+    #[arg(long, default_value_t = 5)]
+    paste_mib: usize,
+    /// Extra server environment, `KEY=VALUE` (repeatable).
+    #[arg(long = "server-env", value_parser = parse_env)]
+    server_env: Vec<(String, String)>,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("{s:?} is not KEY=VALUE"))
+}
+
+pub(crate) async fn attack(args: AttackArgs) -> anyhow::Result<()> {
+    check_server_bin(&args.server_bin)?;
+    let work = temp_dir()?;
+    let port = free_port()?;
+    let mut command = planshare_command(&args.server_bin, port, work.path(), &StoreConfig::Fs)?;
+    // The attack was on the default settings: the limiters as shipped.
+    command.env_remove("PLANSHARE_RATE_LIMITS");
+    for (key, value) in &args.server_env {
+        command.env(key, value);
+    }
+    let mut server = ServerProcess::spawn("planshare", command, port)?;
+    server.wait_ready(READY_TIMEOUT, READY_POLL).await?;
+    let duration = Duration::from_secs(args.seconds.max(1));
+    match args.scenario {
+        Scenario::SlowBodies => {
+            slow_bodies(&server, args.connections.unwrap_or(530), duration).await?;
+        }
+        Scenario::SlowReaders => {
+            let connections = args.connections.unwrap_or(800);
+            slow_readers(&server, connections, duration, args.paste_mib).await?;
+        }
+    }
+    server.ensure_running()?;
+    server.terminate(Duration::from_secs(30)).await?;
+    Ok(())
+}
+
+// ---- slow bodies ---------------------------------------------------------
+
+async fn slow_bodies(
+    server: &ServerProcess,
+    connections: usize,
+    duration: Duration,
+) -> anyhow::Result<()> {
+    let addr = server.addr();
+    println!(
+        "slow bodies: {connections} connections from 127.0.0.1, a body byte a second, {} s",
+        duration.as_secs()
+    );
+    let started = Instant::now();
+    let attackers: Vec<_> = (0..connections)
+        .map(|_| tokio::spawn(trickle(addr, duration)))
+        .collect();
+    let normal = tokio::spawn(normal_client(addr, duration));
+    let probes = tokio::spawn(probe_loop(addr, duration));
+
+    let mut outcomes: BTreeMap<u16, Vec<Duration>> = BTreeMap::new();
+    for attacker in attackers {
+        let (status, at) = attacker.await.context("an attacking task")?;
+        outcomes.entry(status).or_default().push(at);
+    }
+    let normal = normal.await.context("the normal client")?;
+    let probes = probes.await.context("the probes")?;
+    println!("attackers (status: count, first and last answer after s; 0 = no answer):");
+    for (status, times) in &outcomes {
+        let first = times.iter().min().copied().unwrap_or_default();
+        let last = times.iter().max().copied().unwrap_or_default();
+        println!(
+            "  {status}: {} ({:.1} .. {:.1})",
+            times.len(),
+            first.as_secs_f64(),
+            last.as_secs_f64()
+        );
+    }
+    normal.print("normal client (create + read every 100 ms, from 127.0.0.2)");
+    probes.print("probes (/healthz and /readyz every 500 ms, from 127.0.0.2)");
+    println!("total {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// One attacking connection: the head and a first byte, then a byte a
+/// second, until the server answers or closes, or `duration` ends.
+async fn trickle(addr: SocketAddr, duration: Duration) -> (u16, Duration) {
+    let started = Instant::now();
+    let Ok(mut stream) = TcpStream::connect(addr).await else {
+        return (0, started.elapsed());
+    };
+    let head = "POST /api/paste HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
+    let _ = stream.write_all(head.as_bytes()).await;
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.tick().await;
+    while started.elapsed() < duration {
+        tokio::select! {
+            read = stream.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    answer.extend_from_slice(&buf[..n]);
+                    if answer.windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
+                }
+            },
+            _ = tick.tick() => {
+                let _ = stream.write_all(b" ").await;
+            }
+        }
+    }
+    (status_of(&answer), started.elapsed())
+}
+
+/// Latencies and statuses of a series of requests.
+#[derive(Debug, Default)]
+struct Tally {
+    latencies: Vec<Duration>,
+    statuses: BTreeMap<u16, usize>,
+}
+
+impl Tally {
+    fn record(&mut self, status: u16, latency: Duration) {
+        self.latencies.push(latency);
+        *self.statuses.entry(status).or_default() += 1;
+    }
+
+    fn print(mut self, what: &str) {
+        self.latencies.sort();
+        let at = |q: f64| -> f64 {
+            if self.latencies.is_empty() {
+                return 0.0;
+            }
+            let i = ((self.latencies.len() - 1) as f64 * q).round() as usize;
+            self.latencies[i].as_secs_f64() * 1000.0
+        };
+        println!(
+            "{what}: {} requests, statuses {:?}, latency ms p50 {:.1} p99 {:.1} max {:.1}",
+            self.latencies.len(),
+            self.statuses,
+            at(0.5),
+            at(0.99),
+            at(1.0)
+        );
+    }
+}
+
+/// A create and a read of it every 100 ms, each on a new connection from
+/// [`NORMAL_CLIENT`].
+async fn normal_client(addr: SocketAddr, duration: Duration) -> Tally {
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    let mut n = 0u64;
+    while started.elapsed() < duration {
+        n += 1;
+        let body = format!(r#"{{"data":"normal{n}"}}"#);
+        let (status, answer, latency) = request(addr, "POST", "/api/paste", &body).await;
+        tally.record(status, latency);
+        if status == 201
+            && let Some(id) = json_string(&answer, "id")
+        {
+            let (status, _, latency) = request(addr, "GET", &format!("/api/paste/{id}"), "").await;
+            tally.record(status, latency);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tally
+}
+
+/// Both probes every 500 ms from [`NORMAL_CLIENT`].
+async fn probe_loop(addr: SocketAddr, duration: Duration) -> Tally {
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    while started.elapsed() < duration {
+        for path in ["/healthz", "/readyz"] {
+            let (status, _, latency) = request(addr, "GET", path, "").await;
+            tally.record(status, latency);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    tally
+}
+
+/// One request on a new connection from [`NORMAL_CLIENT`], read to the end
+/// (at most 30 s): status (0 when there was no answer), body, latency.
+async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String, Duration) {
+    let started = Instant::now();
+    let exchange = async {
+        let socket = TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::new(IpAddr::V4(NORMAL_CLIENT), 0))?;
+        let mut stream = socket.connect(addr).await?;
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        Ok::<_, std::io::Error>(answer)
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(30), exchange)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&answer);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status_of(&answer), body, started.elapsed())
+}
+
+fn status_of(answer: &[u8]) -> u16 {
+    String::from_utf8_lossy(answer)
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn json_string(body: &str, field: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()?
+        .get(field)?
+        .as_str()
+        .map(str::to_owned)
+}
+
+// ---- slow readers --------------------------------------------------------
+
+async fn slow_readers(
+    server: &ServerProcess,
+    connections: usize,
+    duration: Duration,
+    paste_mib: usize,
+) -> anyhow::Result<()> {
+    let addr = server.addr();
+    let pid = server.pid();
+    let text: String = (0..paste_mib * 1024 * 1024)
+        .map(|i| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    [(i * 7 + i / 61) % 64],
+            )
+        })
+        .collect();
+    let (status, answer, _) = request(
+        addr,
+        "POST",
+        "/api/paste",
+        &format!(r#"{{"data":"{text}"}}"#),
+    )
+    .await;
+    if status != 201 {
+        bail!("creating the {paste_mib} MiB paste answered {status}: {answer}");
+    }
+    let id = json_string(&answer, "id").context("no id in the create answer")?;
+    let idle_kib = memory_kib(pid, MemoryField::Rss)?;
+    println!(
+        "slow readers: {connections} connections ask for a {paste_mib} MiB paste with a 4 KiB receive buffer and never read, {} s; idle RSS {:.1} MiB",
+        duration.as_secs(),
+        kib_to_mib(idle_kib)
+    );
+    let started = Instant::now();
+    let path = format!("/api/paste/{id}");
+    let readers: Vec<_> = (0..connections)
+        .map(|_| tokio::spawn(never_read(addr, path.clone(), duration)))
+        .collect();
+    let normal = tokio::spawn({
+        let path = path.clone();
+        async move {
+            let mut tally = Tally::default();
+            let started = Instant::now();
+            while started.elapsed() < duration {
+                let (status, _, latency) = request(addr, "GET", &path, "").await;
+                tally.record(status, latency);
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            tally
+        }
+    });
+    let mut peak_kib = idle_kib;
+    let mut samples = Vec::new();
+    while started.elapsed() < duration {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let kib = memory_kib(pid, MemoryField::Rss)?;
+        peak_kib = peak_kib.max(kib);
+        samples.push((started.elapsed(), kib));
+    }
+    let mut statuses: BTreeMap<u16, usize> = BTreeMap::new();
+    let mut closed = 0;
+    for reader in readers {
+        let (status, was_closed) = reader.await.context("a reading task")?;
+        *statuses.entry(status).or_default() += 1;
+        closed += usize::from(was_closed);
+    }
+    let final_kib = memory_kib(pid, MemoryField::Rss)?;
+    println!("readers' answers (status: count; 0 = none): {statuses:?}");
+    println!("connections the server had closed by the end: {closed} of {connections}",);
+    println!(
+        "server RSS: idle {:.1} MiB, peak {:.1} MiB, at the end {:.1} MiB",
+        kib_to_mib(idle_kib),
+        kib_to_mib(peak_kib),
+        kib_to_mib(final_kib)
+    );
+    let every = (samples.len() / 10).max(1);
+    let trace: Vec<String> = samples
+        .iter()
+        .step_by(every)
+        .map(|(at, kib)| format!("{:.0}s {:.0}", at.as_secs_f64(), kib_to_mib(*kib)))
+        .collect();
+    println!("RSS MiB over time: {}", trace.join(", "));
+    normal
+        .await
+        .context("the normal reader")?
+        .print("normal reader (GET of the same paste every 500 ms, from 127.0.0.2)");
+    Ok(())
+}
+
+/// Asks for `path` with a 4 KiB receive buffer, reads the status line and
+/// then nothing until `duration` ends; then reads what is left for two
+/// seconds: the end of the stream within them means the server had closed
+/// the connection (a live one would have sent the rest of the answer and
+/// kept the connection open).
+async fn never_read(addr: SocketAddr, path: String, duration: Duration) -> (u16, bool) {
+    let started = Instant::now();
+    let connect = async {
+        let socket = TcpSocket::new_v4()?;
+        socket.set_recv_buffer_size(4096)?;
+        let mut stream = socket.connect(addr).await?;
+        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        stream.write_all(request.as_bytes()).await?;
+        let mut status_line = [0u8; 12];
+        stream.read_exact(&mut status_line).await?;
+        Ok::<_, std::io::Error>((stream, status_of(&status_line)))
+    };
+    let Ok(Ok((mut stream, status))) = tokio::time::timeout(duration, connect).await else {
+        return (0, false);
+    };
+    // Hold the connection, unread, for the rest of the attack.
+    tokio::time::sleep(duration.saturating_sub(started.elapsed())).await;
+    let mut buf = vec![0u8; 256 * 1024];
+    let drained = tokio::time::timeout(Duration::from_secs(2), async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return true,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .unwrap_or(false);
+    (status, drained)
+}

@@ -162,7 +162,7 @@ fn method_label(method: &Method) -> &'static str {
 pub(crate) struct InstrumentedStore {
     inner: Arc<dyn PasteStore>,
     /// Indexed by [`Operation`].
-    operations: [OperationMetrics; 4],
+    operations: [OperationMetrics; 5],
 }
 
 impl std::fmt::Debug for InstrumentedStore {

@@ -470,3 +470,28 @@ async fn selections_of_rendered_text_are_re_found_in_the_markdown() {
         "planshare: 1 of 2 annotations could not be found in the plan (exported without line numbers)\n"
     );
 }
+
+#[tokio::test]
+async fn a_wrong_api_key_is_not_authorised() {
+    let app = TestApp::spawn(&[]).await;
+    let wrong = format!("pst_live_{}", "w".repeat(40));
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANSHARE_API_KEY", wrong.as_str()),
+    ];
+    let share = planshare(&["share", "-", "--short"], &env, "# Plan\n\nDo it.").await;
+    assert_eq!(
+        (share.code, share.stdout.as_str()),
+        (12, ""),
+        "{}",
+        share.stderr
+    );
+    assert!(
+        share.stderr.starts_with(
+            "planshare: not authorised: the paste service refused PLANSHARE_API_KEY (HTTP 401"
+        ),
+        "{}",
+        share.stderr
+    );
+    assert!(!share.stderr.contains(&wrong), "the key is not printed");
+}

@@ -16,8 +16,10 @@ use crate::env::Env;
 use crate::error::CliError;
 use crate::paste::ApiArgs;
 
-/// The largest payload `open` inflates (a decompression bomb stops here).
-const MAX_INFLATED_BYTES: usize = 64 * 1024 * 1024;
+/// The largest payload `open` inflates (a decompression bomb stops here); the
+/// portal's limit too (`MAX_INFLATED` in `codec.js`). `share` refuses to make
+/// a link to more.
+pub const MAX_INFLATED_BYTES: usize = 64 * 1024 * 1024;
 
 /// What `open` prints.
 #[derive(Clone, Copy, ValueEnum)]
@@ -90,14 +92,15 @@ pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
 }
 
 fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<String, CliError> {
-    let reanchored = reanchor(&payload.plan, &payload.annotations);
-    let not_found = reanchored.not_found().count();
     match format {
+        // The document alone: nothing to re-anchor.
         Format::Markdown => Ok(match (&payload.html, payload.is_html()) {
             (Some(html), true) => html.clone(),
             _ => payload.plan.clone(),
         }),
         Format::Feedback => {
+            let reanchored = reanchor(&payload.plan, &payload.annotations);
+            let not_found = reanchored.not_found().count();
             if not_found > 0 && !payload.is_html() {
                 warn(&format!(
                     "{not_found} of {} annotations could not be found in the plan (exported without line numbers)",
@@ -113,6 +116,7 @@ fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<St
             ))
         }
         Format::Json => {
+            let reanchored = reanchor(&payload.plan, &payload.annotations);
             let output = OpenOutput {
                 kind: if id.is_some() { "short" } else { "hash" },
                 id,
@@ -129,7 +133,7 @@ fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<St
                         anchor: anchor.as_ref(),
                     })
                     .collect(),
-                not_found,
+                not_found: reanchored.not_found().count(),
             };
             serde_json::to_string_pretty(&output)
                 .map(|json| json + "\n")

@@ -471,6 +471,66 @@ async fn selections_of_rendered_text_are_re_found_in_the_markdown() {
     );
 }
 
+/// A plan whose share payload (`{"p":…,"a":[]}`) is exactly `json_len` bytes.
+fn plan_with_payload_of(json_len: usize) -> String {
+    let head = "# Plan\n\n";
+    let overhead = r#"{"p":"","a":[]}"#.len() + head.len() + 2; // two "\n" are escaped
+    let filler = "lorem ipsum dolor sit amet ".repeat((json_len - overhead) / 27 + 1);
+    let plan = format!("{head}{}", &filler[..json_len - overhead]);
+    assert_eq!(
+        share_codec::SharePayload::markdown(plan.clone())
+            .to_json()
+            .len(),
+        json_len
+    );
+    plan
+}
+
+#[tokio::test]
+async fn a_plan_open_would_refuse_is_refused_at_share_time() {
+    const LIMIT: usize = 64 * 1024 * 1024;
+    let stub = Stub::start(vec![], (201, vec![], r#"{"id":"abcdefgh"}"#.to_owned())).await;
+    let over = plan_with_payload_of(LIMIT + 1);
+    for kind in ["--short", "--hash", "--auto"] {
+        let run = planshare(
+            &["share", "-", kind],
+            &[("PLANNOTATOR_PASTE_URL", &stub.url)],
+            &over,
+        )
+        .await;
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (8, ""),
+            "{kind}: {}",
+            run.stderr
+        );
+        assert_eq!(
+            run.stderr,
+            format!(
+                "planshare: the plan and its annotations are {} bytes as JSON; links are limited to 67108864 bytes (64 MiB) of it, the most `planshare open` and the portal read\n",
+                LIMIT + 1
+            ),
+            "{kind}"
+        );
+    }
+    assert!(stub.recorded().is_empty(), "nothing was stored");
+
+    // At the limit: shared, and opened again whole.
+    let app = TestApp::spawn(&[]).await;
+    let env = [("PLANNOTATOR_PASTE_URL", app.base_url.as_str())];
+    let at = plan_with_payload_of(LIMIT);
+    let run = planshare(&["share", "-", "--short"], &env, &at).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let opened = planshare(
+        &["open", run.stdout.trim_end(), "--format", "markdown"],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(opened.code, 0, "{}", opened.stderr);
+    assert!(opened.stdout == at, "the plan round-trips");
+}
+
 #[tokio::test]
 async fn a_wrong_api_key_is_not_authorised() {
     let app = TestApp::spawn(&[]).await;

@@ -1,7 +1,9 @@
 //! The paste API client: create, read and delete with bounded retries.
 //!
 //! Only `data` (ciphertext) and ids travel; the share key is never an argument
-//! of anything here, so no request can carry it. Redirects are never followed, and no answer is read past
+//! of anything here, so no request can carry it. A tenant's API key goes only
+//! to the paste API it was configured for (see [`PasteClient::with_api_key_for`]).
+//! Redirects are never followed, and no answer is read past
 //! [`MAX_ANSWER_BYTES`].
 
 use std::time::Duration;
@@ -29,8 +31,10 @@ const IDEMPOTENCY_IN_PROGRESS: &str = "idempotency-in-progress";
 /// A paste API at a base URL such as `http://localhost:19433`.
 pub struct PasteClient {
     base: String,
+    url: Url,
     http: reqwest::Client,
-    /// Sent as `Authorization: Bearer` on creates, when set.
+    /// Sent as `Authorization: Bearer` on creates and reads (and on deletes
+    /// without a delete token), when set.
     api_key: Option<String>,
 }
 
@@ -68,14 +72,21 @@ impl PasteClient {
             .map_err(|e| CliError::Unavailable(format!("cannot set up HTTP: {e}")))?;
         Ok(PasteClient {
             base,
+            url,
             http,
             api_key: None,
         })
     }
 
-    /// Creates authenticate with `key` (a planshare tenant's API key).
-    pub fn with_api_key(mut self, key: Option<String>) -> Self {
-        self.api_key = key.filter(|k| !k.is_empty());
+    /// Authenticates with `key` (a planshare tenant's API key) when this
+    /// client's base is the paste API the key was configured for:
+    /// `configured` (`--paste-url`, else `PLANNOTATOR_PASTE_URL`, else the
+    /// default) has the same scheme, host and port. A paste API named by a
+    /// link's `&paste=` is the link author's choice and never gets the key.
+    pub fn with_api_key_for(mut self, key: Option<String>, configured: &str) -> Self {
+        self.api_key = key
+            .filter(|k| !k.is_empty())
+            .filter(|_| same_origin(&self.url, configured));
         self
     }
 
@@ -128,7 +139,9 @@ impl PasteClient {
     /// `GET /api/paste/{id}` → the stored `data`.
     pub async fn get(&self, id: &str) -> Result<String, CliError> {
         let url = format!("{}/api/paste/{id}", self.base);
-        let answer = self.send_with_retries(|| self.http.get(&url)).await?;
+        let answer = self
+            .send_with_retries(|| self.with_key(self.http.get(&url)))
+            .await?;
         match answer.status {
             StatusCode::OK => {
                 let body: api_types::GetPasteResponse = serde_json::from_slice(&answer.body)
@@ -136,20 +149,31 @@ impl PasteClient {
                 Ok(body.data)
             }
             StatusCode::NOT_FOUND => Err(CliError::NotFound),
-            _ => Err(Self::failure(&answer, false)),
+            _ => Err(Self::failure(&answer, self.api_key.is_some())),
         }
     }
 
-    /// `DELETE /api/paste/{id}` with the paste's delete token.
-    pub async fn delete(&self, id: &str, token: &str) -> Result<(), CliError> {
+    /// `DELETE /api/paste/{id}`, authorised by the paste's delete token, or
+    /// else by the API key.
+    pub async fn delete(&self, id: &str, token: Option<&str>) -> Result<(), CliError> {
         let url = format!("{}/api/paste/{id}", self.base);
+        let bearer = match (token, &self.api_key) {
+            (Some(token), _) => token,
+            (None, Some(api_key)) => api_key.as_str(),
+            (None, None) => {
+                return Err(CliError::Usage(
+                    "paste delete needs --token (or PLANSHARE_API_KEY of the paste's tenant)"
+                        .into(),
+                ));
+            }
+        };
         let answer = self
-            .send_with_retries(|| self.http.delete(&url).bearer_auth(token))
+            .send_with_retries(|| self.http.delete(&url).bearer_auth(bearer))
             .await?;
         match answer.status {
             StatusCode::NO_CONTENT | StatusCode::OK => Ok(()),
             StatusCode::NOT_FOUND => Err(CliError::NotFound),
-            _ => Err(Self::failure(&answer, false)),
+            _ => Err(Self::failure(&answer, token.is_none())),
         }
     }
 
@@ -341,6 +365,14 @@ fn idempotency_key() -> Result<String, CliError> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// Whether `other` names the same paste API as `url`: the same scheme, host
+/// and port (the default port of the scheme when none is written).
+fn same_origin(url: &Url, other: &str) -> bool {
+    Url::parse(other.trim_end_matches('/')).is_ok_and(|other| {
+        matches!(url.scheme(), "http" | "https") && url.origin() == other.origin()
+    })
+}
+
 /// Server text made safe for a terminal: control characters escaped
 /// (`\u{1b}`, `\n`, …), everything else as it is.
 fn printable(text: &str) -> String {
@@ -395,6 +427,29 @@ fn suffix(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_api_key_goes_only_to_the_configured_origin() {
+        let key = || Some("pst_live_k".to_owned());
+        let keyed = |base: &str, configured: &str| {
+            PasteClient::new(base, false)
+                .unwrap()
+                .with_api_key_for(key(), configured)
+                .api_key
+                .is_some()
+        };
+        assert!(keyed("http://127.0.0.1:9000", "http://127.0.0.1:9000/"));
+        assert!(keyed(
+            "http://127.0.0.1:9000/other/path",
+            "http://127.0.0.1:9000"
+        ));
+        assert!(keyed("https://paste.example", "https://PASTE.example:443"));
+        assert!(!keyed("http://127.0.0.1:9001", "http://127.0.0.1:9000"));
+        assert!(!keyed("http://127.0.0.2:9000", "http://127.0.0.1:9000"));
+        assert!(!keyed("http://localhost:9000", "http://127.0.0.1:9000"));
+        assert!(!keyed("https://127.0.0.1:9000", "http://127.0.0.1:9000"));
+        assert!(!keyed("http://127.0.0.1:9000", "not a url"));
+    }
 
     #[test]
     fn server_text_reaches_the_terminal_escaped() {

@@ -78,11 +78,13 @@ pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
         ShareLink::Short {
             id, key, paste_api, ..
         } => {
-            let api = ApiArgs {
-                paste_url: args.api.paste_url.clone().or_else(|| paste_api.clone()),
-                insecure: args.api.insecure,
+            // `--paste-url` wins over the link's `&paste=`; the API key goes
+            // only to the configured API, never to one a link names.
+            let base = match (&args.api.paste_url, paste_api) {
+                (None, Some(named)) => named.clone(),
+                _ => args.api.configured(env),
             };
-            let data = api.client(env)?.get(id).await?;
+            let data = args.api.client_for(&base, env)?.get(id).await?;
             let payload =
                 decode_paste(&data, key.as_deref(), MAX_INFLATED_BYTES).map_err(paste_error)?;
             (payload, Some(id.as_str()))

@@ -554,4 +554,51 @@ async fn a_wrong_api_key_is_not_authorised() {
         share.stderr
     );
     assert!(!share.stderr.contains(&wrong), "the key is not printed");
+    let get = planshare(&["paste", "get", "abcdefgh"], &env, "").await;
+    assert_eq!(get.code, 12, "{}", get.stderr);
+}
+
+/// The key goes to the configured paste API only: a link whose `&paste=`
+/// names another one (another port here) is read without it.
+#[tokio::test]
+async fn the_api_key_never_goes_to_a_paste_api_a_link_names() {
+    let (key, data) =
+        share_codec::encrypt_payload(&share_codec::SharePayload::markdown("# Plan")).unwrap();
+    let stored = (200, vec![], serde_json::json!({ "data": data }).to_string());
+    let configured = Stub::start(vec![], stored.clone()).await;
+    let foreign = Stub::start(vec![], stored).await;
+    let api_key = format!("pst_live_{}", "s".repeat(40));
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", configured.url.as_str()),
+        ("PLANSHARE_API_KEY", api_key.as_str()),
+    ];
+    let base = "https://share.plannotator.ai";
+
+    let link = share_codec::short_url(base, "abcdefgh", &key, &foreign.url);
+    let run = planshare(&["open", &link, "--format", "markdown"], &env, "").await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "# Plan"),
+        "{}",
+        run.stderr
+    );
+    let requests = foreign.recorded();
+    assert_eq!(requests.len(), 1);
+    assert!(!requests[0].headers.contains_key("authorization"));
+    assert!(!requests[0].all_bytes().contains(&api_key));
+
+    // The configured API, named by the link or not, gets it.
+    let own = share_codec::short_url(base, "abcdefgh", &key, &configured.url);
+    for link in [own, format!("{base}/p/abcdefgh#key={}", key.to_base64url())] {
+        let run = planshare(&["open", &link, "--format", "markdown"], &env, "").await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let requests = configured.recorded();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(
+            request.headers["authorization"],
+            format!("Bearer {api_key}")
+        );
+    }
 }

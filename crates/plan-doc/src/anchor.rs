@@ -26,9 +26,23 @@
 //! first character to the end of the source of its last one. Global comments
 //! and annotations made on diff content are not anchored, as upstream skips
 //! them.
+//!
+//! The work is bounded. Each text searched is prepared once per document
+//! (joined, normalised, folded) along with a set of the 4-byte sequences it
+//! holds, so a needle with a sequence the text lacks is known absent
+//! without a scan (most text that is not in the plan); the rest is found
+//! with one `memmem` scan per text; a text quoted by several annotations is
+//! searched once. Scans are charged against a budget
+//! ([`DEFAULT_SEARCH_BUDGET`] bytes per re-anchoring): once it is spent,
+//! the annotations still to be searched are reported
+//! [`AnchorHow::NotSearched`] instead of being searched, so a huge plan with
+//! thousands of annotations that are not in it cannot keep a reader busy
+//! for minutes.
 
 use std::cell::OnceCell;
+use std::collections::HashMap;
 
+use memchr::memmem::Finder;
 use serde::Serialize;
 use share_codec::{Annotation, AnnotationType};
 
@@ -59,7 +73,17 @@ pub enum AnchorHow {
     Transformed,
     /// Not in the plan (or the text is empty).
     NotFound,
+    /// Not looked for (or not to the end): the re-anchoring's search budget
+    /// was spent before its turn (see [`DEFAULT_SEARCH_BUDGET`]).
+    NotSearched,
 }
+
+/// How many bytes of plan text one re-anchoring may scan in all: 8 GiB, a
+/// few seconds of searching at most, some 1 600 full passes over a text of
+/// a 5 MB plan. Text that is not in the plan is mostly ruled out without a
+/// scan, and each distinct text is searched once, so real reviews stay far
+/// below it.
+pub const DEFAULT_SEARCH_BUDGET: u64 = 8 << 30;
 
 /// Where an annotation's text sits in the plan. Offsets are byte offsets into
 /// a block's `content` (always on `char` boundaries), also when the text was
@@ -91,9 +115,13 @@ pub struct Anchor {
 
 impl Anchor {
     fn not_found() -> Self {
+        Self::missing(AnchorHow::NotFound)
+    }
+
+    fn missing(how: AnchorHow) -> Self {
         Self {
             found: false,
-            how: AnchorHow::NotFound,
+            how,
             block_id: String::new(),
             start_offset: 0,
             end_offset: 0,
@@ -121,7 +149,17 @@ pub struct Reanchored {
 }
 
 impl Reanchored {
-    /// The annotations whose text was not found: (index, annotation).
+    /// How many annotations were not searched because the search budget ran
+    /// out (they are also among [`Reanchored::not_found`]).
+    pub fn not_searched(&self) -> usize {
+        self.anchors
+            .iter()
+            .flatten()
+            .filter(|a| a.how == AnchorHow::NotSearched)
+            .count()
+    }
+
+    /// The annotations whose text was not found (or not searched): (index, annotation).
     pub fn not_found(&self) -> impl Iterator<Item = (usize, &Annotation)> {
         self.anchors
             .iter()
@@ -132,14 +170,30 @@ impl Reanchored {
     }
 }
 
-/// Parses `markdown` and re-anchors `annotations` in it.
+/// Parses `markdown` and re-anchors `annotations` in it, within
+/// [`DEFAULT_SEARCH_BUDGET`].
 pub fn reanchor(markdown: &str, annotations: &[Annotation]) -> Reanchored {
-    reanchor_blocks(parse_blocks(markdown), annotations)
+    reanchor_with_budget(markdown, annotations, DEFAULT_SEARCH_BUDGET)
 }
 
-/// Re-anchors `annotations` in already parsed blocks.
+/// [`reanchor`] scanning at most about `budget` bytes of plan text (a search
+/// under way when it runs out finishes its scan).
+pub fn reanchor_with_budget(markdown: &str, annotations: &[Annotation], budget: u64) -> Reanchored {
+    reanchor_blocks_with_budget(parse_blocks(markdown), annotations, budget)
+}
+
+/// Re-anchors `annotations` in already parsed blocks, within
+/// [`DEFAULT_SEARCH_BUDGET`].
 pub fn reanchor_blocks(blocks: Vec<Block>, annotations: &[Annotation]) -> Reanchored {
-    let anchors = anchor_annotations(&blocks, annotations);
+    reanchor_blocks_with_budget(blocks, annotations, DEFAULT_SEARCH_BUDGET)
+}
+
+fn reanchor_blocks_with_budget(
+    blocks: Vec<Block>,
+    annotations: &[Annotation],
+    budget: u64,
+) -> Reanchored {
+    let anchors = anchor_annotations_with_budget(&blocks, annotations, budget);
     let annotations = annotations
         .iter()
         .zip(&anchors)
@@ -173,16 +227,40 @@ pub fn reanchor_blocks(blocks: Vec<Block>, annotations: &[Annotation]) -> Reanch
 }
 
 /// Anchors each annotation (`None` for skipped ones: global comments and
-/// annotations with a diff context).
+/// annotations with a diff context), within [`DEFAULT_SEARCH_BUDGET`].
 pub fn anchor_annotations(blocks: &[Block], annotations: &[Annotation]) -> Vec<Option<Anchor>> {
+    anchor_annotations_with_budget(blocks, annotations, DEFAULT_SEARCH_BUDGET)
+}
+
+/// [`anchor_annotations`] scanning at most about `budget` bytes of plan text;
+/// the annotations whose turn comes after it is spent are
+/// [`AnchorHow::NotSearched`].
+pub fn anchor_annotations_with_budget(
+    blocks: &[Block],
+    annotations: &[Annotation],
+    budget: u64,
+) -> Vec<Option<Anchor>> {
     let index = SearchIndex::new(blocks);
+    let mut budget = Budget { left: budget };
+    let mut seen: HashMap<&str, Anchor> = HashMap::new();
     annotations
         .iter()
-        .map(|ann| is_anchored(ann).then(|| index.find(&ann.original_text)))
+        .map(|ann| {
+            is_anchored(ann).then(|| {
+                let needle = ann.original_text.as_str();
+                if let Some(anchor) = seen.get(needle) {
+                    return anchor.clone();
+                }
+                let anchor = index.find(needle, &mut budget);
+                seen.insert(needle, anchor.clone());
+                anchor
+            })
+        })
         .collect()
 }
 
-/// Anchors one annotation (`None` when it is skipped).
+/// Anchors one annotation (`None` when it is skipped). One search is
+/// bounded by itself, so it has no budget.
 pub fn anchor_annotation(blocks: &[Block], annotation: &Annotation) -> Option<Anchor> {
     is_anchored(annotation).then(|| find_text(blocks, &annotation.original_text))
 }
@@ -190,7 +268,7 @@ pub fn anchor_annotation(blocks: &[Block], annotation: &Annotation) -> Option<An
 /// Finds `needle` in the blocks (see the module docs for the search order).
 /// An empty needle is never found.
 pub fn find_text(blocks: &[Block], needle: &str) -> Anchor {
-    SearchIndex::new(blocks).find(needle)
+    SearchIndex::new(blocks).find(needle, &mut Budget { left: u64::MAX })
 }
 
 /// Upstream re-highlights every annotation that is not a global comment and
@@ -225,6 +303,19 @@ struct Layer {
     /// For each byte of `normalized`, the byte of the `\n`-joined text that
     /// produced it.
     normalized_map: Vec<usize>,
+    /// The 4-byte sequences of `joined`.
+    joined_grams: Grams,
+    /// The 4-byte sequences of `normalized`.
+    normalized_grams: Grams,
+}
+
+/// What one scan of a layer's joined texts found.
+#[derive(Default)]
+struct Verbatim {
+    /// The first occurrence inside one block's text (the first block holding it).
+    in_block: Option<Hit>,
+    /// The first occurrence in the joined texts, across blocks or not.
+    joined: Option<Hit>,
 }
 
 impl Layer {
@@ -244,6 +335,8 @@ impl Layer {
         }
         let (normalized, normalized_map) = normalize_with_map(&spaced);
         Self {
+            joined_grams: Grams::new(joined.as_bytes()),
+            normalized_grams: Grams::new(normalized.as_bytes()),
             texts,
             joined,
             starts,
@@ -261,28 +354,65 @@ impl Layer {
         Some(((sb, start), (eb, end)))
     }
 
-    /// The first block whose text contains `needle`.
-    fn find_in_block(&self, needle: &str) -> Option<Hit> {
-        self.texts.iter().enumerate().find_map(|(b, text)| {
-            let at = text.as_str().find(needle)?;
-            self.to_source((b, at), (b, at + needle.len()))
-        })
-    }
-
-    /// The first occurrence of `needle` in the concatenated texts.
-    fn find_joined(&self, needle: &str) -> Option<Hit> {
-        let at = self.joined.find(needle)?;
-        let start = locate(&self.starts, at);
-        let end = locate_end(&self.starts, at + needle.len());
-        self.to_source(start, end)
+    /// One scan of the joined texts for `needle`: its first occurrence
+    /// inside one block (that block's first, in the first block holding
+    /// it) and its first occurrence at all. Each occurrence that crosses a
+    /// block boundary before the first one inside a block restarts the scan
+    /// one byte further.
+    fn find_verbatim(&self, needle: &str, budget: &mut Budget) -> Result<Verbatim, OutOfBudget> {
+        let mut found = Verbatim::default();
+        if !self.joined_grams.may_contain(needle.as_bytes()) {
+            return Ok(found);
+        }
+        let finder = Finder::new(needle);
+        let mut from = 0;
+        while let Some(at) = budget.scan(self.joined.as_bytes(), from, &finder)? {
+            if from == 0 {
+                let end = at + needle.len();
+                found.joined =
+                    self.to_source(locate(&self.starts, at), locate_end(&self.starts, end));
+            }
+            let (b, offset) = locate(&self.starts, at);
+            if self
+                .texts
+                .get(b)
+                .is_some_and(|t| offset + needle.len() <= t.len())
+                && let Some(hit) = self.to_source((b, offset), (b, offset + needle.len()))
+            {
+                found.in_block = Some(hit);
+                break;
+            }
+            from = at + 1;
+        }
+        Ok(found)
     }
 
     /// The first occurrence of an already normalised needle in the
     /// normalised `\n`-joined texts.
-    fn find_normalized(&self, normalized_needle: &str) -> Option<Hit> {
-        let at = self.normalized.find(normalized_needle)?;
-        let end = at + normalized_needle.len();
-        let last_char = self.normalized[..end]
+    fn find_normalized(
+        &self,
+        normalized_needle: &str,
+        budget: &mut Budget,
+    ) -> Result<Option<Hit>, OutOfBudget> {
+        if !self
+            .normalized_grams
+            .may_contain(normalized_needle.as_bytes())
+        {
+            return Ok(None);
+        }
+        let finder = Finder::new(normalized_needle);
+        let Some(at) = budget.scan(self.normalized.as_bytes(), 0, &finder)? else {
+            return Ok(None);
+        };
+        Ok(self.normalized_hit(at, normalized_needle.len()))
+    }
+
+    /// The match of `len` bytes at `at` in `normalized`, mapped to the sources.
+    fn normalized_hit(&self, at: usize, len: usize) -> Option<Hit> {
+        let end = at + len;
+        let last_char = self
+            .normalized
+            .get(..end)?
             .chars()
             .next_back()
             .map_or(1, char::len_utf8);
@@ -291,6 +421,82 @@ impl Layer {
         let start = locate(&self.spaced_starts, src_start);
         let end = locate_end(&self.spaced_starts, src_end);
         self.to_source(start, end)
+    }
+}
+
+/// The bytes of text the searches of one re-anchoring may still scan.
+struct Budget {
+    left: u64,
+}
+
+/// The budget ran out before a search.
+struct OutOfBudget;
+
+impl Budget {
+    /// The first occurrence of `finder`'s needle in `hay` at or after
+    /// `from`, charging the bytes looked at (to the end of the match, or of
+    /// `hay`). A scan is started only while some budget is left.
+    fn scan(
+        &mut self,
+        hay: &[u8],
+        from: usize,
+        finder: &Finder<'_>,
+    ) -> Result<Option<usize>, OutOfBudget> {
+        if self.left == 0 {
+            return Err(OutOfBudget);
+        }
+        let rest = hay.get(from..).unwrap_or_default();
+        let found = finder.find(rest);
+        let scanned = found.map_or(rest.len(), |at| at + finder.needle().len());
+        self.left = self
+            .left
+            .saturating_sub(u64::try_from(scanned.max(1)).unwrap_or(u64::MAX));
+        Ok(found.map(|at| from + at))
+    }
+}
+
+/// Which 4-byte sequences a text holds, hashed into a bit set (four to
+/// eight bits per byte of text, at most 32 MiB): a needle holding a sequence that is not in the
+/// set is not in the text. Needles shorter than 4 bytes are never ruled out.
+struct Grams {
+    bits: Vec<u64>,
+    shift: u32,
+}
+
+impl Grams {
+    const LEN: usize = 4;
+
+    fn new(text: &[u8]) -> Self {
+        let bits = (text.len().saturating_mul(4))
+            .clamp(1 << 12, 1 << 28)
+            .next_power_of_two();
+        let mut grams = Self {
+            bits: vec![0; bits / 64],
+            shift: 32 - bits.trailing_zeros(),
+        };
+        for window in text.windows(Self::LEN) {
+            let bit = grams.bit(window);
+            if let Some(word) = grams.bits.get_mut(bit / 64) {
+                *word |= 1 << (bit % 64);
+            }
+        }
+        grams
+    }
+
+    fn bit(&self, window: &[u8]) -> usize {
+        let mut gram = [0u8; 4];
+        gram.copy_from_slice(window);
+        let hash = u32::from_le_bytes(gram).wrapping_mul(0x9E37_79B1);
+        (hash >> self.shift) as usize
+    }
+
+    fn may_contain(&self, needle: &[u8]) -> bool {
+        needle.windows(Self::LEN).all(|window| {
+            let bit = self.bit(window);
+            self.bits
+                .get(bit / 64)
+                .is_some_and(|word| word & (1 << (bit % 64)) != 0)
+        })
     }
 }
 
@@ -334,45 +540,57 @@ impl<'b> SearchIndex<'b> {
         })
     }
 
-    fn find(&self, needle: &str) -> Anchor {
+    fn find(&self, needle: &str, budget: &mut Budget) -> Anchor {
+        match self.search(needle, budget) {
+            Ok(Some((how, hit))) => self.anchor(how, hit),
+            Ok(None) => Anchor::not_found(),
+            Err(OutOfBudget) => Anchor::missing(AnchorHow::NotSearched),
+        }
+    }
+
+    /// Steps 1-5 (see the module docs) for a non-empty needle.
+    fn search(
+        &self,
+        needle: &str,
+        budget: &mut Budget,
+    ) -> Result<Option<(AnchorHow, Hit)>, OutOfBudget> {
         if needle.is_empty() {
-            return Anchor::not_found();
+            return Ok(None);
         }
-        if let Some(hit) = self.source.find_in_block(needle) {
-            return self.anchor(AnchorHow::Exact, hit);
+        let source = self.source.find_verbatim(needle, budget)?;
+        if let Some(hit) = source.in_block {
+            return Ok(Some((AnchorHow::Exact, hit)));
         }
-        let rendered = self.rendered();
-        if let Some(hit) = rendered.find_in_block(needle) {
-            return self.anchor(AnchorHow::Rendered, hit);
+        let rendered_layer = self.rendered();
+        let rendered = rendered_layer.find_verbatim(needle, budget)?;
+        if let Some(hit) = rendered.in_block {
+            return Ok(Some((AnchorHow::Rendered, hit)));
         }
-        if let Some(hit) = self
-            .source
-            .find_joined(needle)
-            .or_else(|| rendered.find_joined(needle))
-        {
-            return self.anchor(AnchorHow::CrossBlock, hit);
+        if let Some(hit) = source.joined.or(rendered.joined) {
+            return Ok(Some((AnchorHow::CrossBlock, hit)));
         }
         let normalized_needle = collapse_spaces(needle);
         if normalized_needle.is_empty() {
-            return Anchor::not_found();
+            return Ok(None);
         }
-        if let Some(hit) = self
-            .source
-            .find_normalized(&normalized_needle)
-            .or_else(|| rendered.find_normalized(&normalized_needle))
-        {
-            return self.anchor(AnchorHow::Normalized, hit);
+        for layer in [&self.source, rendered_layer] {
+            if let Some(hit) = layer.find_normalized(&normalized_needle, budget)? {
+                return Ok(Some((AnchorHow::Normalized, hit)));
+            }
         }
-        self.find_transformed(needle)
-            .map_or_else(Anchor::not_found, |hit| {
-                self.anchor(AnchorHow::Transformed, hit)
-            })
+        Ok(self
+            .find_transformed(needle, budget)?
+            .map(|hit| (AnchorHow::Transformed, hit)))
     }
 
     /// Step 5: the needle folded (and the needle rendered, then folded)
     /// against the folded rendered texts: in one block, across blocks, then
     /// whitespace-normalised.
-    fn find_transformed(&self, needle: &str) -> Option<Hit> {
+    fn find_transformed(
+        &self,
+        needle: &str,
+        budget: &mut Budget,
+    ) -> Result<Option<Hit>, OutOfBudget> {
         let folded_needle = fold_plain_text(needle).as_str().to_owned();
         let rendered_needle = fold_plain_text(render_inline(needle).as_str())
             .as_str()
@@ -383,16 +601,26 @@ impl<'b> SearchIndex<'b> {
         }
         needles.retain(|n| !n.is_empty());
         let layer = self.folded();
-        let normalized: Vec<String> = needles
-            .iter()
-            .map(|n| collapse_spaces(n))
-            .filter(|n| !n.is_empty())
-            .collect();
-        needles
-            .iter()
-            .find_map(|n| layer.find_in_block(n))
-            .or_else(|| needles.iter().find_map(|n| layer.find_joined(n)))
-            .or_else(|| normalized.iter().find_map(|n| layer.find_normalized(n)))
+        let mut joined = None;
+        for n in &needles {
+            let found = layer.find_verbatim(n, budget)?;
+            if found.in_block.is_some() {
+                return Ok(found.in_block);
+            }
+            joined = joined.or(found.joined);
+        }
+        if joined.is_some() {
+            return Ok(joined);
+        }
+        for n in needles.iter().map(|n| collapse_spaces(n)) {
+            if n.is_empty() {
+                continue;
+            }
+            if let Some(hit) = layer.find_normalized(&n, budget)? {
+                return Ok(Some(hit));
+            }
+        }
+        Ok(None)
     }
 
     fn anchor(&self, how: AnchorHow, ((sb, so), (eb, eo)): Hit) -> Anchor {
@@ -493,6 +721,41 @@ mod tests {
         assert_eq!(slice(&blocks, &a), "middleware to all\nprotected");
         assert_eq!((a.start_line, a.end_line), (3, 4));
         assert_eq!(a.end_block_id, "block-1");
+    }
+
+    #[test]
+    fn a_match_inside_a_block_wins_over_an_earlier_one_across_blocks() {
+        // The joined sources read "abc abc": the first "bc" spans both blocks.
+        let blocks = parse_blocks("ab\n\nc abc\n");
+        let a = find_text(&blocks, "bc");
+        assert_eq!(
+            (a.how, a.block_id.as_str(), a.start_offset, a.end_offset),
+            (AnchorHow::Exact, "block-1", 3, 5)
+        );
+        // Overlapping occurrences are all seen: "aa" crosses at 0, then is whole at 1.
+        let blocks = parse_blocks("a\n\naa\n");
+        let a = find_text(&blocks, "aa");
+        assert_eq!(
+            (a.how, a.block_id.as_str(), a.start_offset),
+            (AnchorHow::Exact, "block-1", 0)
+        );
+        assert_eq!(find_text(&blocks, "aaa").how, AnchorHow::CrossBlock);
+    }
+
+    #[test]
+    fn the_gram_index_never_rules_out_text_that_is_there() {
+        let text = "Café 😀 plan — with  spaces\tand tabs";
+        let grams = Grams::new(text.as_bytes());
+        for start in 0..text.len() {
+            for end in start + 1..=text.len() {
+                assert!(grams.may_contain(&text.as_bytes()[start..end]));
+            }
+        }
+        assert!(!grams.may_contain(b"rate limiting"));
+        assert!(
+            grams.may_contain(b"xyz"),
+            "shorter than a gram: not ruled out"
+        );
     }
 
     #[test]

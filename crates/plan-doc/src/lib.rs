@@ -25,8 +25,8 @@ mod render;
 mod text;
 
 pub use anchor::{
-    Anchor, AnchorHow, Reanchored, anchor_annotation, anchor_annotations, find_text, reanchor,
-    reanchor_blocks,
+    Anchor, AnchorHow, DEFAULT_SEARCH_BUDGET, Reanchored, anchor_annotation, anchor_annotations,
+    anchor_annotations_with_budget, find_text, reanchor, reanchor_blocks, reanchor_with_budget,
 };
 pub use blocks::{AlertKind, Block, BlockKind, ParseOptions, parse_blocks, parse_blocks_with};
 pub use export::{

@@ -201,9 +201,10 @@ function show() {
 function refresh() {
   const plan = $("plan");
   clearHighlights(plan);
-  const placed = state.html === null ? highlight(plan, state.annotations) : new Set();
+  const { placed, notSearched } =
+    state.html === null ? highlight(plan, state.annotations) : { placed: new Set(), notSearched: new Set() };
   const list = $("annotation-list");
-  list.replaceChildren(...state.annotations.map((a) => annotationItem(a, placed)));
+  list.replaceChildren(...state.annotations.map((a) => annotationItem(a, placed, notSearched)));
   const files = $("attachment-list");
   files.replaceChildren(
     ...state.attachments.map((image) => el("li", "meta", `${image.name} — ${image.path}`)),
@@ -213,7 +214,7 @@ function refresh() {
   $("status").textContent = `${n} annotation${n === 1 ? "" : "s"}`;
 }
 
-function annotationItem(a, placed) {
+function annotationItem(a, placed, notSearched) {
   const li = el("li");
   li.dataset.annotationId = a.id;
   li.append(el("div", "meta", [a.type ?? "UNKNOWN", a.author].filter(Boolean).join(" · ")));
@@ -228,7 +229,9 @@ function annotationItem(a, placed) {
       li.addEventListener("keydown", (e) => e.key === "Enter" && e.target === li && go());
     } else {
       li.classList.add("not-found");
-      li.append(el("div", "meta", "not found in the plan"));
+      li.append(el("div", "meta", notSearched.has(a.id)
+        ? "not searched: the plan is too large to look for every annotation"
+        : "not found in the plan"));
     }
   }
   const remove = el("button", "link remove", "Remove");

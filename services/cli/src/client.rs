@@ -1,12 +1,16 @@
 //! The paste API client: create, read and delete with bounded retries.
 //!
 //! Only `data` (ciphertext) and ids travel; the share key is never an argument
-//! of anything here, so no request can carry it.
+//! of anything here, so no request can carry it. A tenant's API key goes only
+//! to the paste API it was configured for (see [`PasteClient::with_api_key_for`]).
+//! Redirects are never followed, and no answer is read past
+//! [`MAX_ANSWER_BYTES`].
 
 use std::time::Duration;
 
 use api_types::CreatePasteResponse;
-use reqwest::{Response, StatusCode, header};
+use reqwest::header::HeaderMap;
+use reqwest::{Response, StatusCode, Url, header};
 
 use crate::error::CliError;
 
@@ -14,12 +18,23 @@ use crate::error::CliError;
 pub const MAX_ATTEMPTS: u32 = 3;
 /// The longest `Retry-After` the client waits for; beyond it, it gives up.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+/// The largest answer read: upstream's largest paste (5 MiB of base64url
+/// `data`) plus room for the JSON around it. Reading stops as soon as an
+/// answer passes it.
+pub const MAX_ANSWER_BYTES: usize = 6 * 1024 * 1024;
+/// Error answers are read this far at most (they carry one message).
+const MAX_ERROR_BYTES: usize = 64 * 1024;
+/// The error code of a create whose `Idempotency-Key` is still being served
+/// (the server answers 409 with `Retry-After`).
+const IDEMPOTENCY_IN_PROGRESS: &str = "idempotency-in-progress";
 
 /// A paste API at a base URL such as `http://localhost:19433`.
 pub struct PasteClient {
     base: String,
+    url: Url,
     http: reqwest::Client,
-    /// Sent as `Authorization: Bearer` on creates, when set.
+    /// Sent as `Authorization: Bearer` on creates and reads (and on deletes
+    /// without a delete token), when set.
     api_key: Option<String>,
 }
 
@@ -27,9 +42,15 @@ impl PasteClient {
     /// A client for `base`. Plain `http://` is accepted only for this machine
     /// (localhost, 127.0.0.0/8, ::1) unless `insecure` is set.
     pub fn new(base: &str, insecure: bool) -> Result<Self, CliError> {
-        let base = base.trim_end_matches('/').to_owned();
-        let url = reqwest::Url::parse(&base)
-            .map_err(|e| CliError::Input(format!("invalid paste API URL {base:?}: {e}")))?;
+        let url = Url::parse(base.trim_end_matches('/')).map_err(|e| {
+            CliError::Input(format!(
+                "invalid paste API URL {:?}: {e}",
+                base.trim_end_matches('/')
+            ))
+        })?;
+        // The parsed form: control characters of a link's `&paste=` are
+        // percent-encoded, so messages that name the base print none.
+        let base = url.as_str().trim_end_matches('/').to_owned();
         match url.scheme() {
             "https" => {}
             "http" if insecure || is_loopback(&url) => {}
@@ -43,19 +64,29 @@ impl PasteClient {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
+            // A redirect would take the request to a host and scheme that
+            // were never checked: it is reported, not followed.
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("planshare/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| CliError::Unavailable(format!("cannot set up HTTP: {e}")))?;
         Ok(PasteClient {
             base,
+            url,
             http,
             api_key: None,
         })
     }
 
-    /// Creates authenticate with `key` (a planshare tenant's API key).
-    pub fn with_api_key(mut self, key: Option<String>) -> Self {
-        self.api_key = key.filter(|k| !k.is_empty());
+    /// Authenticates with `key` (a planshare tenant's API key) when this
+    /// client's base is the paste API the key was configured for:
+    /// `configured` (`--paste-url`, else `PLANNOTATOR_PASTE_URL`, else the
+    /// default) has the same scheme, host and port. A paste API named by a
+    /// link's `&paste=` is the link author's choice and never gets the key.
+    pub fn with_api_key_for(mut self, key: Option<String>, configured: &str) -> Self {
+        self.api_key = key
+            .filter(|k| !k.is_empty())
+            .filter(|_| same_origin(&self.url, configured));
         self
     }
 
@@ -64,86 +95,149 @@ impl PasteClient {
         &self.base
     }
 
-    /// `POST /api/paste`. Retried on network errors, 429 and 5xx with the
-    /// same `Idempotency-Key`, so a retry after a lost answer cannot store twice
-    /// on a service that honours it.
+    /// `request` with the API key as its bearer, when there is one.
+    fn with_key(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(api_key) => request.bearer_auth(api_key),
+            None => request,
+        }
+    }
+
+    /// `POST /api/paste`. Retried on network errors, 429, 5xx and a 409 for
+    /// a create with the same `Idempotency-Key` still in progress, with the
+    /// same `Idempotency-Key`, so a retry after a lost answer cannot store
+    /// twice on a service that honours it.
     pub async fn create(&self, data: &str) -> Result<CreatePasteResponse, CliError> {
         let body = serde_json::json!({ "data": data }).to_string();
         let key = idempotency_key()?;
         let url = format!("{}/api/paste", self.base);
-        let response = self
+        let answer = self
             .send_with_retries(|| {
-                let request = self
-                    .http
-                    .post(&url)
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .header("Idempotency-Key", &key)
-                    .body(body.clone());
-                match &self.api_key {
-                    Some(api_key) => request.bearer_auth(api_key),
-                    None => request,
-                }
+                self.with_key(
+                    self.http
+                        .post(&url)
+                        .header(header::CONTENT_TYPE, "application/json")
+                        .header("Idempotency-Key", &key)
+                        .body(body.clone()),
+                )
             })
             .await?;
-        match response.status() {
-            StatusCode::CREATED | StatusCode::OK => response
-                .json::<CreatePasteResponse>()
-                .await
-                .map_err(|e| CliError::Service(format!("unreadable create response: {e}"))),
+        match answer.status {
+            StatusCode::CREATED | StatusCode::OK => {
+                serde_json::from_slice::<CreatePasteResponse>(&answer.body)
+                    .map_err(|e| CliError::Service(format!("unreadable create response: {e}")))
+            }
             StatusCode::PAYLOAD_TOO_LARGE => Err(CliError::TooLarge(
-                error_message(response)
-                    .await
+                answer
+                    .message()
                     .unwrap_or_else(|| "Share payload is too large".to_owned()),
             )),
-            status => Err(unexpected(status, response).await),
+            _ => Err(Self::failure(&answer, self.api_key.is_some())),
         }
     }
 
     /// `GET /api/paste/{id}` → the stored `data`.
     pub async fn get(&self, id: &str) -> Result<String, CliError> {
         let url = format!("{}/api/paste/{id}", self.base);
-        let response = self.send_with_retries(|| self.http.get(&url)).await?;
-        match response.status() {
+        let answer = self
+            .send_with_retries(|| self.with_key(self.http.get(&url)))
+            .await?;
+        match answer.status {
             StatusCode::OK => {
-                let body: api_types::GetPasteResponse = response
-                    .json()
-                    .await
+                let body: api_types::GetPasteResponse = serde_json::from_slice(&answer.body)
                     .map_err(|e| CliError::Service(format!("unreadable paste: {e}")))?;
                 Ok(body.data)
             }
             StatusCode::NOT_FOUND => Err(CliError::NotFound),
-            status => Err(unexpected(status, response).await),
+            _ => Err(Self::failure(&answer, self.api_key.is_some())),
         }
     }
 
-    /// `DELETE /api/paste/{id}` with the paste's delete token.
-    pub async fn delete(&self, id: &str, token: &str) -> Result<(), CliError> {
+    /// `DELETE /api/paste/{id}`, authorised by the paste's delete token, or
+    /// else by the API key.
+    pub async fn delete(&self, id: &str, token: Option<&str>) -> Result<(), CliError> {
         let url = format!("{}/api/paste/{id}", self.base);
-        let response = self
-            .send_with_retries(|| self.http.delete(&url).bearer_auth(token))
+        let bearer = match (token, &self.api_key) {
+            (Some(token), _) => token,
+            (None, Some(api_key)) => api_key.as_str(),
+            (None, None) => {
+                return Err(CliError::Usage(
+                    "paste delete needs --token (or PLANSHARE_API_KEY of the paste's tenant)"
+                        .into(),
+                ));
+            }
+        };
+        let answer = self
+            .send_with_retries(|| self.http.delete(&url).bearer_auth(bearer))
             .await?;
-        match response.status() {
+        match answer.status {
             StatusCode::NO_CONTENT | StatusCode::OK => Ok(()),
             StatusCode::NOT_FOUND => Err(CliError::NotFound),
-            StatusCode::UNAUTHORIZED => Err(CliError::Unauthorized(
-                error_message(response).await.unwrap_or_default(),
-            )),
-            status => Err(unexpected(status, response).await),
+            _ => Err(Self::failure(&answer, token.is_none())),
+        }
+    }
+
+    /// The error for an answer that is none of the expected ones;
+    /// `key_sent`: the request carried the API key.
+    fn failure(answer: &Answer, key_sent: bool) -> CliError {
+        let status = answer.status;
+        let message = answer.message().unwrap_or_default();
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            return CliError::Unauthorized(if key_sent {
+                format!(
+                    "the paste service refused PLANSHARE_API_KEY (HTTP {}{})",
+                    status.as_u16(),
+                    suffix(&message)
+                )
+            } else {
+                message
+            });
+        }
+        if status.is_redirection() {
+            let location = answer
+                .headers
+                .get(header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_default();
+            return CliError::Service(format!(
+                "HTTP {} redirect to {:?} not followed: give the paste API's own URL",
+                status.as_u16(),
+                clip(&location, 200)
+            ));
+        }
+        if answer.is_in_progress() {
+            return CliError::Unavailable(format!(
+                "HTTP 409{}: the same create was still in progress after {MAX_ATTEMPTS} attempts",
+                suffix(&message)
+            ));
+        }
+        if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+            CliError::Unavailable(format!("HTTP {}{}", status.as_u16(), suffix(&message)))
+        } else {
+            CliError::Service(format!("HTTP {}{}", status.as_u16(), suffix(&message)))
         }
     }
 
     /// Sends the request built by `build`, retrying transient failures up to
-    /// [`MAX_ATTEMPTS`] times; returns the last response otherwise.
+    /// [`MAX_ATTEMPTS`] times; returns the last answer otherwise.
     async fn send_with_retries(
         &self,
         build: impl Fn() -> reqwest::RequestBuilder,
-    ) -> Result<Response, CliError> {
+    ) -> Result<Answer, CliError> {
         let mut attempt = 1;
         loop {
             let last = attempt >= MAX_ATTEMPTS;
             let wait = match build().send().await {
-                Ok(response) if last || !is_transient(response.status()) => return Ok(response),
-                Ok(response) => retry_after(&response),
+                Ok(response) if !last && is_transient(response.status()) => {
+                    retry_after(response.headers())
+                }
+                Ok(response) => {
+                    let answer = Answer::read(response, &self.base).await?;
+                    if last || !answer.is_in_progress() {
+                        return Ok(answer);
+                    }
+                    retry_after(&answer.headers)
+                }
                 Err(e) if last => return Err(CliError::Unavailable(describe(&e, &self.base))),
                 Err(_) => None,
             };
@@ -164,6 +258,80 @@ impl PasteClient {
     }
 }
 
+/// A whole answer: status, headers and a bounded body.
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    /// Reads `response` in chunks: a success up to [`MAX_ANSWER_BYTES`] (past
+    /// it, an error, and nothing more is read), anything else up to
+    /// [`MAX_ERROR_BYTES`] (past it, or when it breaks off, without a body).
+    async fn read(mut response: Response, base: &str) -> Result<Answer, CliError> {
+        let status = response.status();
+        let headers = std::mem::take(response.headers_mut());
+        let success = status.is_success();
+        let cap = if success {
+            MAX_ANSWER_BYTES
+        } else {
+            MAX_ERROR_BYTES
+        };
+        let too_large = || {
+            CliError::TooLarge(format!(
+                "the paste service's answer is larger than {} MiB, the most planshare reads",
+                MAX_ANSWER_BYTES / (1024 * 1024)
+            ))
+        };
+        let announced = response.content_length().unwrap_or(0);
+        let mut body = Vec::new();
+        if announced > cap as u64 {
+            return if success {
+                Err(too_large())
+            } else {
+                Ok(Answer {
+                    status,
+                    headers,
+                    body,
+                })
+            };
+        }
+        loop {
+            match response.chunk().await {
+                Ok(None) => break,
+                Ok(Some(chunk)) if body.len() + chunk.len() <= cap => {
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(Some(_)) if success => return Err(too_large()),
+                Err(e) if success => return Err(CliError::Unavailable(describe(&e, base))),
+                Ok(Some(_)) | Err(_) => {
+                    body.clear();
+                    break;
+                }
+            }
+        }
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// The `error` of a JSON error body, control characters escaped.
+    fn message(&self) -> Option<String> {
+        let body: api_types::ErrorBody = serde_json::from_slice(&self.body).ok()?;
+        Some(printable(&body.error))
+    }
+
+    /// A 409 saying a create with the same `Idempotency-Key` is still running.
+    fn is_in_progress(&self) -> bool {
+        self.status == StatusCode::CONFLICT
+            && serde_json::from_slice::<api_types::ErrorBody>(&self.body)
+                .is_ok_and(|b| b.code.as_deref() == Some(IDEMPOTENCY_IN_PROGRESS))
+    }
+}
+
 fn is_transient(status: StatusCode) -> bool {
     matches!(
         status,
@@ -174,8 +342,8 @@ fn is_transient(status: StatusCode) -> bool {
     )
 }
 
-fn retry_after(response: &Response) -> Option<Duration> {
-    let value = response.headers().get(header::RETRY_AFTER)?.to_str().ok()?;
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?;
     value.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
@@ -195,6 +363,36 @@ fn idempotency_key() -> Result<String, CliError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|_| CliError::Service("no random source".into()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `other` names the same paste API as `url`: the same scheme, host
+/// and port (the default port of the scheme when none is written).
+fn same_origin(url: &Url, other: &str) -> bool {
+    Url::parse(other.trim_end_matches('/')).is_ok_and(|other| {
+        matches!(url.scheme(), "http" | "https") && url.origin() == other.origin()
+    })
+}
+
+/// Server text made safe for a terminal: control characters escaped
+/// (`\u{1b}`, `\n`, …), everything else as it is.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// At most `max` characters of `text`, with `…` when cut.
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
 }
 
 /// Whether `url` points at this machine (plain HTTP is fine there).
@@ -218,24 +416,52 @@ pub(crate) fn describe(error: &reqwest::Error, base: &str) -> String {
     }
 }
 
-async fn error_message(response: Response) -> Option<String> {
-    let body: api_types::ErrorBody = response.json().await.ok()?;
-    Some(body.error)
-}
-
-async fn unexpected(status: StatusCode, response: Response) -> CliError {
-    let message = error_message(response).await.unwrap_or_default();
-    if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
-        CliError::Unavailable(format!("HTTP {}{}", status.as_u16(), suffix(&message)))
-    } else {
-        CliError::Service(format!("HTTP {}{}", status.as_u16(), suffix(&message)))
-    }
-}
-
 fn suffix(message: &str) -> String {
     if message.is_empty() {
         String::new()
     } else {
         format!(": {message}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_key_goes_only_to_the_configured_origin() {
+        let key = || Some("pst_live_k".to_owned());
+        let keyed = |base: &str, configured: &str| {
+            PasteClient::new(base, false)
+                .unwrap()
+                .with_api_key_for(key(), configured)
+                .api_key
+                .is_some()
+        };
+        assert!(keyed("http://127.0.0.1:9000", "http://127.0.0.1:9000/"));
+        assert!(keyed(
+            "http://127.0.0.1:9000/other/path",
+            "http://127.0.0.1:9000"
+        ));
+        assert!(keyed("https://paste.example", "https://PASTE.example:443"));
+        assert!(!keyed("http://127.0.0.1:9001", "http://127.0.0.1:9000"));
+        assert!(!keyed("http://127.0.0.2:9000", "http://127.0.0.1:9000"));
+        assert!(!keyed("http://localhost:9000", "http://127.0.0.1:9000"));
+        assert!(!keyed("https://127.0.0.1:9000", "http://127.0.0.1:9000"));
+        assert!(!keyed("http://127.0.0.1:9000", "not a url"));
+    }
+
+    #[test]
+    fn server_text_reaches_the_terminal_escaped() {
+        assert_eq!(
+            printable("Payload too large (max 5 MB)"),
+            "Payload too large (max 5 MB)"
+        );
+        assert_eq!(printable("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+        // A link's `&paste=` URL is kept in its parsed form.
+        let client = PasteClient::new("http://127.0.0.1:1/\u{1b}[31m", false).unwrap();
+        assert_eq!(client.base(), "http://127.0.0.1:1/%1B[31m");
     }
 }

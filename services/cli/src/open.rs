@@ -6,7 +6,10 @@
 //! decrypted here with the fragment's key; the key is never sent anywhere.
 
 use clap::{Args, ValueEnum};
-use plan_doc::{Anchor, DEFAULT_SUBJECT, DEFAULT_TITLE, export_annotations, reanchor};
+use plan_doc::{
+    Anchor, DEFAULT_SEARCH_BUDGET, DEFAULT_SUBJECT, DEFAULT_TITLE, Reanchored, export_annotations,
+    reanchor,
+};
 use serde::Serialize;
 use share_codec::{
     Annotation, CodecError, ImageAttachment, ShareLink, SharePayload, decode_hash, decode_paste,
@@ -16,8 +19,10 @@ use crate::env::Env;
 use crate::error::CliError;
 use crate::paste::ApiArgs;
 
-/// The largest payload `open` inflates (a decompression bomb stops here).
-const MAX_INFLATED_BYTES: usize = 64 * 1024 * 1024;
+/// The largest payload `open` inflates (a decompression bomb stops here); the
+/// portal's limit too (`MAX_INFLATED` in `codec.js`). `share` refuses to make
+/// a link to more.
+pub const MAX_INFLATED_BYTES: usize = 64 * 1024 * 1024;
 
 /// What `open` prints.
 #[derive(Clone, Copy, ValueEnum)]
@@ -54,7 +59,10 @@ struct OpenOutput<'a> {
     html: Option<&'a str>,
     global_attachments: &'a [ImageAttachment],
     annotations: Vec<AnnotationOutput<'a>>,
+    /// Annotations not found, those not searched included.
     not_found: usize,
+    /// Annotations not searched: the re-anchoring's search budget ran out.
+    not_searched: usize,
 }
 
 #[derive(Serialize)]
@@ -76,11 +84,13 @@ pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
         ShareLink::Short {
             id, key, paste_api, ..
         } => {
-            let api = ApiArgs {
-                paste_url: args.api.paste_url.clone().or_else(|| paste_api.clone()),
-                insecure: args.api.insecure,
+            // `--paste-url` wins over the link's `&paste=`; the API key goes
+            // only to the configured API, never to one a link names.
+            let base = match (&args.api.paste_url, paste_api) {
+                (None, Some(named)) => named.clone(),
+                _ => args.api.configured(env),
             };
-            let data = api.client(env)?.get(id).await?;
+            let data = args.api.client_for(&base, env)?.get(id).await?;
             let payload =
                 decode_paste(&data, key.as_deref(), MAX_INFLATED_BYTES).map_err(paste_error)?;
             (payload, Some(id.as_str()))
@@ -90,19 +100,18 @@ pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
 }
 
 fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<String, CliError> {
-    let reanchored = reanchor(&payload.plan, &payload.annotations);
-    let not_found = reanchored.not_found().count();
     match format {
+        // The document alone: nothing to re-anchor.
         Format::Markdown => Ok(match (&payload.html, payload.is_html()) {
             (Some(html), true) => html.clone(),
             _ => payload.plan.clone(),
         }),
         Format::Feedback => {
-            if not_found > 0 && !payload.is_html() {
-                warn(&format!(
-                    "{not_found} of {} annotations could not be found in the plan (exported without line numbers)",
-                    payload.annotations.len()
-                ));
+            let reanchored = reanchor(&payload.plan, &payload.annotations);
+            if !payload.is_html()
+                && let Some(warning) = not_found_warning(&reanchored, payload.annotations.len())
+            {
+                warn(&warning);
             }
             Ok(export_annotations(
                 &reanchored.blocks,
@@ -113,6 +122,7 @@ fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<St
             ))
         }
         Format::Json => {
+            let reanchored = reanchor(&payload.plan, &payload.annotations);
             let output = OpenOutput {
                 kind: if id.is_some() { "short" } else { "hash" },
                 id,
@@ -129,13 +139,33 @@ fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<St
                         anchor: anchor.as_ref(),
                     })
                     .collect(),
-                not_found,
+                not_found: reanchored.not_found().count(),
+                not_searched: reanchored.not_searched(),
             };
             serde_json::to_string_pretty(&output)
                 .map(|json| json + "\n")
                 .map_err(|e| CliError::Output(e.to_string()))
         }
     }
+}
+
+/// What `open` says on stderr when some annotations were not found.
+fn not_found_warning(reanchored: &Reanchored, total: usize) -> Option<String> {
+    let not_found = reanchored.not_found().count();
+    if not_found == 0 {
+        return None;
+    }
+    let mut warning = format!(
+        "{not_found} of {total} annotations could not be found in the plan (exported without line numbers)"
+    );
+    let not_searched = reanchored.not_searched();
+    if not_searched > 0 {
+        warning.push_str(&format!(
+            "; {not_searched} of them were not searched: the search stopped after {} GiB of plan text",
+            DEFAULT_SEARCH_BUDGET >> 30
+        ));
+    }
+    Some(warning)
 }
 
 fn warn(message: &str) {
@@ -164,5 +194,45 @@ fn paste_error(error: CodecError) -> CliError {
             CliError::InvalidLink(format!("the link's key is invalid: {why}"))
         }
         other => CliError::InvalidLink(format!("the paste does not hold a share payload: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use share_codec::AnnotationType;
+
+    #[test]
+    fn the_warning_counts_annotations_not_found_and_not_searched() {
+        let comment = |text: &str| Annotation {
+            kind: Some(AnnotationType::Comment),
+            original_text: text.to_owned(),
+            ..Annotation::default()
+        };
+        // "gone" is ruled out without a search; "an!" and "la!" need one.
+        let annotations = [
+            comment("Plan"),
+            comment("gone"),
+            comment("an!"),
+            comment("la!"),
+        ];
+        let all = reanchor("# Plan\n", &annotations);
+        assert_eq!(
+            not_found_warning(&all, 4).as_deref(),
+            Some(
+                "3 of 4 annotations could not be found in the plan (exported without line numbers)"
+            )
+        );
+        let budgeted = plan_doc::reanchor_with_budget("# Plan\n", &annotations, 1);
+        assert_eq!(
+            not_found_warning(&budgeted, 4).as_deref(),
+            Some(
+                "3 of 4 annotations could not be found in the plan (exported without line numbers); 2 of them were not searched: the search stopped after 8 GiB of plan text"
+            )
+        );
+        assert_eq!(
+            not_found_warning(&reanchor("# Plan\n", &annotations[..1]), 1),
+            None
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! `planshare paste put|get|delete`: the paste API without any encoding, for
 //! scripts. `put` prints the create response as JSON (id, deleteToken,
-//! expiresAt); `get` prints the stored data; `delete` prints nothing.
+//! expiresAt); `get` prints the stored data; `delete` prints nothing. With
+//! `PLANSHARE_API_KEY` set, all three act for the key's tenant.
 
 use std::io::Read as _;
 
@@ -28,7 +29,8 @@ pub enum PasteCommand {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// Delete a paste with its delete token.
+    /// Delete a paste with its delete token (or, without one, with
+    /// `PLANSHARE_API_KEY` of the paste's tenant).
     Delete {
         /// The paste id.
         id: String,
@@ -40,7 +42,7 @@ pub enum PasteCommand {
             hide_env_values = true,
             allow_hyphen_values = true
         )]
-        token: String,
+        token: Option<String>,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -58,10 +60,23 @@ pub struct ApiArgs {
 }
 
 impl ApiArgs {
-    /// The client for the chosen API.
+    /// The configured paste API: `--paste-url`, else `PLANNOTATOR_PASTE_URL`,
+    /// else upstream's hosted service. `share` stores there, and only it is
+    /// sent `PLANSHARE_API_KEY`.
+    pub fn configured(&self, env: &Env) -> String {
+        self.paste_url.clone().unwrap_or_else(|| env.paste_url())
+    }
+
+    /// The client for the configured API, with the API key if there is one.
     pub fn client(&self, env: &Env) -> Result<PasteClient, CliError> {
-        let base = self.paste_url.clone().unwrap_or_else(|| env.paste_url());
-        Ok(PasteClient::new(&base, self.insecure)?.with_api_key(env.api_key()))
+        self.client_for(&self.configured(env), env)
+    }
+
+    /// A client for `base`; it authenticates with the API key only when
+    /// `base` is the configured API (same scheme, host and port).
+    pub fn client_for(&self, base: &str, env: &Env) -> Result<PasteClient, CliError> {
+        Ok(PasteClient::new(base, self.insecure)?
+            .with_api_key_for(env.api_key(), &self.configured(env)))
     }
 }
 
@@ -80,7 +95,7 @@ pub async fn run(command: PasteCommand, env: &Env) -> Result<String, CliError> {
         }
         PasteCommand::Get { id, api } => Ok(api.client(env)?.get(&id).await? + "\n"),
         PasteCommand::Delete { id, token, api } => {
-            api.client(env)?.delete(&id, &token).await?;
+            api.client(env)?.delete(&id, token.as_deref()).await?;
             Ok(String::new())
         }
     }

@@ -7,11 +7,12 @@
 
 use clap::Args;
 use serde::Serialize;
-use share_codec::{SharePayload, encode_hash, encrypt_payload, format_size, hash_url, short_url};
+use share_codec::{SharePayload, compress, encrypt, format_size, hash_url, short_url};
 
 use crate::annotations;
 use crate::env::Env;
 use crate::error::CliError;
+use crate::open::MAX_INFLATED_BYTES;
 use crate::paste::{ApiArgs, read_input};
 
 /// Upstream offers a short link once the hash link passes this length.
@@ -111,8 +112,21 @@ async fn make_link(
             "a raw HTML document has no hash form: use --short (or --auto)".into(),
         ));
     }
+    // What `open` (and the portal) inflate: a larger payload would make a
+    // link that no reader opens.
+    let json = payload.to_json();
+    if json.len() > MAX_INFLATED_BYTES {
+        return Err(CliError::TooLarge(format!(
+            "the plan and its annotations are {} bytes as JSON; links are limited to {} bytes ({} MiB) of it, the most `planshare open` and the portal read",
+            json.len(),
+            MAX_INFLATED_BYTES,
+            MAX_INFLATED_BYTES / (1024 * 1024)
+        )));
+    }
+    let compressed = compress(&json);
+    drop(json);
     if !args.short && !payload.is_html() {
-        let url = hash_url(&base, &encode_hash(payload));
+        let url = hash_url(&base, &compressed);
         if args.hash || url.len() <= HASH_LINK_LIMIT {
             return Ok(ShareOutput {
                 size_bytes: url.len(),
@@ -125,7 +139,7 @@ async fn make_link(
         }
     }
     let client = args.api.client(env)?;
-    let (key, data) = encrypt_payload(payload).map_err(|e| CliError::Output(e.to_string()))?;
+    let (key, data) = encrypt(&compressed).map_err(|e| CliError::Output(e.to_string()))?;
     let created = client.create(&data).await?;
     let url = short_url(&base, &created.id, &key, client.base());
     Ok(ShareOutput {

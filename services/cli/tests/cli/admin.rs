@@ -237,3 +237,85 @@ async fn an_api_key_stores_cli_pastes_for_its_tenant() {
     let usage: serde_json::Value = serde_json::from_str(&usage.stdout).unwrap();
     assert_eq!(usage["pastes"], 1);
 }
+
+/// A new tenant with no hosts, and an API key of it.
+async fn tenant_key(app: &TestApp, namespace: &str) -> String {
+    let admin_env = [
+        ("PLANSHARE_ADMIN_URL", app.base_url.as_str()),
+        ("PLANSHARE_ADMIN_TOKEN", TOKEN),
+    ];
+    let created = planshare(
+        &[
+            "admin",
+            "tenants",
+            "create",
+            "--name",
+            namespace,
+            "--namespace",
+            namespace,
+        ],
+        &admin_env,
+        "",
+    )
+    .await;
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let tenant: serde_json::Value = serde_json::from_str(&created.stdout).unwrap();
+    let tid = tenant["id"].as_str().unwrap().to_owned();
+    let key = planshare(
+        &["admin", "keys", "create", &tid, "--name", "cli"],
+        &admin_env,
+        "",
+    )
+    .await;
+    assert_eq!(key.code, 0, "{}", key.stderr);
+    let key: serde_json::Value = serde_json::from_str(&key.stdout).unwrap();
+    key["key"].as_str().unwrap().to_owned()
+}
+
+/// A keyed tenant without hosts: its pastes are found only with its key, and
+/// the CLI sends the key on reads and deletes too, so it reads back and
+/// deletes what it made.
+#[tokio::test]
+async fn a_keyed_tenant_reads_and_deletes_what_the_cli_made() {
+    let app = TestApp::spawn_configured(&[], |s| s.admin.token = TOKEN.into()).await;
+    let key = tenant_key(&app, "team-r").await;
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANSHARE_API_KEY", key.as_str()),
+    ];
+    let plan = "# Plan\n\nRotate the keys.\n";
+    let share = planshare(&["share", "-", "--short", "--json"], &env, plan).await;
+    assert_eq!(share.code, 0, "{}", share.stderr);
+    let out: serde_json::Value = serde_json::from_str(&share.stdout).unwrap();
+    let (url, id) = (out["url"].as_str().unwrap(), out["id"].as_str().unwrap());
+
+    let opened = planshare(&["open", url, "--format", "markdown"], &env, "").await;
+    assert_eq!(
+        (opened.code, opened.stdout.as_str()),
+        (0, plan),
+        "{}",
+        opened.stderr
+    );
+    let get = planshare(&["paste", "get", id], &env, "").await;
+    assert_eq!(get.code, 0, "{}", get.stderr);
+    // Without the key the paste is not there (it is the tenant's).
+    let anonymous = planshare(&["open", url], &[], "").await;
+    assert_eq!(anonymous.code, 6, "{}", anonymous.stderr);
+
+    let no_credential = planshare(
+        &["paste", "delete", id],
+        &[("PLANNOTATOR_PASTE_URL", app.base_url.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(no_credential.code, 2, "{}", no_credential.stderr);
+    let delete = planshare(&["paste", "delete", id], &env, "").await;
+    assert_eq!(
+        (delete.code, delete.stdout.as_str()),
+        (0, ""),
+        "{}",
+        delete.stderr
+    );
+    let gone = planshare(&["paste", "get", id], &env, "").await;
+    assert_eq!(gone.code, 6, "{}", gone.stderr);
+}

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use testkit::TestApp;
 
-use crate::support::{Stub, planshare};
+use crate::support::{Endless, Stub, planshare};
 
 #[tokio::test]
 async fn put_get_delete_round_trip_against_the_server() {
@@ -156,5 +156,115 @@ async fn oversized_payloads_report_the_services_message() {
     assert_eq!(
         run.stderr,
         "planshare: Payload too large (max 0 KB encrypted)\n"
+    );
+}
+
+fn in_progress() -> crate::support::Scripted {
+    (
+        409,
+        vec![("retry-after", "1".to_owned())],
+        r#"{"error":"a request with this Idempotency-Key is still in progress, retry later","code":"idempotency-in-progress"}"#.to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a_create_still_in_progress_is_retried_with_the_same_key() {
+    let created = (201, vec![], r#"{"id":"abcdefgh"}"#.to_owned());
+    let stub = Stub::start(vec![in_progress(), in_progress()], created).await;
+    let run = planshare(
+        &["paste", "put", "-"],
+        &[("PLANNOTATOR_PASTE_URL", &stub.url)],
+        "data",
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "{\"id\":\"abcdefgh\"}\n");
+    let requests = stub.recorded();
+    assert_eq!(requests.len(), 3);
+    let keys: Vec<_> = requests
+        .iter()
+        .map(|r| r.headers["idempotency-key"].clone())
+        .collect();
+    assert!(
+        keys.iter().all(|k| *k == keys[0]),
+        "same key on every attempt: {keys:?}"
+    );
+    for pair in requests.windows(2) {
+        assert!(
+            pair[1].at - pair[0].at >= Duration::from_millis(990),
+            "waited for Retry-After"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_create_in_progress_on_every_attempt_is_exit_7_and_other_conflicts_are_not_retried() {
+    let stub = Stub::start(vec![], in_progress()).await;
+    let env = [("PLANNOTATOR_PASTE_URL", stub.url.as_str())];
+    let run = planshare(&["paste", "put", "-"], &env, "data").await;
+    assert_eq!(run.code, 7, "{}", run.stderr);
+    assert_eq!(stub.recorded().len(), 3);
+    assert!(run.stderr.contains("still in progress"), "{}", run.stderr);
+
+    let conflict = (
+        409,
+        vec![("retry-after", "1".to_owned())],
+        r#"{"error":"key\u001b[2J already exists","code":"conflict"}"#.to_owned(),
+    );
+    let stub = Stub::start(vec![], conflict).await;
+    let env = [("PLANNOTATOR_PASTE_URL", stub.url.as_str())];
+    let run = planshare(&["paste", "put", "-"], &env, "data").await;
+    assert_eq!(run.code, 11, "{}", run.stderr);
+    assert_eq!(
+        run.stderr, "planshare: paste service error: HTTP 409: key\\u{1b}[2J already exists\n",
+        "the server's text is printed with its control characters escaped"
+    );
+    assert_eq!(stub.recorded().len(), 1, "not retried");
+}
+
+#[tokio::test]
+async fn an_endless_answer_is_cut_off_past_6_mib() {
+    let endless = Endless::start().await;
+    let run = planshare(
+        &["paste", "get", "abcdefgh"],
+        &[("PLANNOTATOR_PASTE_URL", &endless.url)],
+        "",
+    )
+    .await;
+    assert_eq!((run.code, run.stdout.as_str()), (8, ""), "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "planshare: the paste service's answer is larger than 6 MiB, the most planshare reads\n"
+    );
+    // The client stopped reading at the limit: what the server got out
+    // before the connection closed is the limit plus the sockets' buffers.
+    let written = endless.written().await;
+    assert!(written < 32 * 1024 * 1024, "{written} bytes were sent");
+}
+
+#[tokio::test]
+async fn a_redirect_is_reported_and_not_followed() {
+    let target = Stub::start(vec![], (200, vec![], r#"{"data":"x"}"#.to_owned())).await;
+    let redirect = (
+        302,
+        vec![("location", format!("{}/internal/admin", target.url))],
+        String::new(),
+    );
+    let redirecting = Stub::start(vec![], redirect).await;
+    let link = format!(
+        "https://share.plannotator.ai/p/abcdefgh#key={}&paste={}",
+        "A".repeat(43),
+        share_codec::encode_paste_api_param(&redirecting.url)
+    );
+    let run = planshare(&["open", &link], &[], "").await;
+    assert_eq!((run.code, run.stdout.as_str()), (11, ""), "{}", run.stderr);
+    assert_eq!(redirecting.recorded().len(), 1);
+    assert_eq!(target.recorded().len(), 0, "the redirect was followed");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "planshare: paste service error: HTTP 302 redirect to \"{}/internal/admin\" not followed: give the paste API's own URL\n",
+            target.url
+        )
     );
 }

@@ -470,3 +470,135 @@ async fn selections_of_rendered_text_are_re_found_in_the_markdown() {
         "planshare: 1 of 2 annotations could not be found in the plan (exported without line numbers)\n"
     );
 }
+
+/// A plan whose share payload (`{"p":…,"a":[]}`) is exactly `json_len` bytes.
+fn plan_with_payload_of(json_len: usize) -> String {
+    let head = "# Plan\n\n";
+    let overhead = r#"{"p":"","a":[]}"#.len() + head.len() + 2; // two "\n" are escaped
+    let filler = "lorem ipsum dolor sit amet ".repeat((json_len - overhead) / 27 + 1);
+    let plan = format!("{head}{}", &filler[..json_len - overhead]);
+    assert_eq!(
+        share_codec::SharePayload::markdown(plan.clone())
+            .to_json()
+            .len(),
+        json_len
+    );
+    plan
+}
+
+#[tokio::test]
+async fn a_plan_open_would_refuse_is_refused_at_share_time() {
+    const LIMIT: usize = 64 * 1024 * 1024;
+    let stub = Stub::start(vec![], (201, vec![], r#"{"id":"abcdefgh"}"#.to_owned())).await;
+    let over = plan_with_payload_of(LIMIT + 1);
+    for kind in ["--short", "--hash", "--auto"] {
+        let run = planshare(
+            &["share", "-", kind],
+            &[("PLANNOTATOR_PASTE_URL", &stub.url)],
+            &over,
+        )
+        .await;
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (8, ""),
+            "{kind}: {}",
+            run.stderr
+        );
+        assert_eq!(
+            run.stderr,
+            format!(
+                "planshare: the plan and its annotations are {} bytes as JSON; links are limited to 67108864 bytes (64 MiB) of it, the most `planshare open` and the portal read\n",
+                LIMIT + 1
+            ),
+            "{kind}"
+        );
+    }
+    assert!(stub.recorded().is_empty(), "nothing was stored");
+
+    // At the limit: shared, and opened again whole.
+    let app = TestApp::spawn(&[]).await;
+    let env = [("PLANNOTATOR_PASTE_URL", app.base_url.as_str())];
+    let at = plan_with_payload_of(LIMIT);
+    let run = planshare(&["share", "-", "--short"], &env, &at).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let opened = planshare(
+        &["open", run.stdout.trim_end(), "--format", "markdown"],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(opened.code, 0, "{}", opened.stderr);
+    assert!(opened.stdout == at, "the plan round-trips");
+}
+
+#[tokio::test]
+async fn a_wrong_api_key_is_not_authorised() {
+    let app = TestApp::spawn(&[]).await;
+    let wrong = format!("pst_live_{}", "w".repeat(40));
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANSHARE_API_KEY", wrong.as_str()),
+    ];
+    let share = planshare(&["share", "-", "--short"], &env, "# Plan\n\nDo it.").await;
+    assert_eq!(
+        (share.code, share.stdout.as_str()),
+        (12, ""),
+        "{}",
+        share.stderr
+    );
+    assert!(
+        share.stderr.starts_with(
+            "planshare: not authorised: the paste service refused PLANSHARE_API_KEY (HTTP 401"
+        ),
+        "{}",
+        share.stderr
+    );
+    assert!(!share.stderr.contains(&wrong), "the key is not printed");
+    let get = planshare(&["paste", "get", "abcdefgh"], &env, "").await;
+    assert_eq!(get.code, 12, "{}", get.stderr);
+}
+
+/// The key goes to the configured paste API only: a link whose `&paste=`
+/// names another one (another port here) is read without it.
+#[tokio::test]
+async fn the_api_key_never_goes_to_a_paste_api_a_link_names() {
+    let (key, data) =
+        share_codec::encrypt_payload(&share_codec::SharePayload::markdown("# Plan")).unwrap();
+    let stored = (200, vec![], serde_json::json!({ "data": data }).to_string());
+    let configured = Stub::start(vec![], stored.clone()).await;
+    let foreign = Stub::start(vec![], stored).await;
+    let api_key = format!("pst_live_{}", "s".repeat(40));
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", configured.url.as_str()),
+        ("PLANSHARE_API_KEY", api_key.as_str()),
+    ];
+    let base = "https://share.plannotator.ai";
+
+    let link = share_codec::short_url(base, "abcdefgh", &key, &foreign.url);
+    let run = planshare(&["open", &link, "--format", "markdown"], &env, "").await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "# Plan"),
+        "{}",
+        run.stderr
+    );
+    let requests = foreign.recorded();
+    assert_eq!(requests.len(), 1);
+    assert!(!requests[0].headers.contains_key("authorization"));
+    assert!(!requests[0].all_bytes().contains(&api_key));
+
+    // The configured API, named by the link or not, gets it.
+    let own = share_codec::short_url(base, "abcdefgh", &key, &configured.url);
+    for link in [own, format!("{base}/p/abcdefgh#key={}", key.to_base64url())] {
+        let run = planshare(&["open", &link, "--format", "markdown"], &env, "").await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let requests = configured.recorded();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(
+            request.headers["authorization"],
+            format!("Bearer {api_key}")
+        );
+    }
+}

@@ -141,3 +141,45 @@ async fn answer(
     }
     response
 }
+
+/// What an endless answer's server saw: the bytes it wrote before the
+/// client went away.
+pub struct Endless {
+    pub url: String,
+    written: tokio::sync::oneshot::Receiver<u64>,
+}
+
+impl Endless {
+    /// Serves one request with `200`, no length, and a JSON body that never
+    /// ends (`{"data":"AAAA…`), written until the client closes.
+    pub async fn start() -> Endless {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (done, written) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the request ended early");
+                request.extend_from_slice(&buf[..n]);
+            }
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"data\":\"";
+            socket.write_all(head.as_bytes()).await.unwrap();
+            let chunk = vec![b'A'; 64 * 1024];
+            let mut total = 0u64;
+            while socket.write_all(&chunk).await.is_ok() {
+                total += chunk.len() as u64;
+            }
+            let _ = done.send(total);
+        });
+        Endless { url, written }
+    }
+
+    /// The body bytes written before the client closed the connection.
+    pub async fn written(self) -> u64 {
+        self.written.await.unwrap()
+    }
+}

@@ -9,6 +9,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod anchor;
 mod feedback;
 mod frames;
 mod links;

@@ -1,0 +1,108 @@
+// The highlighter's work is bounded (anchor.js): the portal's own module,
+// driven in the page on a large repetitive plan made of text nodes.
+//
+// Input (stdin, JSON): { "chromium", "base", "sections", "absent", "copies",
+//   "recombined", "budgetScans" }: a plan of `sections` sections; case
+//   "absent": `absent` annotations whose text is not in the plan, one found
+//   by each lookup (in one node, across nodes, whitespace-normalised), and
+//   `copies` annotations quoting the plan's last line, highlighted within a
+//   budget of `budgetScans` passes over the text; case "recombined":
+//   `recombined` texts that are not in the plan but whose every 4-character
+//   piece is, within the same budget.
+// Output (stdout, JSON): { "textLength", "absent": { "placed", "notSearched",
+//   "notFound", "wrongMarks", "sameWithDefaultBudget" }, "recombined": {
+//   "hows": ["not-found" | "not-searched" | "placed", …] } }.
+
+import { chromium } from "playwright-core";
+
+const input = JSON.parse(await new Promise((resolve) => {
+  let text = "";
+  process.stdin.on("data", (chunk) => (text += chunk));
+  process.stdin.on("end", () => resolve(text));
+}));
+
+const browser = await chromium.launch({
+  executablePath: input.chromium,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+try {
+  const page = await browser.newPage();
+  await page.goto(`${input.base}/`);
+  const report = await page.evaluate(async (input) => {
+    const m = await import(document.querySelector("script[type=module]").src);
+    /** A fresh plan: per section a heading, a paragraph and two list items,
+     * a line break between elements (as rendered HTML has), then a last line. */
+    const plan = () => {
+      const root = document.createElement("div");
+      const add = (tag, text) => {
+        const e = document.createElement(tag);
+        e.textContent = text;
+        root.append(e, "\n");
+      };
+      for (let i = 0; i < input.sections; i++) {
+        add("h2", "Step");
+        add("p", "The service retries failed writes with backoff and logs each attempt.");
+        add("li", "check the queue depth");
+        add("li", "alert on errors");
+      }
+      add("p", "Signed off after the review.");
+      return root;
+    };
+    const comment = (id, originalText) => ({ id, type: "COMMENT", originalText });
+    const textLength = plan().textContent.length;
+    const budget = input.budgetScans * textLength;
+
+    const found = [
+      ["in-node", "logs each attempt", "logs each attempt"],
+      ["across", "depth\nalert on", "depth\nalert on"],
+      ["normalised", "queue depth   alert", "queue depth\nalert"],
+    ];
+    const annotations = [];
+    for (let i = 0; i < input.absent; i++) annotations.push(comment(`absent-${i}`, `reviewer note ${i}: edited out`));
+    for (const [id, text] of found) annotations.push(comment(id, text));
+    for (let i = 0; i < input.copies; i++) annotations.push(comment(`copy-${i}`, "Signed off after the review"));
+    const marks = (root) => {
+      const shown = {};
+      for (const mark of root.querySelectorAll("mark[data-bind-id]")) {
+        shown[mark.dataset.bindId] = (shown[mark.dataset.bindId] ?? "") + mark.textContent;
+      }
+      return shown;
+    };
+    const root = plan();
+    const result = m.highlight(root, annotations, budget);
+    const shown = marks(root);
+    const expected = Object.fromEntries(found.map(([id, , covers]) => [id, covers]));
+    for (let i = 0; i < input.copies; i++) expected[`copy-${i}`] = "Signed off after the review";
+    const wrongMarks = Object.entries(expected)
+      .filter(([id, covers]) => shown[id] !== covers)
+      .map(([id, covers]) => ({ id, expected: covers, got: shown[id] ?? null }));
+    const again = m.highlight(plan(), annotations);
+    const absent = {
+      placed: result.placed.size,
+      notSearched: result.notSearched.size,
+      notFound: annotations.filter((a) => !result.placed.has(a.id) && !result.notSearched.has(a.id)).length,
+      wrongMarks,
+      sameWithDefaultBudget: [...again.placed].join() === [...result.placed].join() && again.notSearched.size === 0,
+    };
+
+    const rest = "service retries failed writes with backoff and logs each attempt";
+    const recombined = [];
+    for (let i = 0; i < input.recombined; i++) {
+      const text = `${"check t".slice(i % 5)}he ${rest.slice(0, 20 + (Math.floor(i / 5) % (rest.length - 20)))}`;
+      recombined.push(comment(`r-${i}`, text));
+    }
+    const budgeted = m.highlight(plan(), recombined, budget);
+    const hows = recombined.map((a) =>
+      budgeted.placed.has(a.id) ? "placed" : budgeted.notSearched.has(a.id) ? "not-searched" : "not-found");
+    const unbounded = m.highlight(plan(), recombined);
+    return {
+      textLength,
+      absent,
+      recombined: { hows, placedUnbounded: unbounded.placed.size, notSearchedUnbounded: unbounded.notSearched.size },
+    };
+  }, input);
+  process.stdout.write(JSON.stringify(report));
+} finally {
+  await browser.close();
+}

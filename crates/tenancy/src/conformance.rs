@@ -24,6 +24,7 @@ pub async fn run(catalog: &Catalog) {
     invalid_input_is_rejected(catalog).await;
     malformed_keys_never_reach_the_database(catalog).await;
     paste_index_round_trips_and_is_tenant_isolated(catalog).await;
+    the_largest_page_still_tells_whether_more_follow(catalog).await;
     paste_quota_race_never_overshoots(catalog.clone()).await;
     batched_records_answer_as_single_ones(catalog).await;
     concurrent_batches_never_overshoot_a_quota(catalog.clone()).await;
@@ -671,6 +672,54 @@ async fn concurrent_batches_never_overshoot_a_quota(c: Catalog) {
     assert_eq!(won, 50, "concurrent_batches_never_overshoot_a_quota");
     assert_eq!(others, 100);
     assert_eq!(usage_of(&c, &t).await, (50 * SIZE, 50));
+}
+
+/// A page of the largest size (1000) says whether more pastes follow, as a
+/// smaller one does: the catalog reads one row beyond the page at every size.
+async fn the_largest_page_still_tells_whether_more_follow(c: &Catalog) {
+    const MAX: usize = 1000;
+    let now = now_ms();
+    let t = ok(c.create_tenant(&new_tenant("maxpage")).await, "create").id;
+    let batch: Vec<(TenantId, PasteRecord)> = (0..=MAX)
+        .map(|i| {
+            let p = paste(&format!("page{i:05}"), 1, now, now + 60_000, false);
+            (t.clone(), p)
+        })
+        .collect();
+    for (i, r) in ok(c.record_pastes(&batch).await, "record 1001")
+        .into_iter()
+        .enumerate()
+    {
+        assert!(ok(r, "record"), "paste {i} fits");
+    }
+    let first = ok(c.list_pastes_page(&t, now, None, 1000).await, "page 1");
+    assert_eq!(first.pastes.len(), MAX);
+    assert!(first.more, "1001 pastes: a page of 1000 has more after it");
+    let last = first
+        .pastes
+        .last()
+        .map(|p| p.id.clone())
+        .unwrap_or_default();
+    assert_eq!(last, format!("page{:05}", MAX - 1));
+    let second = ok(
+        c.list_pastes_page(&t, now, Some(&last), 1000).await,
+        "page 2",
+    );
+    assert_eq!(ids(&second.pastes), [format!("page{MAX:05}").as_str()]);
+    assert!(!second.more, "nothing after the 1001st");
+    // Exactly a full page left: nothing more.
+    let full = ok(
+        c.list_pastes_page(&t, now, Some("page00000"), 1000).await,
+        "exactly 1000 left",
+    );
+    assert_eq!((full.pastes.len(), full.more), (MAX, false));
+    // Larger asks are clamped to the largest page, and still tell.
+    let clamped = ok(c.list_pastes_page(&t, now, None, 5000).await, "limit 5000");
+    assert_eq!((clamped.pastes.len(), clamped.more), (MAX, true));
+    assert_eq!(
+        ok(c.list_pastes(&t, now, None, 1000).await, "list").len(),
+        MAX
+    );
 }
 
 async fn paste_quota_race_never_overshoots(c: Catalog) {

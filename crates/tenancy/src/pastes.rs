@@ -33,6 +33,15 @@ pub struct PasteRecord {
     pub burn_after_read: bool,
 }
 
+/// One page of a tenant's paste index ([`Catalog::list_pastes_page`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PastePage {
+    /// The page, ordered by id.
+    pub pastes: Vec<PasteRecord>,
+    /// Whether more live pastes follow the last one of the page.
+    pub more: bool,
+}
+
 /// Outcome of starting a create under an Idempotency-Key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Idempotency {
@@ -58,7 +67,7 @@ pub enum Idempotency {
 const IDEMPOTENCY_TAKEOVER_MS: i64 = 60_000;
 /// Idempotency records created longer ago than this are swept.
 const IDEMPOTENCY_RETENTION_MS: i64 = 24 * 3_600_000;
-/// Largest page of [`Catalog::list_pastes`].
+/// Largest page of [`Catalog::list_pastes`] and [`Catalog::list_pastes_page`].
 const MAX_LIST: i64 = 1000;
 
 #[derive(sqlx::FromRow)]
@@ -443,15 +452,34 @@ impl Catalog {
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<PasteRecord>, CatalogError> {
+        Ok(self
+            .list_pastes_page(tenant, now, after, limit)
+            .await?
+            .pastes)
+    }
+
+    /// [`list_pastes`](Self::list_pastes), and whether more pastes follow
+    /// the page: one row beyond the page is read to tell, at every page
+    /// size up to the largest.
+    pub async fn list_pastes_page(
+        &self,
+        tenant: &TenantId,
+        now: i64,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<PastePage, CatalogError> {
         let limit = limit.clamp(1, MAX_LIST);
         let rows: Vec<PasteRow> = with_pool!(self, p => sqlx::query_as(LIST_PASTES)
             .bind(tenant.as_str())
             .bind(now)
             .bind(after.unwrap_or(""))
-            .bind(limit)
+            .bind(limit + 1)
             .fetch_all(p)
             .await?);
-        Ok(rows.into_iter().map(PasteRecord::from).collect())
+        let page = usize::try_from(limit).unwrap_or(usize::MAX);
+        let more = rows.len() > page;
+        let pastes = rows.into_iter().take(page).map(PasteRecord::from).collect();
+        Ok(PastePage { pastes, more })
     }
 
     /// The indexed paste `id` of `tenant` (expired or not), `None` if absent

@@ -168,16 +168,17 @@ pub(crate) async fn list(
     let tenant_id = resolved.tenant.id.clone();
     let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
     let after = query.after.clone();
-    // One more than asked tells whether there is a next page.
-    let mut rows = catalog_call(&state, |c| async move {
-        c.list_pastes(&tenant_id, now, after.as_deref(), i64::from(limit) + 1)
+    let page = catalog_call(&state, |c| async move {
+        c.list_pastes_page(&tenant_id, now, after.as_deref(), i64::from(limit))
             .await
     })
     .await?;
-    let more = rows.len() > limit as usize;
-    rows.truncate(limit as usize);
-    let next = more.then(|| rows.last().map(|r| r.id.clone())).flatten();
-    let pastes = rows
+    let next = page
+        .more
+        .then(|| page.pastes.last().map(|r| r.id.clone()))
+        .flatten();
+    let pastes = page
+        .pastes
         .into_iter()
         .map(|r| api_types::PasteSummary {
             id: r.id,

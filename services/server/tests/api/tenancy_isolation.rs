@@ -1087,6 +1087,47 @@ async fn a_paste_count_quota_holds_under_a_concurrent_burst() {
     }
 }
 
+// ---- Listing --------------------------------------------------------------
+
+/// A page of the largest size (`limit=1000`) carries `next` whenever more
+/// pastes follow. The index rows are written straight into the server's
+/// catalog (listings read only the index), 1001 in one batch.
+#[tokio::test]
+async fn a_page_of_the_largest_size_still_has_a_next() {
+    for db in databases().await {
+        let app = spawn(db, &[], |_| {}).await;
+        let a = tenant(&app, "a", json!({})).await;
+        let catalog = tenancy::Catalog::open(&app.settings.catalog).await.unwrap();
+        let tenant_id = tenancy::TenantId::parse(&a.id).unwrap();
+        let now = i64::try_from(paste_store::now_ms()).unwrap();
+        let ids: Vec<String> = (0..1001).map(|i| format!("page{i:05}")).collect();
+        let batch: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let record = tenancy::PasteRecord {
+                    id: id.clone(),
+                    bytes: 1,
+                    created_at: now,
+                    expires_at: now + 3_600_000,
+                    burn_after_read: false,
+                };
+                (tenant_id.clone(), record)
+            })
+            .collect();
+        for recorded in catalog.record_pastes(&batch).await.unwrap() {
+            assert!(recorded.unwrap(), "{db:?}");
+        }
+        catalog.close().await;
+
+        let (first, next) = list_page(&app, db, &a.key, "?limit=1000").await;
+        assert_eq!(first, ids[..1000], "{db:?}");
+        assert_eq!(next.as_deref(), Some("page00999"), "{db:?}: 1001 pastes");
+        let (rest, next) = list_page(&app, db, &a.key, "?limit=1000&after=page00999").await;
+        assert_eq!((rest, next), (vec![ids[1000].clone()], None), "{db:?}");
+        assert_eq!(list_all(&app, db, &a.key, 1000).await, ids, "{db:?}");
+    }
+}
+
 // ---- Idempotency-Key ------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -41,6 +41,15 @@ pub enum ApiError {
         /// New routes add `"code"`; the compat read keeps upstream's exact body.
         compat: bool,
     },
+    /// The paste's stored data is damaged (empty, truncated, not a record, a
+    /// header that does not check out): it cannot be served. Not absent (it
+    /// is there, and deleting it works) and not an outage (retrying does not
+    /// help): `410 paste-damaged` on every route.
+    #[error("paste damaged: {reason}")]
+    PasteDamaged {
+        /// What is wrong with it, for the log only.
+        reason: String,
+    },
     /// A new route got an id outside `[A-Za-z0-9]{6,16}`.
     #[error("invalid paste id")]
     InvalidPasteId,
@@ -74,7 +83,7 @@ pub enum ApiError {
     /// Readiness: shutting down.
     #[error("shutting down")]
     ShuttingDown,
-    /// A bug or damaged data. The body says nothing more.
+    /// A bug. The body says nothing more.
     #[error("internal error: {0}")]
     Internal(String),
     /// Valid credentials of the wrong kind (a tenant API key on the admin API).
@@ -180,6 +189,13 @@ impl ApiError {
                 StatusCode::NOT_FOUND,
                 "Paste not found or expired".into(),
                 (!compat).then_some("paste-not-found"),
+            ),
+            PasteDamaged { .. } => (
+                StatusCode::GONE,
+                "the paste's stored data is damaged and cannot be read; \
+                 it can be deleted (with an API key of its tenant when its delete token cannot be checked)"
+                    .into(),
+                Some("paste-damaged"),
             ),
             InvalidPasteId => (
                 StatusCode::BAD_REQUEST,
@@ -343,7 +359,7 @@ impl ApiError {
     }
 
     /// Maps a store failure; `NotFound` becomes the paste-not-found answer of
-    /// the calling route.
+    /// the calling route, damaged data `410 paste-damaged`.
     pub(crate) fn from_store(err: StoreError, compat: bool) -> Self {
         match err {
             StoreError::NotFound => ApiError::PasteNotFound { compat },
@@ -351,6 +367,7 @@ impl ApiError {
                 retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
                 source: Some(err),
             },
+            StoreError::Damaged { reason, .. } => ApiError::PasteDamaged { reason },
             StoreError::AlreadyExists | StoreError::Internal { .. } => {
                 ApiError::Internal(format!("{err}: {:?}", std::error::Error::source(&err)))
             }

@@ -202,6 +202,7 @@ pub(crate) async fn openapi_document() -> Response {
             responses::Unauthorized,
             responses::Forbidden,
             responses::NotFound,
+            responses::Gone,
             responses::RequestTimeout,
             responses::Conflict,
             responses::PayloadTooLarge,
@@ -292,6 +293,12 @@ pub(crate) mod responses {
     #[derive(utoipa::ToResponse)]
     pub(crate) struct NotFound(ErrorBody);
 
+    /// The paste's stored data is damaged and cannot be read
+    /// (`paste-damaged`); it is there, and deleting it works (with an API
+    /// key of its tenant when the damage leaves its delete token unreadable).
+    #[derive(utoipa::ToResponse)]
+    pub(crate) struct Gone(ErrorBody);
+
     /// The request body was not received in time (`body-timeout`).
     #[derive(utoipa::ToResponse)]
     pub(crate) struct RequestTimeout(ErrorBody);
@@ -323,7 +330,7 @@ pub(crate) mod responses {
     #[response(headers(("Retry-After" = u64, description = "Seconds until a request is allowed")))]
     pub(crate) struct TooManyRequests(ErrorBody);
 
-    /// A bug or damaged data; the body says nothing more (`internal`).
+    /// A bug; the body says nothing more (`internal`).
     #[derive(utoipa::ToResponse)]
     pub(crate) struct Internal(ErrorBody);
 

@@ -15,7 +15,9 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use paste_store::{DeleteToken, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms};
+use paste_store::{
+    DeleteToken, DeleteTokenDigest, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms,
+};
 use sha2::{Digest as _, Sha256};
 use tenancy::{Idempotency, PasteRecord};
 
@@ -385,6 +387,7 @@ async fn unindex(state: &AppState, resolved: &Resolved, id: &str) {
         (status = 401, response = crate::openapi::responses::Unauthorized),
         (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 410, response = crate::openapi::responses::Gone),
         (status = 429, response = crate::openapi::responses::TooManyRequests),
         (status = 503, response = crate::openapi::responses::Unavailable),
     ),
@@ -462,6 +465,7 @@ pub(crate) async fn read(
         (status = 401, response = crate::openapi::responses::Unauthorized),
         (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 410, response = crate::openapi::responses::Gone),
         (status = 429, response = crate::openapi::responses::TooManyRequests),
         (status = 503, response = crate::openapi::responses::Unavailable),
     ),
@@ -505,15 +509,13 @@ pub(crate) async fn delete(
     };
     let key = PasteKey::new(resolved.tenant.namespace.clone(), id);
     let not_found = ApiError::PasteNotFound { compat: false };
-    let paste = match with_timeout(state, state.inner.store.get(&key)).await {
-        Ok(paste) => paste,
+    let delete_token = match with_timeout(state, state.inner.store.get(&key)).await {
+        Ok(paste) => paste.delete_token,
         Err(StoreError::NotFound) => return Err(not_found),
-        Err(e) => return Err(ApiError::from_store(e, false)),
+        Err(e) => damaged_delete_token(e, token)?,
     };
     if let Some(token) = token
-        && !paste
-            .delete_token
-            .is_some_and(|digest| digest.matches(token))
+        && !delete_token.is_some_and(|digest| digest.matches(token))
     {
         return Err(not_found);
     }
@@ -524,6 +526,28 @@ pub(crate) async fn delete(
     // paste was never indexed).
     unindex(state, resolved, key.id().as_str()).await;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// What authorises the DELETE of a paste whose stored data is damaged
+/// (`get` answered [`StoreError::Damaged`]), as the delete-token digest to
+/// check a bearer token against: with an API key of the tenant (`token` is
+/// `None`) nothing more is needed; with a delete token, the digest in the
+/// record's header, when the header checked out (the damage is past it). A
+/// damaged header leaves nothing to check a token against, so that DELETE
+/// answers `410 paste-damaged` (an API key can still delete it). Any other
+/// store failure maps as usual.
+pub(crate) fn damaged_delete_token(
+    error: StoreError,
+    token: Option<&str>,
+) -> Result<Option<DeleteTokenDigest>, ApiError> {
+    match error {
+        StoreError::Damaged {
+            header: Some(header),
+            ..
+        } => Ok(header.delete_token),
+        StoreError::Damaged { header: None, .. } if token.is_none() => Ok(None),
+        other => Err(ApiError::from_store(other, false)),
+    }
 }
 
 /// `{"data":"<text>"}`, the body of a read (`api_types::GetPasteResponse`).

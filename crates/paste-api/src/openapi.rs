@@ -385,8 +385,11 @@ pub(crate) mod schemas {
     #[derive(ToSchema)]
     pub(crate) struct TenantSettings {
         /// Host names (custom domains or subdomains, case-insensitive,
-        /// optional `:port`) that resolve to this tenant; each belongs to one
-        /// tenant. Duplicates are dropped.
+        /// optional `:port`) that resolve to this tenant. A name belongs to
+        /// one tenant whatever the port (another tenant's `name` or
+        /// `name:port`: 409) and is listed once (`name` covers every port;
+        /// `name` and `name:8080` together: 422); `:80` and `:443` are
+        /// dropped. Duplicates are dropped.
         #[schema(required = false, max_items = 100)]
         pub(crate) hosts: Vec<Host>,
         /// Exact origins (`https://app.example.com`) allowed by CORS.

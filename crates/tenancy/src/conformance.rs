@@ -15,6 +15,7 @@ pub async fn run(catalog: &Catalog) {
     default_tenant_exists_and_allows_anonymous(catalog).await;
     tenant_crud_round_trips(catalog).await;
     namespace_and_host_uniqueness_is_a_conflict(catalog).await;
+    a_host_name_is_one_tenants_whatever_the_port(catalog).await;
     keys_are_shown_once_and_listed_without_secrets(catalog).await;
     revoked_keys_and_deleted_tenants_fail_to_authenticate(catalog).await;
     cross_tenant_calls_are_not_found(catalog).await;
@@ -157,6 +158,87 @@ async fn namespace_and_host_uniqueness_is_a_conflict(c: &Catalog) {
         ok(c.tenant(&b.id).await, "b unchanged").settings.hosts,
         b.settings.hosts
     );
+}
+
+/// Requests are matched by `name:port`, then by `name`: so a host name is
+/// one tenant's whatever the port, on create and on update, and the
+/// default ports are the bare name.
+async fn a_host_name_is_one_tenants_whatever_the_port(c: &Catalog) {
+    let b = ok(c.create_tenant(&new_tenant("portb")).await, "create b");
+    let b_host = b.settings.hosts[0].clone(); // no port
+    let a = ok(c.create_tenant(&new_tenant("porta")).await, "create a");
+    for taken in [
+        format!("{b_host}:80"),
+        format!("{b_host}:443"),
+        format!("{b_host}:8080"),
+        b_host.to_uppercase(),
+    ] {
+        let mut new = new_tenant("porta");
+        new.settings.hosts = vec![taken.clone()];
+        let r = c.create_tenant(&new).await;
+        assert!(
+            matches!(r, Err(CatalogError::Conflict("host"))),
+            "create with {taken}: {r:?}"
+        );
+        let r = c
+            .update_tenant(
+                &a.id,
+                &TenantUpdate {
+                    hosts: Some(vec![taken.clone()]),
+                    ..TenantUpdate::default()
+                },
+            )
+            .await;
+        assert!(
+            matches!(r, Err(CatalogError::Conflict("host"))),
+            "update to {taken}: {r:?}"
+        );
+    }
+    assert_eq!(
+        ok(c.tenant(&a.id).await, "a unchanged").settings.hosts,
+        a.settings.hosts
+    );
+    // The other way round: a name held with a port keeps its bare name too.
+    let held = format!("held-{b_host}");
+    let mut h = new_tenant("porth");
+    h.settings.hosts = vec![format!("{held}:9000")];
+    ok(c.create_tenant(&h).await, "create held");
+    for taken in [held.clone(), format!("{held}:9001")] {
+        let r = c
+            .update_tenant(
+                &a.id,
+                &TenantUpdate {
+                    hosts: Some(vec![taken.clone()]),
+                    ..TenantUpdate::default()
+                },
+            )
+            .await;
+        assert!(
+            matches!(r, Err(CatalogError::Conflict("host"))),
+            "update to {taken}: {r:?}"
+        );
+    }
+    // The default ports are stored as the bare name; a tenant's own update
+    // of its hosts never conflicts with itself.
+    let mut d = new_tenant("portd");
+    let d_host = d.settings.hosts[0].clone();
+    d.settings.hosts = vec![format!("{d_host}:443")];
+    let d = ok(c.create_tenant(&d).await, "create with :443");
+    assert_eq!(d.settings.hosts, vec![d_host.clone()]);
+    let updated = ok(
+        c.update_tenant(
+            &d.id,
+            &TenantUpdate {
+                hosts: Some(vec![format!("{d_host}:80")]),
+                ..TenantUpdate::default()
+            },
+        )
+        .await,
+        "update to :80",
+    );
+    assert_eq!(updated.settings.hosts, vec![d_host.clone()]);
+    let found = ok(c.tenant_by_host(&d_host).await, "by host").map(|t| t.id);
+    assert_eq!(found, Some(d.id.clone()));
 }
 
 async fn keys_are_shown_once_and_listed_without_secrets(c: &Catalog) {

@@ -33,6 +33,7 @@ pub async fn run(catalog: &Catalog) {
     sweep_removes_expired_pastes_and_releases_quota(catalog).await;
     idempotency_keys_start_replay_and_mismatch(catalog).await;
     concurrent_idempotent_begins_start_once(catalog.clone()).await;
+    idempotency_records_belong_to_their_credential(catalog).await;
 }
 
 fn ok<T>(r: Result<T, CatalogError>, what: &str) -> T {
@@ -929,11 +930,12 @@ async fn sweep_removes_expired_pastes_and_releases_quota(c: &Catalog) {
     let day = 24 * 3_600_000;
     let begin = |key: &'static str, d: [u8; 32], at: i64| {
         let t = t.clone();
-        async move { ok(c.begin_idempotent(&t, key, &d, at).await, key) }
+        async move { ok(c.begin_idempotent(&t, None, key, &d, at).await, key) }
     };
     assert_eq!(begin("old", d1, now - day - 1).await, Idempotency::Started);
     ok(
-        c.complete_idempotent(&t, "old", "live", now + 1).await,
+        c.complete_idempotent(&t, None, "old", "live", now + 1)
+            .await,
         "complete old",
     );
     assert_eq!(
@@ -941,7 +943,8 @@ async fn sweep_removes_expired_pastes_and_releases_quota(c: &Catalog) {
         Idempotency::Started
     );
     ok(
-        c.complete_idempotent(&t, "young", "live", now + 1).await,
+        c.complete_idempotent(&t, None, "young", "live", now + 1)
+            .await,
         "complete young",
     );
     ok(c.sweep_expired(now, 0).await, "sweep keys");
@@ -964,7 +967,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     let (d1, d2) = ([1u8; 32], [2u8; 32]);
     let begin = |t: &TenantId, key: &str, d: &[u8; 32], at: i64| {
         let (t, key, d) = (t.clone(), key.to_owned(), *d);
-        async move { ok(c.begin_idempotent(&t, &key, &d, at).await, "begin") }
+        async move { ok(c.begin_idempotent(&t, None, &key, &d, at).await, "begin") }
     };
     // A completed create replays only while its paste is indexed and live.
     let index = |t: &TenantId, id: &str, expires_at: i64| {
@@ -990,7 +993,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     index(&t, "made0001", now + 3_700_000).await;
     ok(
-        c.complete_idempotent(&t, "k1", "made0001", now + 3_700_000)
+        c.complete_idempotent(&t, None, "k1", "made0001", now + 3_700_000)
             .await,
         "complete",
     );
@@ -1006,17 +1009,17 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     assert_eq!(begin(&t, "k1", &d2, now + 2).await, Idempotency::Mismatch);
     ok(
-        c.complete_idempotent(&t, "k1", "made0001", now + 3_700_000)
+        c.complete_idempotent(&t, None, "k1", "made0001", now + 3_700_000)
             .await,
         "complete again",
     );
-    let r = c.complete_idempotent(&t, "k1", "other001", now).await;
+    let r = c.complete_idempotent(&t, None, "k1", "other001", now).await;
     assert!(
         matches!(r, Err(CatalogError::Conflict(_))),
         "complete with another paste: {r:?}"
     );
     ok(
-        c.abandon_idempotent(&t, "k1").await,
+        c.abandon_idempotent(&t, None, "k1").await,
         "abandon a completed key is a no-op",
     );
     assert_eq!(begin(&t, "k1", &d1, now + 2).await, done);
@@ -1028,8 +1031,8 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
 
     // Abandon: the key starts afresh (with any body).
     assert_eq!(begin(&t, "k2", &d1, now).await, Idempotency::Started);
-    ok(c.abandon_idempotent(&t, "k2").await, "abandon");
-    ok(c.abandon_idempotent(&t, "k2").await, "abandon again");
+    ok(c.abandon_idempotent(&t, None, "k2").await, "abandon");
+    ok(c.abandon_idempotent(&t, None, "k2").await, "abandon again");
     assert_eq!(begin(&t, "k2", &d2, now + 1).await, Idempotency::Started);
     assert_eq!(begin(&t, "k2", &d2, now + 2).await, Idempotency::InProgress);
 
@@ -1055,7 +1058,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     index(&t, "made0003", now + 90_000).await;
     ok(
-        c.complete_idempotent(&t, "k3", "made0003", now + 90_000)
+        c.complete_idempotent(&t, None, "k3", "made0003", now + 90_000)
             .await,
         "complete k3",
     );
@@ -1085,7 +1088,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     index(&t, "made0005", now + 70_000).await;
     ok(
-        c.complete_idempotent(&t, "k3", "made0005", now + 70_000)
+        c.complete_idempotent(&t, None, "k3", "made0005", now + 70_000)
             .await,
         "complete k3 again",
     );
@@ -1101,30 +1104,93 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
 
     // Errors.
-    let r = c.complete_idempotent(&t, "never", "made0004", now).await;
+    let r = c
+        .complete_idempotent(&t, None, "never", "made0004", now)
+        .await;
     assert!(
         matches!(r, Err(CatalogError::NotFound)),
         "complete unknown key: {r:?}"
     );
     let missing = TenantId::generate().unwrap_or_else(|e| panic!("{e}"));
-    let r = c.begin_idempotent(&missing, "k1", &d1, now).await;
+    let r = c.begin_idempotent(&missing, None, "k1", &d1, now).await;
     assert!(
         matches!(r, Err(CatalogError::NotFound)),
         "unknown tenant: {r:?}"
     );
     for bad in ["", "new\nline"] {
-        let r = c.begin_idempotent(&t, bad, &d1, now).await;
+        let r = c.begin_idempotent(&t, None, bad, &d1, now).await;
         assert!(
             matches!(r, Err(CatalogError::Invalid(_))),
             "key {bad:?}: {r:?}"
         );
     }
     ok(c.delete_tenant(&t).await, "delete");
-    let r = c.begin_idempotent(&t, "k1", &d1, now).await;
+    let r = c.begin_idempotent(&t, None, "k1", &d1, now).await;
     assert!(
         matches!(r, Err(CatalogError::NotFound)),
         "deleted tenant: {r:?}"
     );
+}
+
+/// One Idempotency-Key used by two API keys of a tenant and without a key
+/// makes three records: none is replayed, refused or reported in progress
+/// to another credential, and each completes and is abandoned on its own.
+async fn idempotency_records_belong_to_their_credential(c: &Catalog) {
+    let now = now_ms();
+    let t = ok(c.create_tenant(&new_tenant("idscope")).await, "create").id;
+    let one = ok(c.create_key(&t, "one").await, "key one").id;
+    let two = ok(c.create_key(&t, "two").await, "key two").id;
+    let (d, other) = ([5u8; 32], [6u8; 32]);
+    let record = paste("scoped01", 1, now, now + 60_000, false);
+    assert!(ok(c.record_paste(&t, &record).await, "record"));
+    let begin = |who: Option<&KeyId>, digest: [u8; 32]| {
+        let (t, who) = (t.clone(), who.cloned());
+        async move {
+            ok(
+                c.begin_idempotent(&t, who.as_ref(), "k", &digest, now)
+                    .await,
+                "begin",
+            )
+        }
+    };
+    assert_eq!(begin(Some(&one), d).await, Idempotency::Started);
+    // In progress for key one: the others start their own.
+    assert_eq!(begin(None, d).await, Idempotency::Started);
+    assert_eq!(begin(Some(&two), other).await, Idempotency::Started);
+    assert_eq!(begin(Some(&one), d).await, Idempotency::InProgress);
+    ok(
+        c.complete_idempotent(&t, Some(&one), "k", "scoped01", now + 60_000)
+            .await,
+        "complete one",
+    );
+    assert_eq!(
+        begin(Some(&one), d).await,
+        Idempotency::Completed {
+            paste_id: "scoped01".into(),
+            expires_at: now + 60_000
+        }
+    );
+    // Another body is a mismatch only for the credential that used the key.
+    assert_eq!(begin(Some(&one), other).await, Idempotency::Mismatch);
+    assert_eq!(begin(None, d).await, Idempotency::InProgress);
+    assert_eq!(begin(None, other).await, Idempotency::Mismatch);
+    assert_eq!(begin(Some(&two), d).await, Idempotency::Mismatch);
+    // Abandoning without a key drops that record only.
+    ok(
+        c.abandon_idempotent(&t, None, "k").await,
+        "abandon anonymous",
+    );
+    assert_eq!(begin(None, other).await, Idempotency::Started);
+    assert_eq!(begin(Some(&two), other).await, Idempotency::InProgress);
+    assert!(matches!(
+        begin(Some(&one), d).await,
+        Idempotency::Completed { .. }
+    ));
+    let r = c
+        .complete_idempotent(&t, Some(&two), "k", "scoped01", now + 60_000)
+        .await;
+    assert!(r.is_ok(), "key two completes its own record: {r:?}");
+    ok(c.delete_tenant(&t).await, "delete");
 }
 
 async fn concurrent_idempotent_begins_start_once(c: Catalog) {
@@ -1135,7 +1201,7 @@ async fn concurrent_idempotent_begins_start_once(c: Catalog) {
         let tasks: Vec<_> = (0..20)
             .map(|_| {
                 let (c, t) = (c.clone(), t.clone());
-                tokio::spawn(async move { c.begin_idempotent(&t, key, &[7u8; 32], at).await })
+                tokio::spawn(async move { c.begin_idempotent(&t, None, key, &[7u8; 32], at).await })
             })
             .collect();
         async move {

@@ -1,7 +1,8 @@
 //! The per-tenant paste index (`pastes`, migration 0002): quota accounting
 //! per paste, listing a tenant's pastes, burn-after-read claims and expiry
 //! sweeps; and the Idempotency-Key records of paste creates
-//! (`idempotency_keys`).
+//! (`idempotency_records`, migration 0004: each scoped to the credential
+//! that used the key).
 //!
 //! The `usage` row of a tenant stays the quota counter. Every transaction
 //! here that writes it writes it FIRST: on PostgreSQL that takes the usage
@@ -16,7 +17,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{RELEASE_USAGE, RESERVE_USAGE, with_pool};
-use crate::{Catalog, CatalogError, TenantId};
+use crate::{Catalog, CatalogError, KeyId, TenantId};
 
 /// A paste as indexed in the catalog (sizes in bytes, times in Unix ms).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,29 +157,41 @@ const LIST_PASTES: &str = "SELECT id, bytes, created_at, expires_at, burn_after_
      ORDER BY id LIMIT $4";
 const EXPIRED_PASTES: &str = "SELECT tenant_id, id FROM pastes WHERE expires_at <= $1 \
      ORDER BY expires_at, tenant_id, id LIMIT $2";
-const DELETE_OLD_IDEMPOTENCY: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
+const DELETE_OLD_IDEMPOTENCY: &str = "DELETE FROM idempotency_records WHERE created_at < $1";
+/// The records of replicas on the release before 0004, swept the same way.
+const DELETE_OLD_IDEMPOTENCY_V1: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
 
-const INSERT_IDEMPOTENCY: &str = "INSERT INTO idempotency_keys \
-     (tenant_id, key, body_digest, paste_id, expires_at, created_at) \
-     VALUES ($1, $2, $3, NULL, NULL, $4) \
-     ON CONFLICT (tenant_id, key) DO NOTHING";
+// In every statement on `idempotency_records`, `$1` is the tenant, `$2` the
+// credential and `$3` the key.
+const INSERT_IDEMPOTENCY: &str = "INSERT INTO idempotency_records \
+     (tenant_id, credential, key, body_digest, paste_id, expires_at, created_at) \
+     VALUES ($1, $2, $3, $4, NULL, NULL, $5) \
+     ON CONFLICT (tenant_id, credential, key) DO NOTHING";
 const SELECT_IDEMPOTENCY: &str = "SELECT body_digest, paste_id, expires_at, created_at \
-     FROM idempotency_keys WHERE tenant_id = $1 AND key = $2";
+     FROM idempotency_records WHERE tenant_id = $1 AND credential = $2 AND key = $3";
 /// Compare-and-swap on `created_at`: of concurrent takeovers of one crashed
 /// create, only one changes the row.
-const TAKE_OVER_IDEMPOTENCY: &str = "UPDATE idempotency_keys SET created_at = $3 \
-     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL AND created_at = $4";
-const COMPLETE_IDEMPOTENCY: &str = "UPDATE idempotency_keys SET paste_id = $3, expires_at = $4 \
-     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL";
+const TAKE_OVER_IDEMPOTENCY: &str = "UPDATE idempotency_records SET created_at = $4 \
+     WHERE tenant_id = $1 AND credential = $2 AND key = $3 \
+     AND paste_id IS NULL AND created_at = $5";
+const COMPLETE_IDEMPOTENCY: &str = "UPDATE idempotency_records \
+     SET paste_id = $4, expires_at = $5 \
+     WHERE tenant_id = $1 AND credential = $2 AND key = $3 AND paste_id IS NULL";
 /// A completed record whose paste is gone starts over (compare-and-swap on
 /// the paste id, so of concurrent retries only one restarts it).
-const RESTART_IDEMPOTENCY: &str = "UPDATE idempotency_keys \
-     SET paste_id = NULL, expires_at = NULL, created_at = $4 \
-     WHERE tenant_id = $1 AND key = $2 AND paste_id = $3";
+const RESTART_IDEMPOTENCY: &str = "UPDATE idempotency_records \
+     SET paste_id = NULL, expires_at = NULL, created_at = $5 \
+     WHERE tenant_id = $1 AND credential = $2 AND key = $3 AND paste_id = $4";
 const LIVE_PASTE: &str =
     "SELECT id FROM pastes WHERE tenant_id = $1 AND id = $2 AND expires_at > $3";
-const ABANDON_IDEMPOTENCY: &str = "DELETE FROM idempotency_keys \
-     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL";
+const ABANDON_IDEMPOTENCY: &str = "DELETE FROM idempotency_records \
+     WHERE tenant_id = $1 AND credential = $2 AND key = $3 AND paste_id IS NULL";
+
+/// How a credential is stored in `idempotency_records.credential`: the API
+/// key's id, or `''` for requests without a key.
+fn credential_column(credential: Option<&KeyId>) -> &str {
+    credential.map_or("", KeyId::as_str)
+}
 
 fn validate_paste_id(id: &str) -> Result<(), CatalogError> {
     if id.is_empty() || id.len() > 255 {
@@ -520,11 +533,13 @@ impl Catalog {
             }
         }
         let cutoff = now.saturating_sub(IDEMPOTENCY_RETENTION_MS);
-        let keys = with_pool!(self, p => sqlx::query(DELETE_OLD_IDEMPOTENCY)
-            .bind(cutoff)
-            .execute(p)
-            .await?
-            .rows_affected());
+        let keys = with_pool!(self, p => {
+            let mut keys = 0;
+            for sql in [DELETE_OLD_IDEMPOTENCY, DELETE_OLD_IDEMPOTENCY_V1] {
+                keys += sqlx::query(sql).bind(cutoff).execute(p).await?.rows_affected();
+            }
+            keys
+        });
         if removed > 0 || keys > 0 {
             tracing::debug!(
                 pastes = removed,
@@ -537,9 +552,12 @@ impl Catalog {
 
     // ---- Idempotency-Key records ---------------------------------------
 
-    /// Starts (or replays) a create under Idempotency-Key `key` for `tenant`;
-    /// `body_digest` is the SHA-256 of the request body, `now` the time in
-    /// Unix ms. Atomic under concurrency (on one process or many): of N
+    /// Starts (or replays) a create under Idempotency-Key `key` for `tenant`,
+    /// made with `credential` (the API key's id; `None` without a key): a
+    /// record belongs to the credential that made it, so another credential
+    /// (or none) using the same key starts a record of its own and learns
+    /// nothing of the first. `body_digest` is the SHA-256 of the request
+    /// body, `now` the time in Unix ms. Atomic under concurrency (on one process or many): of N
     /// concurrent first uses exactly one gets [`Idempotency::Started`], the
     /// others [`Idempotency::InProgress`] (or `Completed` once it completed).
     /// A different body is [`Idempotency::Mismatch`] whatever the record's
@@ -553,11 +571,13 @@ impl Catalog {
     pub async fn begin_idempotent(
         &self,
         tenant: &TenantId,
+        credential: Option<&KeyId>,
         key: &str,
         body_digest: &[u8; 32],
         now: i64,
     ) -> Result<Idempotency, CatalogError> {
         validate_idempotency_key(key)?;
+        let credential = credential_column(credential);
         with_pool!(self, p => {
             let mut tx = p.begin().await?;
             // A record deleted between the INSERT and the SELECT (abandoned
@@ -568,6 +588,7 @@ impl Catalog {
                 // transaction and then does nothing.
                 let inserted = sqlx::query(INSERT_IDEMPOTENCY)
                     .bind(tenant.as_str())
+                    .bind(credential)
                     .bind(key)
                     .bind(&body_digest[..])
                     .bind(now)
@@ -580,6 +601,7 @@ impl Catalog {
                 }
                 let row: Option<IdempotencyRow> = sqlx::query_as(SELECT_IDEMPOTENCY)
                     .bind(tenant.as_str())
+                    .bind(credential)
                     .bind(key)
                     .fetch_optional(&mut *tx)
                     .await?;
@@ -602,6 +624,7 @@ impl Catalog {
                         // id that no longer answers, so the create starts over.
                         let restarted = sqlx::query(RESTART_IDEMPOTENCY)
                             .bind(tenant.as_str())
+                            .bind(credential)
                             .bind(key)
                             .bind(&paste_id)
                             .bind(now)
@@ -621,6 +644,7 @@ impl Catalog {
                     Seen::Stale { created_at } => {
                         let taken = sqlx::query(TAKE_OVER_IDEMPOTENCY)
                             .bind(tenant.as_str())
+                            .bind(credential)
                             .bind(key)
                             .bind(now)
                             .bind(created_at)
@@ -654,13 +678,16 @@ impl Catalog {
     pub async fn complete_idempotent(
         &self,
         tenant: &TenantId,
+        credential: Option<&KeyId>,
         key: &str,
         paste_id: &str,
         expires_at: i64,
     ) -> Result<(), CatalogError> {
         validate_paste_id(paste_id)?;
+        let credential = credential_column(credential);
         let done = with_pool!(self, p => sqlx::query(COMPLETE_IDEMPOTENCY)
             .bind(tenant.as_str())
+            .bind(credential)
             .bind(key)
             .bind(paste_id)
             .bind(expires_at)
@@ -672,6 +699,7 @@ impl Catalog {
         }
         let row: Option<IdempotencyRow> = with_pool!(self, p => sqlx::query_as(SELECT_IDEMPOTENCY)
             .bind(tenant.as_str())
+            .bind(credential)
             .bind(key)
             .fetch_optional(p)
             .await?);
@@ -682,15 +710,19 @@ impl Catalog {
         }
     }
 
-    /// Drops the in-progress record of `key` (the create failed), so a retry
-    /// starts afresh. A completed record is kept; an absent one is fine.
+    /// Drops the in-progress record of `key` made with `credential` (the
+    /// create failed), so a retry starts afresh. A completed record is kept;
+    /// an absent one is fine.
     pub async fn abandon_idempotent(
         &self,
         tenant: &TenantId,
+        credential: Option<&KeyId>,
         key: &str,
     ) -> Result<(), CatalogError> {
+        let credential = credential_column(credential);
         with_pool!(self, p => sqlx::query(ABANDON_IDEMPOTENCY)
             .bind(tenant.as_str())
+            .bind(credential)
             .bind(key)
             .execute(p)
             .await

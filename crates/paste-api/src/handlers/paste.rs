@@ -155,11 +155,15 @@ pub(crate) async fn create(
     request: NewPaste,
 ) -> Result<Response, ApiError> {
     let tenant = &resolved.tenant;
+    // Idempotency records belong to the credential that made them: the API
+    // key, or none (anonymous, e.g. through the tenant's host).
+    let credential = resolved.key.as_ref().map(|owner| owner.key.clone());
     if let Some((key, digest)) = &request.idempotency {
         let (key, digest) = (key.clone(), *digest);
         let tenant_id = tenant.id.clone();
+        let credential = credential.clone();
         let started = super::catalog_call(state, |c| async move {
-            c.begin_idempotent(&tenant_id, &key, &digest, now_ms_i64())
+            c.begin_idempotent(&tenant_id, credential.as_ref(), &key, &digest, now_ms_i64())
                 .await
         })
         .await?;
@@ -181,14 +185,15 @@ pub(crate) async fn create(
             Ok(created) => {
                 let (id, expires_at) = (created.id.clone(), created.expires_at);
                 super::catalog_call(state, |c| async move {
-                    c.complete_idempotent(&tenant_id, &key, &id, expires_at)
+                    c.complete_idempotent(&tenant_id, credential.as_ref(), &key, &id, expires_at)
                         .await
                 })
                 .await
             }
             Err(_) => {
                 super::catalog_call(state, |c| async move {
-                    c.abandon_idempotent(&tenant_id, &key).await
+                    c.abandon_idempotent(&tenant_id, credential.as_ref(), &key)
+                        .await
                 })
                 .await
             }

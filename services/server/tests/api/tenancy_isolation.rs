@@ -1228,6 +1228,76 @@ async fn idempotency_keys_replay_refuse_other_bodies_and_are_per_tenant() {
     }
 }
 
+/// An Idempotency-Key is the credential's own: a key holder's record is
+/// neither replayed nor reported as used (in progress, or another body) to a
+/// request without the key through the tenant's host, and the other way
+/// round; each replays only its own.
+#[tokio::test]
+async fn idempotency_records_belong_to_the_credential_that_made_them() {
+    for db in databases().await {
+        let app = spawn(db, &[], |_| {}).await;
+        let a = tenant(&app, "a", json!({"allow_anonymous": true})).await;
+        let body = json!({"data": "scoped"});
+        let create = |key: Option<&str>, idem: &str, body: &Value| {
+            let request = match key {
+                Some(key) => keyed(&app, Method::POST, "/api/v1/pastes", key),
+                None => at_host(&app, Method::POST, "/api/v1/pastes", &a.host),
+            };
+            with_json(request, body).header("idempotency-key", idem)
+        };
+        let fresh = |reply: &Reply, what: &str| -> String {
+            assert_eq!(reply.status, 201, "{db:?}: {what}: {}", reply.text);
+            assert_eq!(reply.header("idempotent-replayed"), None, "{db:?}: {what}");
+            let json = reply.json();
+            assert!(json["deleteToken"].is_string(), "{db:?}: {what}: {json}");
+            json["id"].as_str().unwrap().to_owned()
+        };
+        let replayed = |reply: &Reply, what: &str| -> String {
+            assert_eq!(reply.status, 201, "{db:?}: {what}: {}", reply.text);
+            assert_eq!(
+                reply.header("idempotent-replayed"),
+                Some("true"),
+                "{db:?}: {what}"
+            );
+            reply.json()["id"].as_str().unwrap().to_owned()
+        };
+
+        for (first, second) in [(Some(a.key.as_str()), None), (None, Some(a.key.as_str()))] {
+            let idem = format!("order-{}", first.is_some());
+            let one = fresh(&send(create(first, &idem, &body)).await, "first");
+            let two = fresh(
+                &send(create(second, &idem, &body)).await,
+                "other credential",
+            );
+            assert_ne!(one, two, "{db:?}: another credential's paste id handed out");
+            assert_eq!(
+                replayed(&send(create(first, &idem, &body)).await, "retry"),
+                one
+            );
+            assert_eq!(
+                replayed(&send(create(second, &idem, &body)).await, "retry"),
+                two
+            );
+        }
+        // Another body under a key the key holder used: not "already used".
+        fresh(
+            &send(create(Some(&a.key), "order-x", &body)).await,
+            "key holder",
+        );
+        let other = json!({"data": "probe"});
+        fresh(
+            &send(create(None, "order-x", &other)).await,
+            "probe with another body",
+        );
+        // A second key of the tenant has records of its own too.
+        let (_, second_key) = new_key(&app, &a.id).await;
+        fresh(
+            &send(create(Some(&second_key), "order-x", &body)).await,
+            "second key",
+        );
+    }
+}
+
 /// A retry whose paste is gone (deleted, or burnt by its one read) creates a
 /// new paste instead of handing back an id that answers 404.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

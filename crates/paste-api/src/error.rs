@@ -147,7 +147,10 @@ pub enum ApiError {
     QuotaExceeded,
     /// A create with this `Idempotency-Key` is still running.
     #[error("idempotent request in progress")]
-    IdempotencyInProgress,
+    IdempotencyInProgress {
+        /// Until that create's lease runs out and a retry takes the key over.
+        retry_after: Duration,
+    },
     /// The `Idempotency-Key` was used with a different body.
     #[error("idempotency key reused with another body")]
     IdempotencyMismatch,
@@ -316,7 +319,7 @@ impl ApiError {
                     .into(),
                 Some("quota-exceeded"),
             ),
-            IdempotencyInProgress => (
+            IdempotencyInProgress { .. } => (
                 StatusCode::CONFLICT,
                 "a request with this Idempotency-Key is still in progress, retry later".into(),
                 Some("idempotency-in-progress"),
@@ -346,10 +349,9 @@ impl ApiError {
             | ApiError::CatalogUnavailable { retry_after, .. } => {
                 Some(retry_after.as_secs().max(1))
             }
-            ApiError::Overloaded | ApiError::ShuttingDown | ApiError::IdempotencyInProgress => {
-                Some(1)
-            }
-            ApiError::TooManyRequests { retry_after } => {
+            ApiError::Overloaded | ApiError::ShuttingDown => Some(1),
+            ApiError::TooManyRequests { retry_after }
+            | ApiError::IdempotencyInProgress { retry_after } => {
                 // Round up: a client that waits this long is let through.
                 Some(retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0))
                     .map(|s| s.max(1))

@@ -307,7 +307,7 @@ pub(crate) mod responses {
     /// `Idempotency-Key` is still running (`idempotency-in-progress`, with
     /// `Retry-After`).
     #[derive(utoipa::ToResponse)]
-    #[response(headers(("Retry-After" = u64, description = "Seconds to wait (idempotency-in-progress only)")))]
+    #[response(headers(("Retry-After" = u64, description = "Seconds to wait: for idempotency-in-progress, until the running create's hold on the key ends and a retry takes it over")))]
     pub(crate) struct Conflict(ErrorBody);
 
     /// The data or body is larger than the tenant or route accepts, or the

@@ -930,7 +930,7 @@ async fn sweep_removes_expired_pastes_and_releases_quota(c: &Catalog) {
     let day = 24 * 3_600_000;
     let begin = |key: &'static str, d: [u8; 32], at: i64| {
         let t = t.clone();
-        async move { ok(c.begin_idempotent(&t, None, key, &d, at).await, key) }
+        async move { ok(c.begin_idempotent(&t, None, key, &d, at, LEASE).await, key) }
     };
     assert_eq!(begin("old", d1, now - day - 1).await, Idempotency::Started);
     ok(
@@ -960,6 +960,13 @@ async fn sweep_removes_expired_pastes_and_releases_quota(c: &Catalog) {
     );
 }
 
+/// The lease the checks give a create (the catalog's default).
+const LEASE: i64 = crate::DEFAULT_IDEMPOTENCY_LEASE_MS;
+
+fn in_progress(retry_after_ms: i64) -> Idempotency {
+    Idempotency::InProgress { retry_after_ms }
+}
+
 async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     let now = now_ms();
     let t = ok(c.create_tenant(&new_tenant("idem")).await, "create").id;
@@ -967,7 +974,12 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     let (d1, d2) = ([1u8; 32], [2u8; 32]);
     let begin = |t: &TenantId, key: &str, d: &[u8; 32], at: i64| {
         let (t, key, d) = (t.clone(), key.to_owned(), *d);
-        async move { ok(c.begin_idempotent(&t, None, &key, &d, at).await, "begin") }
+        async move {
+            ok(
+                c.begin_idempotent(&t, None, &key, &d, at, LEASE).await,
+                "begin",
+            )
+        }
     };
     // A completed create replays only while its paste is indexed and live.
     let index = |t: &TenantId, id: &str, expires_at: i64| {
@@ -984,7 +996,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
         async move { assert!(ok(c.record_paste(&t, &record).await, "index")) }
     };
     assert_eq!(begin(&t, "k1", &d1, now).await, Idempotency::Started);
-    assert_eq!(begin(&t, "k1", &d1, now + 1).await, Idempotency::InProgress);
+    assert_eq!(begin(&t, "k1", &d1, now + 1).await, in_progress(LEASE - 1));
     assert_eq!(begin(&t, "k1", &d2, now + 1).await, Idempotency::Mismatch);
     assert_eq!(
         begin(&other, "k1", &d2, now).await,
@@ -1025,7 +1037,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     assert_eq!(begin(&t, "k1", &d1, now + 2).await, done);
     assert_eq!(
         begin(&other, "k1", &d2, now + 1).await,
-        Idempotency::InProgress,
+        in_progress(LEASE - 1),
         "b's own record"
     );
 
@@ -1034,14 +1046,12 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     ok(c.abandon_idempotent(&t, None, "k2").await, "abandon");
     ok(c.abandon_idempotent(&t, None, "k2").await, "abandon again");
     assert_eq!(begin(&t, "k2", &d2, now + 1).await, Idempotency::Started);
-    assert_eq!(begin(&t, "k2", &d2, now + 2).await, Idempotency::InProgress);
+    assert_eq!(begin(&t, "k2", &d2, now + 2).await, in_progress(LEASE - 1));
 
-    // A create in progress for over 60 s crashed: the next begin takes over.
+    // A create in progress for its whole lease (60 s here) crashed: the
+    // next begin takes over. Until then the wait is what is left of it.
     assert_eq!(begin(&t, "k3", &d1, now).await, Idempotency::Started);
-    assert_eq!(
-        begin(&t, "k3", &d1, now + 59_000).await,
-        Idempotency::InProgress
-    );
+    assert_eq!(begin(&t, "k3", &d1, now + 59_000).await, in_progress(1_000));
     assert_eq!(
         begin(&t, "k3", &d2, now + 61_000).await,
         Idempotency::Mismatch
@@ -1053,8 +1063,27 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     assert_eq!(
         begin(&t, "k3", &d1, now + 62_000).await,
-        Idempotency::InProgress,
+        in_progress(LEASE - 1_000),
         "the takeover restarted the clock"
+    );
+    // The lease is the caller's: a shorter one is taken over sooner, and
+    // the wait it gives is counted from it.
+    let short = |at: i64, d: [u8; 32]| {
+        let t = t.clone();
+        async move {
+            ok(
+                c.begin_idempotent(&t, None, "k4", &d, at, 40_000).await,
+                "k4",
+            )
+        }
+    };
+    assert_eq!(short(now, d1).await, Idempotency::Started);
+    assert_eq!(short(now + 1_500, d1).await, in_progress(38_500));
+    assert_eq!(short(now + 39_999, d1).await, in_progress(1));
+    assert_eq!(
+        short(now + 40_000, d1).await,
+        Idempotency::Started,
+        "taken over"
     );
     index(&t, "made0003", now + 90_000).await;
     ok(
@@ -1084,7 +1113,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     assert_eq!(
         begin(&t, "k3", &d1, now + 64_001).await,
-        Idempotency::InProgress
+        in_progress(LEASE - 1)
     );
     index(&t, "made0005", now + 70_000).await;
     ok(
@@ -1112,20 +1141,22 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
         "complete unknown key: {r:?}"
     );
     let missing = TenantId::generate().unwrap_or_else(|e| panic!("{e}"));
-    let r = c.begin_idempotent(&missing, None, "k1", &d1, now).await;
+    let r = c
+        .begin_idempotent(&missing, None, "k1", &d1, now, LEASE)
+        .await;
     assert!(
         matches!(r, Err(CatalogError::NotFound)),
         "unknown tenant: {r:?}"
     );
     for bad in ["", "new\nline"] {
-        let r = c.begin_idempotent(&t, None, bad, &d1, now).await;
+        let r = c.begin_idempotent(&t, None, bad, &d1, now, LEASE).await;
         assert!(
             matches!(r, Err(CatalogError::Invalid(_))),
             "key {bad:?}: {r:?}"
         );
     }
     ok(c.delete_tenant(&t).await, "delete");
-    let r = c.begin_idempotent(&t, None, "k1", &d1, now).await;
+    let r = c.begin_idempotent(&t, None, "k1", &d1, now, LEASE).await;
     assert!(
         matches!(r, Err(CatalogError::NotFound)),
         "deleted tenant: {r:?}"
@@ -1147,7 +1178,7 @@ async fn idempotency_records_belong_to_their_credential(c: &Catalog) {
         let (t, who) = (t.clone(), who.cloned());
         async move {
             ok(
-                c.begin_idempotent(&t, who.as_ref(), "k", &digest, now)
+                c.begin_idempotent(&t, who.as_ref(), "k", &digest, now, LEASE)
                     .await,
                 "begin",
             )
@@ -1157,7 +1188,7 @@ async fn idempotency_records_belong_to_their_credential(c: &Catalog) {
     // In progress for key one: the others start their own.
     assert_eq!(begin(None, d).await, Idempotency::Started);
     assert_eq!(begin(Some(&two), other).await, Idempotency::Started);
-    assert_eq!(begin(Some(&one), d).await, Idempotency::InProgress);
+    assert_eq!(begin(Some(&one), d).await, in_progress(LEASE));
     ok(
         c.complete_idempotent(&t, Some(&one), "k", "scoped01", now + 60_000)
             .await,
@@ -1172,7 +1203,7 @@ async fn idempotency_records_belong_to_their_credential(c: &Catalog) {
     );
     // Another body is a mismatch only for the credential that used the key.
     assert_eq!(begin(Some(&one), other).await, Idempotency::Mismatch);
-    assert_eq!(begin(None, d).await, Idempotency::InProgress);
+    assert_eq!(begin(None, d).await, in_progress(LEASE));
     assert_eq!(begin(None, other).await, Idempotency::Mismatch);
     assert_eq!(begin(Some(&two), d).await, Idempotency::Mismatch);
     // Abandoning without a key drops that record only.
@@ -1181,7 +1212,7 @@ async fn idempotency_records_belong_to_their_credential(c: &Catalog) {
         "abandon anonymous",
     );
     assert_eq!(begin(None, other).await, Idempotency::Started);
-    assert_eq!(begin(Some(&two), other).await, Idempotency::InProgress);
+    assert_eq!(begin(Some(&two), other).await, in_progress(LEASE));
     assert!(matches!(
         begin(Some(&one), d).await,
         Idempotency::Completed { .. }
@@ -1201,7 +1232,10 @@ async fn concurrent_idempotent_begins_start_once(c: Catalog) {
         let tasks: Vec<_> = (0..20)
             .map(|_| {
                 let (c, t) = (c.clone(), t.clone());
-                tokio::spawn(async move { c.begin_idempotent(&t, None, key, &[7u8; 32], at).await })
+                tokio::spawn(async move {
+                    c.begin_idempotent(&t, None, key, &[7u8; 32], at, LEASE)
+                        .await
+                })
             })
             .collect();
         async move {
@@ -1213,14 +1247,21 @@ async fn concurrent_idempotent_begins_start_once(c: Catalog) {
             out
         }
     };
-    let count = |v: &[Idempotency], x: &Idempotency| v.iter().filter(|y| *y == x).count();
+    let started = |v: &[Idempotency]| v.iter().filter(|y| **y == Idempotency::Started).count();
+    let waiting = |v: &[Idempotency]| {
+        v.iter()
+            .filter(
+                |y| matches!(y, Idempotency::InProgress { retry_after_ms } if *retry_after_ms > 0),
+            )
+            .count()
+    };
     let first = race("race-key", now).await;
-    assert_eq!(count(&first, &Idempotency::Started), 1, "{first:?}");
-    assert_eq!(count(&first, &Idempotency::InProgress), 19, "{first:?}");
+    assert_eq!(started(&first), 1, "{first:?}");
+    assert_eq!(waiting(&first), 19, "{first:?}");
     // Concurrent takeovers of a crashed create: one wins.
     let later = race("race-key", now + 61_000).await;
-    assert_eq!(count(&later, &Idempotency::Started), 1, "{later:?}");
-    assert_eq!(count(&later, &Idempotency::InProgress), 19, "{later:?}");
+    assert_eq!(started(&later), 1, "{later:?}");
+    assert_eq!(waiting(&later), 19, "{later:?}");
 }
 
 /// Test databases from the environment. A missing URL fails under `CI` and

@@ -58,14 +58,21 @@ pub enum Idempotency {
         expires_at: i64,
     },
     /// The key is being used by a create that has not finished yet (started
-    /// less than 60 s ago).
-    InProgress,
+    /// less than its lease ago).
+    InProgress {
+        /// How long until that create's lease runs out and a retry takes the
+        /// key over (ms, at least 1): the wait to tell the client.
+        retry_after_ms: i64,
+    },
     /// The key was used before with a different body.
     Mismatch,
 }
 
-/// An in-progress record older than this is a crashed create, taken over.
-const IDEMPOTENCY_TAKEOVER_MS: i64 = 60_000;
+/// The lease of an in-progress record when the caller has no better bound
+/// (see [`Catalog::begin_idempotent`]).
+pub const DEFAULT_IDEMPOTENCY_LEASE_MS: i64 = 60_000;
+/// The wait given when the record kept changing under a begin.
+const BUSY_RETRY_MS: i64 = 1_000;
 /// Idempotency records created longer ago than this are swept.
 const IDEMPOTENCY_RETENTION_MS: i64 = 24 * 3_600_000;
 /// Largest page of [`Catalog::list_pastes`] and [`Catalog::list_pastes_page`].
@@ -220,7 +227,12 @@ enum Seen {
     },
 }
 
-fn judge(row: IdempotencyRow, body_digest: &[u8; 32], now: i64) -> Result<Seen, CatalogError> {
+fn judge(
+    row: IdempotencyRow,
+    body_digest: &[u8; 32],
+    now: i64,
+    lease_ms: i64,
+) -> Result<Seen, CatalogError> {
     if row.body_digest.as_slice() != body_digest.as_slice() {
         return Ok(Seen::Answer(Idempotency::Mismatch));
     }
@@ -232,8 +244,10 @@ fn judge(row: IdempotencyRow, body_digest: &[u8; 32], now: i64) -> Result<Seen, 
         (Some(_), None) => Err(CatalogError::internal(
             "a completed idempotency record has no expires_at",
         )),
-        (None, _) if now.saturating_sub(row.created_at) < IDEMPOTENCY_TAKEOVER_MS => {
-            Ok(Seen::Answer(Idempotency::InProgress))
+        (None, _) if now.saturating_sub(row.created_at) < lease_ms => {
+            Ok(Seen::Answer(Idempotency::InProgress {
+                retry_after_ms: row.created_at.saturating_add(lease_ms) - now,
+            }))
         }
         (None, _) => Ok(Seen::Stale {
             created_at: row.created_at,
@@ -557,12 +571,18 @@ impl Catalog {
     /// record belongs to the credential that made it, so another credential
     /// (or none) using the same key starts a record of its own and learns
     /// nothing of the first. `body_digest` is the SHA-256 of the request
-    /// body, `now` the time in Unix ms. Atomic under concurrency (on one process or many): of N
+    /// body, `now` the time in Unix ms, and `lease_ms` how long a create may
+    /// run: the longest it can legitimately take from this call to
+    /// [`complete_idempotent`](Self::complete_idempotent) (the server bounds
+    /// it by its store and catalog timeouts; [`DEFAULT_IDEMPOTENCY_LEASE_MS`]
+    /// without a better bound). Atomic under concurrency (on one process or many): of N
     /// concurrent first uses exactly one gets [`Idempotency::Started`], the
-    /// others [`Idempotency::InProgress`] (or `Completed` once it completed).
-    /// A different body is [`Idempotency::Mismatch`] whatever the record's
-    /// state. A record in progress for 60 s or more (a crashed create) is
-    /// taken over: that call gets `Started` and the record restarts at `now`.
+    /// others [`Idempotency::InProgress`] (or `Completed` once it completed),
+    /// with the time left of the running create's lease. A different body is
+    /// [`Idempotency::Mismatch`] whatever the record's state. A record in
+    /// progress for `lease_ms` or more (a create that crashed or was dropped
+    /// with its connection) is taken over: that call gets `Started` and the
+    /// record restarts at `now`.
     /// So is a completed record whose paste is no longer in the index
     /// (deleted, burnt after reading or expired): replaying it would hand out
     /// an id that answers 404, so the create starts over under the same key.
@@ -575,6 +595,7 @@ impl Catalog {
         key: &str,
         body_digest: &[u8; 32],
         now: i64,
+        lease_ms: i64,
     ) -> Result<Idempotency, CatalogError> {
         validate_idempotency_key(key)?;
         let credential = credential_column(credential);
@@ -606,7 +627,7 @@ impl Catalog {
                     .fetch_optional(&mut *tx)
                     .await?;
                 let Some(row) = row else { continue };
-                match judge(row, body_digest, now)? {
+                match judge(row, body_digest, now, lease_ms)? {
                     Seen::Answer(Idempotency::Completed { paste_id, expires_at }) => {
                         let live = expires_at > now
                             && sqlx::query(LIVE_PASTE)
@@ -667,7 +688,9 @@ impl Catalog {
             tx.rollback().await?;
         });
         // The record kept changing under us: another create holds the key.
-        Ok(Idempotency::InProgress)
+        Ok(Idempotency::InProgress {
+            retry_after_ms: BUSY_RETRY_MS,
+        })
     }
 
     /// Marks the create under `key` finished with the paste it made. Calling
@@ -754,6 +777,8 @@ mod tests {
         }
     }
 
+    const LEASE: i64 = 40_000;
+
     fn answer(s: Result<Seen, CatalogError>) -> Option<Idempotency> {
         match s {
             Ok(Seen::Answer(a)) => Some(a),
@@ -765,31 +790,34 @@ mod tests {
     fn idempotency_records_are_judged_digest_first() {
         let d = [1u8; 32];
         assert_eq!(
-            answer(judge(row(2, Some("p"), 0), &d, 0)),
+            answer(judge(row(2, Some("p"), 0), &d, 0, LEASE)),
             Some(Idempotency::Mismatch)
         );
         assert_eq!(
-            answer(judge(row(2, None, 0), &d, 10 * IDEMPOTENCY_TAKEOVER_MS)),
+            answer(judge(row(2, None, 0), &d, 10 * LEASE, LEASE)),
             Some(Idempotency::Mismatch),
             "a stale record with another body is a mismatch, not a takeover"
         );
         assert_eq!(
-            answer(judge(row(1, Some("p"), 0), &d, 0)),
+            answer(judge(row(1, Some("p"), 0), &d, 0, LEASE)),
             Some(Idempotency::Completed {
                 paste_id: "p".into(),
                 expires_at: 99
             })
         );
         assert_eq!(
-            answer(judge(
-                row(1, None, 1000),
-                &d,
-                1000 + IDEMPOTENCY_TAKEOVER_MS - 1
-            )),
-            Some(Idempotency::InProgress)
+            answer(judge(row(1, None, 1000), &d, 1000 + LEASE - 1, LEASE)),
+            Some(Idempotency::InProgress { retry_after_ms: 1 })
+        );
+        assert_eq!(
+            answer(judge(row(1, None, 1000), &d, 1500, LEASE)),
+            Some(Idempotency::InProgress {
+                retry_after_ms: LEASE - 500
+            }),
+            "the wait is what is left of the lease"
         );
         assert!(matches!(
-            judge(row(1, None, 1000), &d, 1000 + IDEMPOTENCY_TAKEOVER_MS),
+            judge(row(1, None, 1000), &d, 1000 + LEASE, LEASE),
             Ok(Seen::Stale { created_at: 1000 })
         ));
     }

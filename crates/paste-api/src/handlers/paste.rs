@@ -162,9 +162,17 @@ pub(crate) async fn create(
         let (key, digest) = (key.clone(), *digest);
         let tenant_id = tenant.id.clone();
         let credential = credential.clone();
+        let lease_ms = i64::try_from(idempotency_lease(state).as_millis()).unwrap_or(i64::MAX);
         let started = super::catalog_call(state, |c| async move {
-            c.begin_idempotent(&tenant_id, credential.as_ref(), &key, &digest, now_ms_i64())
-                .await
+            c.begin_idempotent(
+                &tenant_id,
+                credential.as_ref(),
+                &key,
+                &digest,
+                now_ms_i64(),
+                lease_ms,
+            )
+            .await
         })
         .await?;
         match started {
@@ -173,7 +181,11 @@ pub(crate) async fn create(
                 paste_id,
                 expires_at,
             } => return Ok(replayed(paste_id, expires_at, request.burn_after_read)),
-            Idempotency::InProgress => return Err(ApiError::IdempotencyInProgress),
+            Idempotency::InProgress { retry_after_ms } => {
+                return Err(ApiError::IdempotencyInProgress {
+                    retry_after: Duration::from_millis(u64::try_from(retry_after_ms).unwrap_or(1)),
+                });
+            }
             Idempotency::Mismatch => return Err(ApiError::IdempotencyMismatch),
         }
     }
@@ -200,7 +212,7 @@ pub(crate) async fn create(
         };
         if let Err(error) = finished {
             // The paste itself is stored (or not) as reported; a retry with
-            // the key after 60 s starts afresh.
+            // the key once the lease has run out starts afresh.
             tracing::warn!(%error, "cannot record the idempotency outcome");
         }
     }
@@ -212,6 +224,18 @@ pub(crate) async fn create(
         burn_after_read: request.burn_after_read.then_some(true),
     };
     Ok(json_response(StatusCode::CREATED, &body))
+}
+
+/// How long a create under an `Idempotency-Key` holds the key before a
+/// retry may take it over (its record otherwise stays "in progress" when the
+/// create never finishes: the server crashed, or dropped the request with
+/// its connection). The longest a create runs after taking the key: the
+/// store and index writes (side by side, each bounded by
+/// `http.store_timeout_secs`), taking back a half-written paste (the same
+/// bound), and recording the outcome (a catalog call: opening and the
+/// query, each bounded the same) — four store timeouts, 40 s by default.
+pub(crate) fn idempotency_lease(state: &AppState) -> Duration {
+    state.store_timeout().saturating_mul(4)
 }
 
 /// The answer to a retried create: the same id, without the delete token

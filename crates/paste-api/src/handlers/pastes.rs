@@ -36,7 +36,7 @@ use crate::state::AppState;
     tag = "pastes",
     operation_id = "createPaste",
     params(
-        ("Idempotency-Key" = Option<String>, Header, pattern = "^[\\x21-\\x7e]{1,255}$", description = "1-255 printable ASCII characters, the credential's own (an API key's, or no key's): the same key and body from it give the same paste once (replayed: `Idempotent-Replayed: true`, no delete token); another body: 422; still running: 409"),
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[\\x21-\\x7e]{1,255}$", description = "1-255 printable ASCII characters, the credential's own (an API key's, or no key's): the same key and body from it give the same paste once (replayed: `Idempotent-Replayed: true`, no delete token); another body: 422; still running: 409 with Retry-After (until a retry may take the key over)"),
     ),
     request_body(content = api_types::CreatePasteRequest, content_type = "application/json"),
     responses(

@@ -1298,6 +1298,71 @@ async fn idempotency_records_belong_to_the_credential_that_made_them() {
     }
 }
 
+/// A create that never finished (the server crashed between taking the
+/// Idempotency-Key and recording the outcome) holds the key for its lease
+/// only, four store timeouts (40 s here): a retry meanwhile gets 409 with a
+/// `Retry-After` of what is left of the lease, and a retry after it creates
+/// the paste. The crashed create's record is written straight into the
+/// server's catalog, dated in the past.
+#[tokio::test]
+async fn a_crashed_idempotent_create_holds_its_key_as_long_as_retry_after_says() {
+    for db in databases().await {
+        let app = spawn(db, &[], |_| {}).await;
+        let a = tenant(&app, "a", json!({})).await;
+        let catalog = tenancy::Catalog::open(&app.settings.catalog).await.unwrap();
+        let tenant_id = tenancy::TenantId::parse(&a.id).unwrap();
+        let key_id = tenancy::KeyId::parse(&a.key_id).unwrap();
+        let lease_ms = 4_000 * i64::try_from(app.settings.http.store_timeout_secs).unwrap();
+        assert_eq!(lease_ms, 40_000, "the default store timeout, 10 s");
+        let body = json!({"data": "crashed"}).to_string();
+        // The SHA-256 of the body, as the server keeps it.
+        let digest = paste_store::DeleteTokenDigest::of(&body).0;
+        let now = i64::try_from(paste_store::now_ms()).unwrap();
+        let crashed = |idem: &'static str, at: i64| {
+            let (catalog, tenant_id, key_id) = (&catalog, &tenant_id, &key_id);
+            async move {
+                let started = catalog
+                    .begin_idempotent(tenant_id, Some(key_id), idem, &digest, at, lease_ms)
+                    .await
+                    .unwrap();
+                assert_eq!(started, tenancy::Idempotency::Started);
+            }
+        };
+        let retry = |idem: &str| {
+            keyed(&app, Method::POST, "/api/v1/pastes", &a.key)
+                .header("content-type", "application/json")
+                .header("idempotency-key", idem)
+                .body(body.clone())
+        };
+
+        // Crashed 12.5 s ago: 27.5 s of its lease are left.
+        crashed("crashed-1", now - 12_500).await;
+        let reply = send(retry("crashed-1")).await;
+        assert_eq!(
+            (reply.status, reply.json()["code"].as_str()),
+            (409, Some("idempotency-in-progress")),
+            "{db:?}"
+        );
+        let wait: i64 = reply.header("retry-after").unwrap().parse().unwrap();
+        let left = (lease_ms - 12_500) / 1000; // 27 s and a half
+        assert!(
+            (left..=left + 1).contains(&wait),
+            "{db:?}: Retry-After {wait}, {left} s and a half left of the lease"
+        );
+
+        // Crashed just over a lease ago: the retry takes the key over.
+        crashed("crashed-2", now - lease_ms - 1).await;
+        let reply = send(retry("crashed-2")).await;
+        assert_eq!(reply.status, 201, "{db:?}: {}", reply.text);
+        assert_eq!(reply.header("idempotent-replayed"), None, "{db:?}");
+        let id = reply.json()["id"].as_str().unwrap().to_owned();
+        let again = send(retry("crashed-2")).await;
+        assert_eq!(again.header("idempotent-replayed"), Some("true"), "{db:?}");
+        assert_eq!(again.json()["id"], id.as_str(), "{db:?}");
+        catalog.close().await;
+    }
+}
+
 /// A retry whose paste is gone (deleted, or burnt by its one read) creates a
 /// new paste instead of handing back an id that answers 404.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -41,6 +41,15 @@ pub enum ApiError {
         /// New routes add `"code"`; the compat read keeps upstream's exact body.
         compat: bool,
     },
+    /// The paste's stored data is damaged (empty, truncated, not a record, a
+    /// header that does not check out): it cannot be served. Not absent (it
+    /// is there, and deleting it works) and not an outage (retrying does not
+    /// help): `410 paste-damaged` on every route.
+    #[error("paste damaged: {reason}")]
+    PasteDamaged {
+        /// What is wrong with it, for the log only.
+        reason: String,
+    },
     /// A new route got an id outside `[A-Za-z0-9]{6,16}`.
     #[error("invalid paste id")]
     InvalidPasteId,
@@ -80,7 +89,7 @@ pub enum ApiError {
     /// Readiness: shutting down.
     #[error("shutting down")]
     ShuttingDown,
-    /// A bug or damaged data. The body says nothing more.
+    /// A bug. The body says nothing more.
     #[error("internal error: {0}")]
     Internal(String),
     /// Valid credentials of the wrong kind (a tenant API key on the admin API).
@@ -144,7 +153,10 @@ pub enum ApiError {
     QuotaExceeded,
     /// A create with this `Idempotency-Key` is still running.
     #[error("idempotent request in progress")]
-    IdempotencyInProgress,
+    IdempotencyInProgress {
+        /// Until that create's lease runs out and a retry takes the key over.
+        retry_after: Duration,
+    },
     /// The `Idempotency-Key` was used with a different body.
     #[error("idempotency key reused with another body")]
     IdempotencyMismatch,
@@ -194,6 +206,13 @@ impl ApiError {
                 StatusCode::NOT_FOUND,
                 "Paste not found or expired".into(),
                 (!compat).then_some("paste-not-found"),
+            ),
+            PasteDamaged { .. } => (
+                StatusCode::GONE,
+                "the paste's stored data is damaged and cannot be read; \
+                 it can be deleted (with an API key of its tenant when its delete token cannot be checked)"
+                    .into(),
+                Some("paste-damaged"),
             ),
             InvalidPasteId => (
                 StatusCode::BAD_REQUEST,
@@ -319,7 +338,7 @@ impl ApiError {
                     .into(),
                 Some("quota-exceeded"),
             ),
-            IdempotencyInProgress => (
+            IdempotencyInProgress { .. } => (
                 StatusCode::CONFLICT,
                 "a request with this Idempotency-Key is still in progress, retry later".into(),
                 Some("idempotency-in-progress"),
@@ -355,10 +374,9 @@ impl ApiError {
             | ApiError::CatalogUnavailable { retry_after, .. } => {
                 Some(retry_after.as_secs().max(1))
             }
-            ApiError::Overloaded | ApiError::ShuttingDown | ApiError::IdempotencyInProgress => {
-                Some(1)
-            }
-            ApiError::TooManyRequests { retry_after } => {
+            ApiError::Overloaded | ApiError::ShuttingDown => Some(1),
+            ApiError::TooManyRequests { retry_after }
+            | ApiError::IdempotencyInProgress { retry_after } => {
                 // Round up: a client that waits this long is let through.
                 Some(retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0))
                     .map(|s| s.max(1))
@@ -368,7 +386,7 @@ impl ApiError {
     }
 
     /// Maps a store failure; `NotFound` becomes the paste-not-found answer of
-    /// the calling route.
+    /// the calling route, damaged data `410 paste-damaged`.
     pub(crate) fn from_store(err: StoreError, compat: bool) -> Self {
         match err {
             StoreError::NotFound => ApiError::PasteNotFound { compat },
@@ -376,6 +394,7 @@ impl ApiError {
                 retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
                 source: Some(err),
             },
+            StoreError::Damaged { reason, .. } => ApiError::PasteDamaged { reason },
             StoreError::AlreadyExists | StoreError::Internal { .. } => {
                 ApiError::Internal(format!("{err}: {:?}", std::error::Error::source(&err)))
             }

@@ -6,9 +6,9 @@
 //! |---|---|
 //! | `planshare_http_requests_total` | `route` (the matched path template, or `unmatched`), `method`, `status` |
 //! | `planshare_http_request_duration_seconds` (histogram) | `route`, `method`, `status_class` (`2xx` …) |
-//! | `planshare_store_operations_total` | `backend`, `operation`, `outcome` (`ok`, `not_found`, `already_exists`, `unavailable`, `internal`) |
+//! | `planshare_store_operations_total` | `backend`, `operation`, `outcome` (`ok`, `not_found`, `already_exists`, `unavailable`, `internal`, `damaged`) |
 //! | `planshare_store_operation_duration_seconds` (histogram) | `backend`, `operation` |
-//! | `planshare_store_errors_total` | `backend`, `operation`, `kind` (`unavailable`, `internal`) |
+//! | `planshare_store_errors_total` | `backend`, `operation`, `kind` (`unavailable`, `internal`, `damaged`) |
 //! | `planshare_rate_limited_total` | `limiter` (`ip`, `key`, `failed_auth`, `not_found`) |
 
 use std::collections::HashMap;
@@ -202,21 +202,22 @@ impl Operation {
         }
     }
 }
-const OUTCOMES: [&str; 5] = [
+const OUTCOMES: [&str; 6] = [
     "ok",
     "not_found",
     "already_exists",
     "unavailable",
     "internal",
+    "damaged",
 ];
 
 /// The series of one store operation.
 struct OperationMetrics {
     duration: metrics::Histogram,
     /// By outcome, in the order of [`OUTCOMES`].
-    outcomes: [metrics::Counter; 5],
-    /// For the outcomes `unavailable` and `internal`.
-    errors: [metrics::Counter; 2],
+    outcomes: [metrics::Counter; 6],
+    /// For the outcomes `unavailable`, `internal` and `damaged`.
+    errors: [metrics::Counter; 3],
 }
 
 impl OperationMetrics {
@@ -245,7 +246,7 @@ impl OperationMetrics {
                 "operation" => operation
             ),
             outcomes: OUTCOMES.map(outcome),
-            errors: [error("unavailable"), error("internal")],
+            errors: [error("unavailable"), error("internal"), error("damaged")],
         }
     }
 }
@@ -268,6 +269,7 @@ impl InstrumentedStore {
             Err(StoreError::AlreadyExists) => 2,
             Err(StoreError::Unavailable { .. }) => 3,
             Err(StoreError::Internal { .. }) => 4,
+            Err(StoreError::Damaged { .. }) => 5,
         };
         series.duration.record(started.elapsed().as_secs_f64());
         series.outcomes[outcome].increment(1);
@@ -294,6 +296,17 @@ impl PasteStore for InstrumentedStore {
         let started = Instant::now();
         let result = self.inner.get(key).await;
         self.record(Operation::Get, started, &result);
+        if let Err(StoreError::Damaged { reason, .. }) = &result {
+            // The one log line of a damaged read (backends do not log it):
+            // where it is and what is wrong, never its bytes.
+            tracing::warn!(
+                backend = self.inner.backend(),
+                namespace = %key.namespace(),
+                paste.id = %key.id(),
+                damage = %reason,
+                "damaged paste: it answers 410 until it is deleted"
+            );
+        }
         result
     }
 

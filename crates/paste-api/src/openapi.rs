@@ -202,6 +202,7 @@ pub(crate) async fn openapi_document() -> Response {
             responses::Unauthorized,
             responses::Forbidden,
             responses::NotFound,
+            responses::Gone,
             responses::RequestTimeout,
             responses::Conflict,
             responses::PayloadTooLarge,
@@ -292,6 +293,12 @@ pub(crate) mod responses {
     #[derive(utoipa::ToResponse)]
     pub(crate) struct NotFound(ErrorBody);
 
+    /// The paste's stored data is damaged and cannot be read
+    /// (`paste-damaged`); it is there, and deleting it works (with an API
+    /// key of its tenant when the damage leaves its delete token unreadable).
+    #[derive(utoipa::ToResponse)]
+    pub(crate) struct Gone(ErrorBody);
+
     /// The request body was not received in time (`body-timeout`).
     #[derive(utoipa::ToResponse)]
     pub(crate) struct RequestTimeout(ErrorBody);
@@ -300,7 +307,7 @@ pub(crate) mod responses {
     /// `Idempotency-Key` is still running (`idempotency-in-progress`, with
     /// `Retry-After`).
     #[derive(utoipa::ToResponse)]
-    #[response(headers(("Retry-After" = u64, description = "Seconds to wait (idempotency-in-progress only)")))]
+    #[response(headers(("Retry-After" = u64, description = "Seconds to wait: for idempotency-in-progress, until the running create's hold on the key ends and a retry takes it over")))]
     pub(crate) struct Conflict(ErrorBody);
 
     /// The data or body is larger than the tenant or route accepts, or the
@@ -323,7 +330,7 @@ pub(crate) mod responses {
     #[response(headers(("Retry-After" = u64, description = "Seconds until a request is allowed")))]
     pub(crate) struct TooManyRequests(ErrorBody);
 
-    /// A bug or damaged data; the body says nothing more (`internal`).
+    /// A bug; the body says nothing more (`internal`).
     #[derive(utoipa::ToResponse)]
     pub(crate) struct Internal(ErrorBody);
 
@@ -378,8 +385,11 @@ pub(crate) mod schemas {
     #[derive(ToSchema)]
     pub(crate) struct TenantSettings {
         /// Host names (custom domains or subdomains, case-insensitive,
-        /// optional `:port`) that resolve to this tenant; each belongs to one
-        /// tenant. Duplicates are dropped.
+        /// optional `:port`) that resolve to this tenant. A name belongs to
+        /// one tenant whatever the port (another tenant's `name` or
+        /// `name:port`: 409) and is listed once (`name` covers every port;
+        /// `name` and `name:8080` together: 422); `:80` and `:443` are
+        /// dropped. Duplicates are dropped.
         #[schema(required = false, max_items = 100)]
         pub(crate) hosts: Vec<Host>,
         /// Exact origins (`https://app.example.com`) allowed by CORS.

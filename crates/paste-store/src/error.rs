@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::{DeleteTokenDigest, UnixMillis};
+
 /// Boxed source error kept for logs (never shown to clients).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -27,8 +29,20 @@ pub enum StoreError {
         #[source]
         source: Option<BoxError>,
     },
-    /// The stored data is damaged or the backend broke its own invariants.
-    /// Retrying will not help.
+    /// What is stored under the key is not a readable paste: empty,
+    /// truncated, not a paste record at all, or a header that does not check
+    /// out. It cannot be served, and retrying will not help; deleting it
+    /// works. (Backends report it; they do not log it.)
+    #[error("damaged paste: {reason}")]
+    Damaged {
+        /// A short, log-safe description of the damage (never payload bytes).
+        reason: String,
+        /// The record's header, when the header itself checked out and the
+        /// damage lies past it (a truncated or undecodable payload); `None`
+        /// when it cannot be trusted.
+        header: Option<RecordHeader>,
+    },
+    /// The backend broke its own invariants. Retrying will not help.
     #[error("store internal error: {reason}")]
     Internal {
         /// A short, log-safe description.
@@ -49,6 +63,14 @@ impl StoreError {
         }
     }
 
+    /// A [`StoreError::Damaged`] whose header cannot be trusted.
+    pub fn damaged(reason: impl Into<String>) -> Self {
+        StoreError::Damaged {
+            reason: reason.into(),
+            header: None,
+        }
+    }
+
     /// An [`StoreError::Internal`] with a description and no source.
     pub fn internal(reason: impl Into<String>) -> Self {
         StoreError::Internal {
@@ -56,6 +78,16 @@ impl StoreError {
             source: None,
         }
     }
+}
+
+/// The fields of a damaged record's header that still hold, when the header
+/// checked out ([`StoreError::Damaged`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordHeader {
+    /// When it stops being readable (Unix ms).
+    pub expires_at: UnixMillis,
+    /// Digest of the owner's delete token, if the paste has one.
+    pub delete_token: Option<DeleteTokenDigest>,
 }
 
 /// Why a backend could not be opened at start-up.

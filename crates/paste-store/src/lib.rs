@@ -31,7 +31,7 @@ pub use backends::redis::RedisStore;
 #[cfg(feature = "s3")]
 pub use backends::s3::{LIFECYCLE_RULE_ID, S3Store, apply_lifecycle_rule};
 pub use config::{FsConfig, FsSync, RedisConfig, S3Config, StoreConfig, StoreKind, redacted};
-pub use error::{OpenError, StoreError};
+pub use error::{OpenError, RecordHeader, StoreError};
 pub use key::{KeyError, Namespace, PasteId, PasteKey};
 pub use payload::{DeleteToken, DeleteTokenDigest, Payload, StoredPaste};
 pub use time::{UnixMillis, now_ms};
@@ -51,6 +51,10 @@ use std::sync::Arc;
 /// - [`delete`](PasteStore::delete) is idempotent: deleting an absent key is `Ok`.
 /// - A backend that cannot be reached or cannot do its I/O answers
 ///   [`StoreError::Unavailable`], never `NotFound`.
+/// - A stored value that is not a readable paste (empty, truncated, not a
+///   record, a header that does not check out) reads as
+///   [`StoreError::Damaged`], never `NotFound` (unless the header checked out
+///   and says it expired) and never a partial paste; `delete` removes it.
 #[async_trait::async_trait]
 pub trait PasteStore: Send + Sync + std::fmt::Debug + 'static {
     /// Short name of the backend (`"fs"`, `"memory"`, …) for logs and metrics.

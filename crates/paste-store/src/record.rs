@@ -6,20 +6,48 @@
 //! 4  flags                 1 byte   bit 0: payload is decoded base64url
 //!                                   bit 1: a delete-token digest is present
 //!                                   bit 2: burn after read
-//! 5  reserved              3 bytes  zero
+//!                                   bit 3: bytes 5-7 hold the header checksum
+//! 5  header checksum       3 bytes  (zero in records written before it)
 //! 8  created_at  (ms, LE)  8 bytes
 //! 16 expires_at  (ms, LE)  8 bytes
 //! 24 payload length (LE)   8 bytes
 //! 32 delete-token digest  32 bytes  zero when absent
 //! 64 payload
 //! ```
-use crate::{DeleteTokenDigest, Payload, StoreError, StoredPaste};
+//!
+//! The checksum is the low 24 bits of FNV-1a (32 bit) over the 64 header
+//! bytes with the checksum bytes zeroed: a damaged header (a flipped expiry,
+//! flag or digest) is reported as damaged instead of being believed, which
+//! could make a paste read as expired or burnt, or lose its delete token.
+//! Readers before it ignored bytes 5-7 and unknown flags, so they still read
+//! the records written with it; records without it are checked for the zero
+//! bytes and the flags a writer could have set.
+//!
+//! Anything that does not decode is [`StoreError::Damaged`], with the header
+//! when the header itself checked out (the damage is in the payload).
+use crate::{DeleteTokenDigest, Payload, RecordHeader, StoreError, StoredPaste};
 
 const MAGIC: &[u8; 4] = b"PSP1";
 const HEADER_LEN: usize = 64;
 const FLAG_BASE64URL: u8 = 1;
 const FLAG_TOKEN: u8 = 2;
 const FLAG_BURN: u8 = 4;
+const FLAG_CHECKSUM: u8 = 8;
+/// The flags a writer sets.
+const KNOWN_FLAGS: u8 = FLAG_BASE64URL | FLAG_TOKEN | FLAG_BURN | FLAG_CHECKSUM;
+/// Where the checksum lives in the header.
+const CHECKSUM: std::ops::Range<usize> = 5..8;
+
+/// The header checksum: FNV-1a over the header, checksum bytes zeroed.
+fn checksum(header: &[u8]) -> [u8; 3] {
+    let mut hash: u32 = 0x811c_9dc5;
+    for (i, &byte) in header[..HEADER_LEN].iter().enumerate() {
+        let byte = if CHECKSUM.contains(&i) { 0 } else { byte };
+        hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+    }
+    let [a, b, c, _] = hash.to_le_bytes();
+    [a, b, c]
+}
 
 pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
     let (header, body) = encode_parts(paste);
@@ -42,6 +70,7 @@ pub(crate) fn encode_parts(paste: &StoredPaste) -> ([u8; HEADER_LEN], &[u8]) {
         Payload::Text(text) => (0, text.as_bytes()),
     };
     let flags = flags
+        | FLAG_CHECKSUM
         | if paste.delete_token.is_some() {
             FLAG_TOKEN
         } else {
@@ -63,6 +92,8 @@ pub(crate) fn encode_parts(paste: &StoredPaste) -> ([u8; HEADER_LEN], &[u8]) {
         at += field.len();
     }
     debug_assert_eq!(at, HEADER_LEN);
+    let sum = checksum(&header);
+    header[CHECKSUM].copy_from_slice(&sum);
     (header, body)
 }
 
@@ -70,42 +101,90 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<StoredPaste, StoreError> {
     decode_owned(bytes.to_vec())
 }
 
+/// The header of `bytes`, if it checks out: the magic, the flags, and the
+/// checksum (or, in a record from before it, the zero bytes), and a digest
+/// exactly when the flags say there is one.
+fn check_header(bytes: &[u8]) -> Result<RecordHeader, StoreError> {
+    if bytes.is_empty() {
+        return Err(StoreError::damaged("empty record"));
+    }
+    if !bytes.starts_with(MAGIC) && !MAGIC.starts_with(bytes) {
+        return Err(StoreError::damaged("not a paste record"));
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(StoreError::damaged("truncated header"));
+    }
+    let header = &bytes[..HEADER_LEN];
+    let flags = header[4];
+    let sealed = if flags & FLAG_CHECKSUM != 0 {
+        header[CHECKSUM] == checksum(header)
+    } else {
+        header[CHECKSUM] == [0, 0, 0]
+    };
+    let digest = &header[32..64];
+    let has_digest = digest.iter().any(|&b| b != 0);
+    if flags & !KNOWN_FLAGS != 0 || !sealed || has_digest != (flags & FLAG_TOKEN != 0) {
+        return Err(StoreError::damaged("damaged header"));
+    }
+    let mut d = [0u8; 32];
+    d.copy_from_slice(digest);
+    Ok(RecordHeader {
+        expires_at: u64_at(header, 16),
+        delete_token: has_digest.then_some(DeleteTokenDigest(d)),
+    })
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
 /// [`decode`] of a record the caller owns: the payload keeps the record's
 /// buffer (the header is moved out of the way) instead of a copy of it.
 pub(crate) fn decode_owned(mut bytes: Vec<u8>) -> Result<StoredPaste, StoreError> {
-    let corrupt = |what: &str| StoreError::internal(format!("damaged paste file: {what}"));
-    if bytes.len() < HEADER_LEN || &bytes[..4] != MAGIC {
-        return Err(corrupt("bad header"));
-    }
-    let u64_at = |at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&bytes[at..at + 8]);
-        u64::from_le_bytes(b)
+    let header = check_header(&bytes)?;
+    let damaged = |what: &str| StoreError::Damaged {
+        reason: what.to_owned(),
+        header: Some(header),
     };
     let flags = bytes[4];
-    if u64_at(24) != (bytes.len() - HEADER_LEN) as u64 {
-        return Err(corrupt("length mismatch"));
+    let length = u64_at(&bytes, 24);
+    let stored = (bytes.len() - HEADER_LEN) as u64;
+    if length > stored {
+        return Err(damaged("truncated payload"));
     }
-    let delete_token = (flags & FLAG_TOKEN != 0).then(|| {
-        let mut d = [0u8; 32];
-        d.copy_from_slice(&bytes[32..64]);
-        DeleteTokenDigest(d)
-    });
-    let (created_at, expires_at) = (u64_at(8), u64_at(16));
+    if length < stored {
+        return Err(damaged("payload longer than its header says"));
+    }
+    let created_at = u64_at(&bytes, 8);
     let payload = if flags & FLAG_BASE64URL != 0 {
         // The record's own buffer, past the header: no copy.
         Payload::Base64Url(bytes::Bytes::from(bytes).slice(HEADER_LEN..))
     } else {
         bytes.drain(..HEADER_LEN);
-        Payload::Text(String::from_utf8(bytes).map_err(|_| corrupt("text is not UTF-8"))?)
+        Payload::Text(String::from_utf8(bytes).map_err(|_| damaged("text is not UTF-8"))?)
     };
     Ok(StoredPaste {
         payload,
         created_at,
-        expires_at,
-        delete_token,
+        expires_at: header.expires_at,
+        delete_token: header.delete_token,
         burn_after_read: flags & FLAG_BURN != 0,
     })
+}
+
+/// Whether `result`, a read at `now`, means "nothing live here": expired,
+/// or damaged with a header that checked out and says it expired.
+pub(crate) fn is_expired(result: &Result<StoredPaste, StoreError>, now: u64) -> bool {
+    match result {
+        Ok(paste) => paste.is_expired_at(now),
+        Err(StoreError::Damaged {
+            header: Some(header),
+            ..
+        }) => now > header.expires_at,
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]
@@ -142,22 +221,110 @@ mod tests {
         record[last] = 0xff;
         assert!(matches!(
             decode_owned(record),
-            Err(StoreError::Internal { .. })
+            Err(StoreError::Damaged {
+                header: Some(_),
+                ..
+            })
         ));
     }
 
     #[test]
     fn truncated_or_foreign_files_are_reported_as_damaged() {
-        let full = encode(&sample(Payload::Base64Url(vec![9; 100].into()), true));
-        for cut in [0, 3, 63, 64, 100, full.len() - 1] {
+        let paste = sample(Payload::Base64Url(vec![9; 100].into()), true);
+        let full = encode(&paste);
+        for cut in [0, 3, 63] {
             assert!(
-                matches!(decode(&full[..cut]), Err(StoreError::Internal { .. })),
+                matches!(
+                    decode(&full[..cut]),
+                    Err(StoreError::Damaged { header: None, .. })
+                ),
                 "cut {cut}"
             );
         }
+        // Past the header, the header still holds: its expiry and token.
+        for cut in [64, 100, full.len() - 1] {
+            match decode(&full[..cut]) {
+                Err(StoreError::Damaged {
+                    header: Some(header),
+                    ..
+                }) => {
+                    assert_eq!(header.expires_at, paste.expires_at);
+                    assert_eq!(header.delete_token, paste.delete_token);
+                }
+                other => panic!("cut {cut}: {other:?}"),
+            }
+        }
+        let mut longer = full.clone();
+        longer.push(0);
+        assert!(matches!(decode(&longer), Err(StoreError::Damaged { .. })));
         assert!(matches!(
             decode(b"{\"data\":\"x\",\"expiresAt\":1}"),
-            Err(StoreError::Internal { .. })
+            Err(StoreError::Damaged { header: None, .. })
         ));
+    }
+
+    /// A header byte changed anywhere — the expiry, a flag, the digest, the
+    /// length, the checksum itself — is damage, not a paste that reads as
+    /// expired, burnt or without its delete token.
+    #[test]
+    fn any_damaged_header_byte_is_caught() {
+        for paste in [
+            sample(Payload::Base64Url(vec![9; 10].into()), true),
+            sample(Payload::Text("hi".into()), false),
+        ] {
+            let full = encode(&paste);
+            assert_eq!(full[4] & FLAG_CHECKSUM, FLAG_CHECKSUM);
+            for at in 4..HEADER_LEN {
+                for flip in [0x01, 0x80, 0xff] {
+                    let mut record = full.clone();
+                    record[at] ^= flip;
+                    assert!(
+                        matches!(
+                            decode(&record),
+                            Err(StoreError::Damaged { header: None, .. })
+                        ),
+                        "byte {at} ^ {flip:#x}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Records written before the checksum (bytes 5-7 zero, flag 3 unset)
+    /// still read; the same shape with those bytes not zero does not.
+    #[test]
+    fn records_from_before_the_checksum_still_read() {
+        let paste = sample(Payload::Base64Url(vec![1, 2, 3].into()), true);
+        let mut old = encode(&paste);
+        old[4] &= !FLAG_CHECKSUM;
+        old[CHECKSUM].fill(0);
+        assert_eq!(decode(&old).unwrap(), paste);
+        old[6] = 1;
+        assert!(matches!(decode(&old), Err(StoreError::Damaged { .. })));
+        // A token flag without a digest, or a digest without the flag.
+        let mut no_digest = encode(&paste);
+        no_digest[4] &= !FLAG_CHECKSUM;
+        no_digest[CHECKSUM].fill(0);
+        no_digest[32..64].fill(0);
+        assert!(matches!(
+            decode(&no_digest),
+            Err(StoreError::Damaged { .. })
+        ));
+        let mut stray = encode(&sample(Payload::Text("x".into()), false));
+        stray[4] &= !FLAG_CHECKSUM;
+        stray[CHECKSUM].fill(0);
+        stray[40] = 7;
+        assert!(matches!(decode(&stray), Err(StoreError::Damaged { .. })));
+    }
+
+    #[test]
+    fn damaged_records_whose_header_says_expired_read_as_expired() {
+        let paste = sample(Payload::Base64Url(vec![9; 10].into()), true);
+        let full = encode(&paste);
+        let truncated = decode(&full[..full.len() - 1]);
+        assert!(!is_expired(&truncated, paste.expires_at));
+        assert!(is_expired(&truncated, paste.expires_at + 1));
+        assert!(!is_expired(&decode(&full[..10]), u64::MAX));
+        assert!(is_expired(&decode(&full), paste.expires_at + 1));
     }
 }

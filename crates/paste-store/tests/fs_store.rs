@@ -121,22 +121,96 @@ async fn sweep_removes_stale_temporary_files_only() {
     );
 }
 
+/// A truncated, empty or garbled file is damaged — not a missing paste (as
+/// a garbled expiry or flag would make it) and not an internal error — and
+/// deleting it works.
 #[tokio::test]
-async fn a_damaged_file_is_an_internal_error_not_a_missing_paste() {
+async fn damaged_files_read_as_damaged_and_can_be_deleted() {
+    type Damage = fn(&[u8]) -> Vec<u8>;
+    let damages: [(&str, Damage, bool); 5] = [
+        ("truncated", |b| b[..b.len() - 1].to_vec(), true),
+        ("cut inside the header", |b| b[..40].to_vec(), false),
+        ("empty", |_| Vec::new(), false),
+        ("not a record", |_| b"{\"data\":\"abc\"}".to_vec(), false),
+        (
+            // The expiry zeroed: without a check it reads as long expired.
+            "garbled expiry",
+            |b| {
+                let mut b = b.to_vec();
+                b[16..24].fill(0);
+                b
+            },
+            false,
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path()).await;
+    for (what, damage, header_holds) in damages {
+        let key = fresh_key("default");
+        let stored = paste("abc", 60_000);
+        store.put_if_absent(&key, stored.clone()).await.unwrap();
+        let name: String = key
+            .id()
+            .as_str()
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let file = files_under(dir.path())
+            .into_iter()
+            .find(|f| f.file_name().is_some_and(|n| *n == *name))
+            .unwrap();
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, damage(&bytes)).unwrap();
+        match store.get(&key).await {
+            Err(StoreError::Damaged { header, .. }) => {
+                assert_eq!(header.is_some(), header_holds, "{what}");
+                if let Some(header) = header {
+                    assert_eq!(header.expires_at, stored.expires_at, "{what}");
+                    assert_eq!(header.delete_token, stored.delete_token, "{what}");
+                }
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+        // A put never replaces it; a delete does.
+        let put = store.put_if_absent(&key, paste("new", 60_000)).await;
+        assert!(
+            matches!(put, Err(StoreError::AlreadyExists)),
+            "{what}: {put:?}"
+        );
+        store.delete(&key).await.unwrap();
+        assert!(!file.exists(), "{what}");
+        assert!(
+            matches!(store.get(&key).await, Err(StoreError::NotFound)),
+            "{what}"
+        );
+    }
+}
+
+/// A damaged file whose header still holds and says it expired reads as
+/// expired, and the sweep removes it.
+#[tokio::test]
+async fn a_damaged_file_past_its_expiry_is_swept() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path()).await;
     let key = fresh_key("default");
+    // Written already expired (a second ago), as the sweep would find it.
     store
-        .put_if_absent(&key, paste("abc", 60_000))
+        .put_if_absent(&key, paste("abc", -1000))
         .await
         .unwrap();
     let file = files_under(dir.path())[0].clone();
     let bytes = std::fs::read(&file).unwrap();
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
     std::fs::write(&file, &bytes[..bytes.len() - 1]).unwrap();
-    assert!(matches!(
-        store.get(&key).await,
-        Err(StoreError::Internal { .. })
-    ));
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert!(matches!(store.get(&key).await, Err(StoreError::NotFound)));
+    assert_eq!(store.sweep_now().await.unwrap(), 1);
+    assert!(!file.exists());
 }
 
 #[tokio::test]

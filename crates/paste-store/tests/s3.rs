@@ -220,7 +220,7 @@ async fn objects_carry_their_expiry_as_metadata_and_expires_header() {
 }
 
 #[tokio::test]
-async fn damaged_or_oversized_objects_are_internal_errors_and_left_alone() {
+async fn damaged_or_oversized_objects_are_damaged_left_alone_by_puts_and_deletable() {
     let Some(endpoint) = endpoint() else { return };
     let bucket = Bucket::create(endpoint).await;
     let store = bucket.store().await;
@@ -230,11 +230,49 @@ async fn damaged_or_oversized_objects_are_internal_errors_and_left_alone() {
         .put_raw(&object_key(&garbage), b"{\"not\":\"a record\"}".to_vec())
         .await;
     let got = store.get(&garbage).await;
-    assert!(matches!(got, Err(StoreError::Internal { .. })), "{got:?}");
+    assert!(
+        matches!(got, Err(StoreError::Damaged { header: None, .. })),
+        "{got:?}"
+    );
     let put = store.put_if_absent(&garbage, paste("x", HOUR)).await;
     assert!(matches!(put, Err(StoreError::AlreadyExists)), "{put:?}");
     let (bytes, _) = bucket.raw_bytes(&object_key(&garbage)).await;
     assert_eq!(bytes, b"{\"not\":\"a record\"}");
+    store.delete(&garbage).await.unwrap();
+    assert!(matches!(
+        store.get(&garbage).await,
+        Err(StoreError::NotFound)
+    ));
+
+    // Empty, and a record cut short (its header still holds).
+    let stored = paste("abc", HOUR);
+    let truncated = fresh_key("default");
+    store
+        .put_if_absent(&truncated, stored.clone())
+        .await
+        .unwrap();
+    let (record, _) = bucket.raw_bytes(&object_key(&truncated)).await;
+    bucket
+        .put_raw(&object_key(&truncated), record[..record.len() - 1].to_vec())
+        .await;
+    match store.get(&truncated).await {
+        Err(StoreError::Damaged {
+            header: Some(header),
+            ..
+        }) => assert_eq!(header.delete_token, stored.delete_token),
+        other => panic!("truncated: {other:?}"),
+    }
+    let empty = fresh_key("default");
+    bucket.put_raw(&object_key(&empty), Vec::new()).await;
+    let got = store.get(&empty).await;
+    assert!(
+        matches!(got, Err(StoreError::Damaged { header: None, .. })),
+        "{got:?}"
+    );
+    for key in [&truncated, &empty] {
+        store.delete(key).await.unwrap();
+        assert!(matches!(store.get(key).await, Err(StoreError::NotFound)));
+    }
 
     // One byte over the largest record (64 MiB payload + 64-byte header).
     let huge = fresh_key("default");
@@ -244,7 +282,7 @@ async fn damaged_or_oversized_objects_are_internal_errors_and_left_alone() {
     let started = Instant::now();
     let got = store.get(&huge).await;
     match got {
-        Err(StoreError::Internal { reason, .. }) => assert!(reason.contains("maximum"), "{reason}"),
+        Err(StoreError::Damaged { reason, .. }) => assert!(reason.contains("maximum"), "{reason}"),
         other => panic!("oversized object: {other:?}"),
     }
     eprintln!("oversized object refused in {:?}", started.elapsed());

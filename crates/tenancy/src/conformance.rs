@@ -15,6 +15,7 @@ pub async fn run(catalog: &Catalog) {
     default_tenant_exists_and_allows_anonymous(catalog).await;
     tenant_crud_round_trips(catalog).await;
     namespace_and_host_uniqueness_is_a_conflict(catalog).await;
+    a_host_name_is_one_tenants_whatever_the_port(catalog).await;
     keys_are_shown_once_and_listed_without_secrets(catalog).await;
     revoked_keys_and_deleted_tenants_fail_to_authenticate(catalog).await;
     cross_tenant_calls_are_not_found(catalog).await;
@@ -24,6 +25,7 @@ pub async fn run(catalog: &Catalog) {
     invalid_input_is_rejected(catalog).await;
     malformed_keys_never_reach_the_database(catalog).await;
     paste_index_round_trips_and_is_tenant_isolated(catalog).await;
+    the_largest_page_still_tells_whether_more_follow(catalog).await;
     paste_quota_race_never_overshoots(catalog.clone()).await;
     batched_records_answer_as_single_ones(catalog).await;
     concurrent_batches_never_overshoot_a_quota(catalog.clone()).await;
@@ -31,6 +33,7 @@ pub async fn run(catalog: &Catalog) {
     sweep_removes_expired_pastes_and_releases_quota(catalog).await;
     idempotency_keys_start_replay_and_mismatch(catalog).await;
     concurrent_idempotent_begins_start_once(catalog.clone()).await;
+    idempotency_records_belong_to_their_credential(catalog).await;
 }
 
 fn ok<T>(r: Result<T, CatalogError>, what: &str) -> T {
@@ -156,6 +159,87 @@ async fn namespace_and_host_uniqueness_is_a_conflict(c: &Catalog) {
         ok(c.tenant(&b.id).await, "b unchanged").settings.hosts,
         b.settings.hosts
     );
+}
+
+/// Requests are matched by `name:port`, then by `name`: so a host name is
+/// one tenant's whatever the port, on create and on update, and the
+/// default ports are the bare name.
+async fn a_host_name_is_one_tenants_whatever_the_port(c: &Catalog) {
+    let b = ok(c.create_tenant(&new_tenant("portb")).await, "create b");
+    let b_host = b.settings.hosts[0].clone(); // no port
+    let a = ok(c.create_tenant(&new_tenant("porta")).await, "create a");
+    for taken in [
+        format!("{b_host}:80"),
+        format!("{b_host}:443"),
+        format!("{b_host}:8080"),
+        b_host.to_uppercase(),
+    ] {
+        let mut new = new_tenant("porta");
+        new.settings.hosts = vec![taken.clone()];
+        let r = c.create_tenant(&new).await;
+        assert!(
+            matches!(r, Err(CatalogError::Conflict("host"))),
+            "create with {taken}: {r:?}"
+        );
+        let r = c
+            .update_tenant(
+                &a.id,
+                &TenantUpdate {
+                    hosts: Some(vec![taken.clone()]),
+                    ..TenantUpdate::default()
+                },
+            )
+            .await;
+        assert!(
+            matches!(r, Err(CatalogError::Conflict("host"))),
+            "update to {taken}: {r:?}"
+        );
+    }
+    assert_eq!(
+        ok(c.tenant(&a.id).await, "a unchanged").settings.hosts,
+        a.settings.hosts
+    );
+    // The other way round: a name held with a port keeps its bare name too.
+    let held = format!("held-{b_host}");
+    let mut h = new_tenant("porth");
+    h.settings.hosts = vec![format!("{held}:9000")];
+    ok(c.create_tenant(&h).await, "create held");
+    for taken in [held.clone(), format!("{held}:9001")] {
+        let r = c
+            .update_tenant(
+                &a.id,
+                &TenantUpdate {
+                    hosts: Some(vec![taken.clone()]),
+                    ..TenantUpdate::default()
+                },
+            )
+            .await;
+        assert!(
+            matches!(r, Err(CatalogError::Conflict("host"))),
+            "update to {taken}: {r:?}"
+        );
+    }
+    // The default ports are stored as the bare name; a tenant's own update
+    // of its hosts never conflicts with itself.
+    let mut d = new_tenant("portd");
+    let d_host = d.settings.hosts[0].clone();
+    d.settings.hosts = vec![format!("{d_host}:443")];
+    let d = ok(c.create_tenant(&d).await, "create with :443");
+    assert_eq!(d.settings.hosts, vec![d_host.clone()]);
+    let updated = ok(
+        c.update_tenant(
+            &d.id,
+            &TenantUpdate {
+                hosts: Some(vec![format!("{d_host}:80")]),
+                ..TenantUpdate::default()
+            },
+        )
+        .await,
+        "update to :80",
+    );
+    assert_eq!(updated.settings.hosts, vec![d_host.clone()]);
+    let found = ok(c.tenant_by_host(&d_host).await, "by host").map(|t| t.id);
+    assert_eq!(found, Some(d.id.clone()));
 }
 
 async fn keys_are_shown_once_and_listed_without_secrets(c: &Catalog) {
@@ -673,6 +757,54 @@ async fn concurrent_batches_never_overshoot_a_quota(c: Catalog) {
     assert_eq!(usage_of(&c, &t).await, (50 * SIZE, 50));
 }
 
+/// A page of the largest size (1000) says whether more pastes follow, as a
+/// smaller one does: the catalog reads one row beyond the page at every size.
+async fn the_largest_page_still_tells_whether_more_follow(c: &Catalog) {
+    const MAX: usize = 1000;
+    let now = now_ms();
+    let t = ok(c.create_tenant(&new_tenant("maxpage")).await, "create").id;
+    let batch: Vec<(TenantId, PasteRecord)> = (0..=MAX)
+        .map(|i| {
+            let p = paste(&format!("page{i:05}"), 1, now, now + 60_000, false);
+            (t.clone(), p)
+        })
+        .collect();
+    for (i, r) in ok(c.record_pastes(&batch).await, "record 1001")
+        .into_iter()
+        .enumerate()
+    {
+        assert!(ok(r, "record"), "paste {i} fits");
+    }
+    let first = ok(c.list_pastes_page(&t, now, None, 1000).await, "page 1");
+    assert_eq!(first.pastes.len(), MAX);
+    assert!(first.more, "1001 pastes: a page of 1000 has more after it");
+    let last = first
+        .pastes
+        .last()
+        .map(|p| p.id.clone())
+        .unwrap_or_default();
+    assert_eq!(last, format!("page{:05}", MAX - 1));
+    let second = ok(
+        c.list_pastes_page(&t, now, Some(&last), 1000).await,
+        "page 2",
+    );
+    assert_eq!(ids(&second.pastes), [format!("page{MAX:05}").as_str()]);
+    assert!(!second.more, "nothing after the 1001st");
+    // Exactly a full page left: nothing more.
+    let full = ok(
+        c.list_pastes_page(&t, now, Some("page00000"), 1000).await,
+        "exactly 1000 left",
+    );
+    assert_eq!((full.pastes.len(), full.more), (MAX, false));
+    // Larger asks are clamped to the largest page, and still tell.
+    let clamped = ok(c.list_pastes_page(&t, now, None, 5000).await, "limit 5000");
+    assert_eq!((clamped.pastes.len(), clamped.more), (MAX, true));
+    assert_eq!(
+        ok(c.list_pastes(&t, now, None, 1000).await, "list").len(),
+        MAX
+    );
+}
+
 async fn paste_quota_race_never_overshoots(c: Catalog) {
     const SIZE: i64 = 10 * 1024;
     let now = now_ms();
@@ -798,11 +930,12 @@ async fn sweep_removes_expired_pastes_and_releases_quota(c: &Catalog) {
     let day = 24 * 3_600_000;
     let begin = |key: &'static str, d: [u8; 32], at: i64| {
         let t = t.clone();
-        async move { ok(c.begin_idempotent(&t, key, &d, at).await, key) }
+        async move { ok(c.begin_idempotent(&t, None, key, &d, at, LEASE).await, key) }
     };
     assert_eq!(begin("old", d1, now - day - 1).await, Idempotency::Started);
     ok(
-        c.complete_idempotent(&t, "old", "live", now + 1).await,
+        c.complete_idempotent(&t, None, "old", "live", now + 1)
+            .await,
         "complete old",
     );
     assert_eq!(
@@ -810,7 +943,8 @@ async fn sweep_removes_expired_pastes_and_releases_quota(c: &Catalog) {
         Idempotency::Started
     );
     ok(
-        c.complete_idempotent(&t, "young", "live", now + 1).await,
+        c.complete_idempotent(&t, None, "young", "live", now + 1)
+            .await,
         "complete young",
     );
     ok(c.sweep_expired(now, 0).await, "sweep keys");
@@ -826,6 +960,13 @@ async fn sweep_removes_expired_pastes_and_releases_quota(c: &Catalog) {
     );
 }
 
+/// The lease the checks give a create (the catalog's default).
+const LEASE: i64 = crate::DEFAULT_IDEMPOTENCY_LEASE_MS;
+
+fn in_progress(retry_after_ms: i64) -> Idempotency {
+    Idempotency::InProgress { retry_after_ms }
+}
+
 async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     let now = now_ms();
     let t = ok(c.create_tenant(&new_tenant("idem")).await, "create").id;
@@ -833,7 +974,12 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     let (d1, d2) = ([1u8; 32], [2u8; 32]);
     let begin = |t: &TenantId, key: &str, d: &[u8; 32], at: i64| {
         let (t, key, d) = (t.clone(), key.to_owned(), *d);
-        async move { ok(c.begin_idempotent(&t, &key, &d, at).await, "begin") }
+        async move {
+            ok(
+                c.begin_idempotent(&t, None, &key, &d, at, LEASE).await,
+                "begin",
+            )
+        }
     };
     // A completed create replays only while its paste is indexed and live.
     let index = |t: &TenantId, id: &str, expires_at: i64| {
@@ -850,7 +996,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
         async move { assert!(ok(c.record_paste(&t, &record).await, "index")) }
     };
     assert_eq!(begin(&t, "k1", &d1, now).await, Idempotency::Started);
-    assert_eq!(begin(&t, "k1", &d1, now + 1).await, Idempotency::InProgress);
+    assert_eq!(begin(&t, "k1", &d1, now + 1).await, in_progress(LEASE - 1));
     assert_eq!(begin(&t, "k1", &d2, now + 1).await, Idempotency::Mismatch);
     assert_eq!(
         begin(&other, "k1", &d2, now).await,
@@ -859,7 +1005,7 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     index(&t, "made0001", now + 3_700_000).await;
     ok(
-        c.complete_idempotent(&t, "k1", "made0001", now + 3_700_000)
+        c.complete_idempotent(&t, None, "k1", "made0001", now + 3_700_000)
             .await,
         "complete",
     );
@@ -875,39 +1021,37 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     assert_eq!(begin(&t, "k1", &d2, now + 2).await, Idempotency::Mismatch);
     ok(
-        c.complete_idempotent(&t, "k1", "made0001", now + 3_700_000)
+        c.complete_idempotent(&t, None, "k1", "made0001", now + 3_700_000)
             .await,
         "complete again",
     );
-    let r = c.complete_idempotent(&t, "k1", "other001", now).await;
+    let r = c.complete_idempotent(&t, None, "k1", "other001", now).await;
     assert!(
         matches!(r, Err(CatalogError::Conflict(_))),
         "complete with another paste: {r:?}"
     );
     ok(
-        c.abandon_idempotent(&t, "k1").await,
+        c.abandon_idempotent(&t, None, "k1").await,
         "abandon a completed key is a no-op",
     );
     assert_eq!(begin(&t, "k1", &d1, now + 2).await, done);
     assert_eq!(
         begin(&other, "k1", &d2, now + 1).await,
-        Idempotency::InProgress,
+        in_progress(LEASE - 1),
         "b's own record"
     );
 
     // Abandon: the key starts afresh (with any body).
     assert_eq!(begin(&t, "k2", &d1, now).await, Idempotency::Started);
-    ok(c.abandon_idempotent(&t, "k2").await, "abandon");
-    ok(c.abandon_idempotent(&t, "k2").await, "abandon again");
+    ok(c.abandon_idempotent(&t, None, "k2").await, "abandon");
+    ok(c.abandon_idempotent(&t, None, "k2").await, "abandon again");
     assert_eq!(begin(&t, "k2", &d2, now + 1).await, Idempotency::Started);
-    assert_eq!(begin(&t, "k2", &d2, now + 2).await, Idempotency::InProgress);
+    assert_eq!(begin(&t, "k2", &d2, now + 2).await, in_progress(LEASE - 1));
 
-    // A create in progress for over 60 s crashed: the next begin takes over.
+    // A create in progress for its whole lease (60 s here) crashed: the
+    // next begin takes over. Until then the wait is what is left of it.
     assert_eq!(begin(&t, "k3", &d1, now).await, Idempotency::Started);
-    assert_eq!(
-        begin(&t, "k3", &d1, now + 59_000).await,
-        Idempotency::InProgress
-    );
+    assert_eq!(begin(&t, "k3", &d1, now + 59_000).await, in_progress(1_000));
     assert_eq!(
         begin(&t, "k3", &d2, now + 61_000).await,
         Idempotency::Mismatch
@@ -919,12 +1063,31 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     assert_eq!(
         begin(&t, "k3", &d1, now + 62_000).await,
-        Idempotency::InProgress,
+        in_progress(LEASE - 1_000),
         "the takeover restarted the clock"
+    );
+    // The lease is the caller's: a shorter one is taken over sooner, and
+    // the wait it gives is counted from it.
+    let short = |at: i64, d: [u8; 32]| {
+        let t = t.clone();
+        async move {
+            ok(
+                c.begin_idempotent(&t, None, "k4", &d, at, 40_000).await,
+                "k4",
+            )
+        }
+    };
+    assert_eq!(short(now, d1).await, Idempotency::Started);
+    assert_eq!(short(now + 1_500, d1).await, in_progress(38_500));
+    assert_eq!(short(now + 39_999, d1).await, in_progress(1));
+    assert_eq!(
+        short(now + 40_000, d1).await,
+        Idempotency::Started,
+        "taken over"
     );
     index(&t, "made0003", now + 90_000).await;
     ok(
-        c.complete_idempotent(&t, "k3", "made0003", now + 90_000)
+        c.complete_idempotent(&t, None, "k3", "made0003", now + 90_000)
             .await,
         "complete k3",
     );
@@ -950,11 +1113,11 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
     assert_eq!(
         begin(&t, "k3", &d1, now + 64_001).await,
-        Idempotency::InProgress
+        in_progress(LEASE - 1)
     );
     index(&t, "made0005", now + 70_000).await;
     ok(
-        c.complete_idempotent(&t, "k3", "made0005", now + 70_000)
+        c.complete_idempotent(&t, None, "k3", "made0005", now + 70_000)
             .await,
         "complete k3 again",
     );
@@ -970,30 +1133,95 @@ async fn idempotency_keys_start_replay_and_mismatch(c: &Catalog) {
     );
 
     // Errors.
-    let r = c.complete_idempotent(&t, "never", "made0004", now).await;
+    let r = c
+        .complete_idempotent(&t, None, "never", "made0004", now)
+        .await;
     assert!(
         matches!(r, Err(CatalogError::NotFound)),
         "complete unknown key: {r:?}"
     );
     let missing = TenantId::generate().unwrap_or_else(|e| panic!("{e}"));
-    let r = c.begin_idempotent(&missing, "k1", &d1, now).await;
+    let r = c
+        .begin_idempotent(&missing, None, "k1", &d1, now, LEASE)
+        .await;
     assert!(
         matches!(r, Err(CatalogError::NotFound)),
         "unknown tenant: {r:?}"
     );
     for bad in ["", "new\nline"] {
-        let r = c.begin_idempotent(&t, bad, &d1, now).await;
+        let r = c.begin_idempotent(&t, None, bad, &d1, now, LEASE).await;
         assert!(
             matches!(r, Err(CatalogError::Invalid(_))),
             "key {bad:?}: {r:?}"
         );
     }
     ok(c.delete_tenant(&t).await, "delete");
-    let r = c.begin_idempotent(&t, "k1", &d1, now).await;
+    let r = c.begin_idempotent(&t, None, "k1", &d1, now, LEASE).await;
     assert!(
         matches!(r, Err(CatalogError::NotFound)),
         "deleted tenant: {r:?}"
     );
+}
+
+/// One Idempotency-Key used by two API keys of a tenant and without a key
+/// makes three records: none is replayed, refused or reported in progress
+/// to another credential, and each completes and is abandoned on its own.
+async fn idempotency_records_belong_to_their_credential(c: &Catalog) {
+    let now = now_ms();
+    let t = ok(c.create_tenant(&new_tenant("idscope")).await, "create").id;
+    let one = ok(c.create_key(&t, "one").await, "key one").id;
+    let two = ok(c.create_key(&t, "two").await, "key two").id;
+    let (d, other) = ([5u8; 32], [6u8; 32]);
+    let record = paste("scoped01", 1, now, now + 60_000, false);
+    assert!(ok(c.record_paste(&t, &record).await, "record"));
+    let begin = |who: Option<&KeyId>, digest: [u8; 32]| {
+        let (t, who) = (t.clone(), who.cloned());
+        async move {
+            ok(
+                c.begin_idempotent(&t, who.as_ref(), "k", &digest, now, LEASE)
+                    .await,
+                "begin",
+            )
+        }
+    };
+    assert_eq!(begin(Some(&one), d).await, Idempotency::Started);
+    // In progress for key one: the others start their own.
+    assert_eq!(begin(None, d).await, Idempotency::Started);
+    assert_eq!(begin(Some(&two), other).await, Idempotency::Started);
+    assert_eq!(begin(Some(&one), d).await, in_progress(LEASE));
+    ok(
+        c.complete_idempotent(&t, Some(&one), "k", "scoped01", now + 60_000)
+            .await,
+        "complete one",
+    );
+    assert_eq!(
+        begin(Some(&one), d).await,
+        Idempotency::Completed {
+            paste_id: "scoped01".into(),
+            expires_at: now + 60_000
+        }
+    );
+    // Another body is a mismatch only for the credential that used the key.
+    assert_eq!(begin(Some(&one), other).await, Idempotency::Mismatch);
+    assert_eq!(begin(None, d).await, in_progress(LEASE));
+    assert_eq!(begin(None, other).await, Idempotency::Mismatch);
+    assert_eq!(begin(Some(&two), d).await, Idempotency::Mismatch);
+    // Abandoning without a key drops that record only.
+    ok(
+        c.abandon_idempotent(&t, None, "k").await,
+        "abandon anonymous",
+    );
+    assert_eq!(begin(None, other).await, Idempotency::Started);
+    assert_eq!(begin(Some(&two), other).await, in_progress(LEASE));
+    assert!(matches!(
+        begin(Some(&one), d).await,
+        Idempotency::Completed { .. }
+    ));
+    let r = c
+        .complete_idempotent(&t, Some(&two), "k", "scoped01", now + 60_000)
+        .await;
+    assert!(r.is_ok(), "key two completes its own record: {r:?}");
+    ok(c.delete_tenant(&t).await, "delete");
 }
 
 async fn concurrent_idempotent_begins_start_once(c: Catalog) {
@@ -1004,7 +1232,10 @@ async fn concurrent_idempotent_begins_start_once(c: Catalog) {
         let tasks: Vec<_> = (0..20)
             .map(|_| {
                 let (c, t) = (c.clone(), t.clone());
-                tokio::spawn(async move { c.begin_idempotent(&t, key, &[7u8; 32], at).await })
+                tokio::spawn(async move {
+                    c.begin_idempotent(&t, None, key, &[7u8; 32], at, LEASE)
+                        .await
+                })
             })
             .collect();
         async move {
@@ -1016,14 +1247,21 @@ async fn concurrent_idempotent_begins_start_once(c: Catalog) {
             out
         }
     };
-    let count = |v: &[Idempotency], x: &Idempotency| v.iter().filter(|y| *y == x).count();
+    let started = |v: &[Idempotency]| v.iter().filter(|y| **y == Idempotency::Started).count();
+    let waiting = |v: &[Idempotency]| {
+        v.iter()
+            .filter(
+                |y| matches!(y, Idempotency::InProgress { retry_after_ms } if *retry_after_ms > 0),
+            )
+            .count()
+    };
     let first = race("race-key", now).await;
-    assert_eq!(count(&first, &Idempotency::Started), 1, "{first:?}");
-    assert_eq!(count(&first, &Idempotency::InProgress), 19, "{first:?}");
+    assert_eq!(started(&first), 1, "{first:?}");
+    assert_eq!(waiting(&first), 19, "{first:?}");
     // Concurrent takeovers of a crashed create: one wins.
     let later = race("race-key", now + 61_000).await;
-    assert_eq!(count(&later, &Idempotency::Started), 1, "{later:?}");
-    assert_eq!(count(&later, &Idempotency::InProgress), 19, "{later:?}");
+    assert_eq!(started(&later), 1, "{later:?}");
+    assert_eq!(waiting(&later), 19, "{later:?}");
 }
 
 /// Test databases from the environment. A missing URL fails under `CI` and

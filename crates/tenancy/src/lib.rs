@@ -46,5 +46,5 @@ pub use model::{
     CreatedKey, KeyInfo, MAX_TTL_SECS, NewTenant, Tenant, TenantSettings, TenantStatus,
     TenantUpdate, UNLIMITED, Usage, validate_key_name, validate_name, validate_namespace,
 };
-pub use pastes::{Idempotency, PasteRecord};
+pub use pastes::{DEFAULT_IDEMPOTENCY_LEASE_MS, Idempotency, PastePage, PasteRecord};
 pub use time::now_ms;

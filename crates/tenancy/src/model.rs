@@ -40,7 +40,9 @@ impl TenantStatus {
 #[serde(default, deny_unknown_fields)]
 pub struct TenantSettings {
     /// Host names (custom domains or subdomains, lower case, optional
-    /// `:port`) that resolve to this tenant; each belongs to one tenant only.
+    /// `:port`) that resolve to this tenant. A name (the host without its
+    /// port) belongs to one tenant only, whatever the port, and is listed
+    /// once; `:80` and `:443` are stored as the bare name.
     pub hosts: Vec<String>,
     /// Exact origins (`https://app.example.com`) allowed by CORS.
     pub cors_origins: Vec<String>,
@@ -106,11 +108,27 @@ impl TenantSettings {
                     "invalid host {h:?}: expected a host name such as team.example.com[:port]"
                 )));
             }
-            // Host names are case-insensitive; stored lower case.
+            // Host names are case-insensitive; stored lower case, and
+            // without the default ports, which clients leave out of `Host`.
             h.make_ascii_lowercase();
+            if let Some(name) = h.strip_suffix(":80").or_else(|| h.strip_suffix(":443")) {
+                *h = name.to_owned();
+            }
         }
         self.hosts.sort();
         self.hosts.dedup();
+        // A name belongs to one tenant whatever the port (requests fall back
+        // from `name:port` to `name`), and is listed once: `name` for every
+        // port, or `name:port`.
+        let mut names = std::collections::HashMap::new();
+        for h in &self.hosts {
+            if let Some(other) = names.insert(host_name(h), h) {
+                return Err(CatalogError::Invalid(format!(
+                    "hosts {other:?} and {h:?} name the same host: list it once \
+                     (without a port for every port)"
+                )));
+            }
+        }
         for o in &self.cors_origins {
             if !valid_origin(o) {
                 return Err(CatalogError::Invalid(format!(
@@ -165,6 +183,11 @@ impl TenantSettings {
             allow_anonymous
         );
     }
+}
+
+/// The name of a `name[:port]` host, which one tenant at most may hold.
+pub(crate) fn host_name(host: &str) -> &str {
+    host.split_once(':').map_or(host, |(name, _)| name)
 }
 
 /// `name[:port]`, at most 253 characters in all: DNS labels of 1–63 letters,
@@ -390,6 +413,32 @@ mod tests {
         };
         s.validate().unwrap();
         assert_eq!(s.hosts, ["team.example.com", "x:8080"]);
+        // The default ports are left out, as clients leave them out of Host.
+        let mut s = TenantSettings {
+            hosts: vec![
+                "A.example:80".into(),
+                "a.example".into(),
+                "b.example:443".into(),
+                "c.example:8443".into(),
+            ],
+            ..TenantSettings::default()
+        };
+        s.validate().unwrap();
+        assert_eq!(s.hosts, ["a.example", "b.example", "c.example:8443"]);
+        // One name, two entries: refused, however far apart they sort.
+        for hosts in [
+            ["x.com", "x.com:8080", "x.com.z"],
+            ["x.com:8081", "x.com-y", "x.com:8080"],
+        ] {
+            let mut s = TenantSettings {
+                hosts: hosts.map(String::from).to_vec(),
+                ..TenantSettings::default()
+            };
+            assert!(
+                matches!(s.validate(), Err(CatalogError::Invalid(m)) if m.contains("same host")),
+                "{hosts:?}"
+            );
+        }
         let mut s = TenantSettings {
             hosts: vec![
                 format!("{}.b:65535", vec!["a".repeat(63); 3].join(".")),

@@ -1,7 +1,8 @@
 //! The per-tenant paste index (`pastes`, migration 0002): quota accounting
 //! per paste, listing a tenant's pastes, burn-after-read claims and expiry
 //! sweeps; and the Idempotency-Key records of paste creates
-//! (`idempotency_keys`).
+//! (`idempotency_records`, migration 0004: each scoped to the credential
+//! that used the key).
 //!
 //! The `usage` row of a tenant stays the quota counter. Every transaction
 //! here that writes it writes it FIRST: on PostgreSQL that takes the usage
@@ -16,7 +17,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{RELEASE_USAGE, RESERVE_USAGE, with_pool};
-use crate::{Catalog, CatalogError, TenantId};
+use crate::{Catalog, CatalogError, KeyId, TenantId};
 
 /// A paste as indexed in the catalog (sizes in bytes, times in Unix ms).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +32,15 @@ pub struct PasteRecord {
     pub expires_at: i64,
     /// Whether the first read deletes it (claimed with [`Catalog::forget_paste`]).
     pub burn_after_read: bool,
+}
+
+/// One page of a tenant's paste index ([`Catalog::list_pastes_page`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PastePage {
+    /// The page, ordered by id.
+    pub pastes: Vec<PasteRecord>,
+    /// Whether more live pastes follow the last one of the page.
+    pub more: bool,
 }
 
 /// Outcome of starting a create under an Idempotency-Key.
@@ -48,17 +58,24 @@ pub enum Idempotency {
         expires_at: i64,
     },
     /// The key is being used by a create that has not finished yet (started
-    /// less than 60 s ago).
-    InProgress,
+    /// less than its lease ago).
+    InProgress {
+        /// How long until that create's lease runs out and a retry takes the
+        /// key over (ms, at least 1): the wait to tell the client.
+        retry_after_ms: i64,
+    },
     /// The key was used before with a different body.
     Mismatch,
 }
 
-/// An in-progress record older than this is a crashed create, taken over.
-const IDEMPOTENCY_TAKEOVER_MS: i64 = 60_000;
+/// The lease of an in-progress record when the caller has no better bound
+/// (see [`Catalog::begin_idempotent`]).
+pub const DEFAULT_IDEMPOTENCY_LEASE_MS: i64 = 60_000;
+/// The wait given when the record kept changing under a begin.
+const BUSY_RETRY_MS: i64 = 1_000;
 /// Idempotency records created longer ago than this are swept.
 const IDEMPOTENCY_RETENTION_MS: i64 = 24 * 3_600_000;
-/// Largest page of [`Catalog::list_pastes`].
+/// Largest page of [`Catalog::list_pastes`] and [`Catalog::list_pastes_page`].
 const MAX_LIST: i64 = 1000;
 
 #[derive(sqlx::FromRow)]
@@ -147,29 +164,41 @@ const LIST_PASTES: &str = "SELECT id, bytes, created_at, expires_at, burn_after_
      ORDER BY id LIMIT $4";
 const EXPIRED_PASTES: &str = "SELECT tenant_id, id FROM pastes WHERE expires_at <= $1 \
      ORDER BY expires_at, tenant_id, id LIMIT $2";
-const DELETE_OLD_IDEMPOTENCY: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
+const DELETE_OLD_IDEMPOTENCY: &str = "DELETE FROM idempotency_records WHERE created_at < $1";
+/// The records of replicas on the release before 0004, swept the same way.
+const DELETE_OLD_IDEMPOTENCY_V1: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
 
-const INSERT_IDEMPOTENCY: &str = "INSERT INTO idempotency_keys \
-     (tenant_id, key, body_digest, paste_id, expires_at, created_at) \
-     VALUES ($1, $2, $3, NULL, NULL, $4) \
-     ON CONFLICT (tenant_id, key) DO NOTHING";
+// In every statement on `idempotency_records`, `$1` is the tenant, `$2` the
+// credential and `$3` the key.
+const INSERT_IDEMPOTENCY: &str = "INSERT INTO idempotency_records \
+     (tenant_id, credential, key, body_digest, paste_id, expires_at, created_at) \
+     VALUES ($1, $2, $3, $4, NULL, NULL, $5) \
+     ON CONFLICT (tenant_id, credential, key) DO NOTHING";
 const SELECT_IDEMPOTENCY: &str = "SELECT body_digest, paste_id, expires_at, created_at \
-     FROM idempotency_keys WHERE tenant_id = $1 AND key = $2";
+     FROM idempotency_records WHERE tenant_id = $1 AND credential = $2 AND key = $3";
 /// Compare-and-swap on `created_at`: of concurrent takeovers of one crashed
 /// create, only one changes the row.
-const TAKE_OVER_IDEMPOTENCY: &str = "UPDATE idempotency_keys SET created_at = $3 \
-     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL AND created_at = $4";
-const COMPLETE_IDEMPOTENCY: &str = "UPDATE idempotency_keys SET paste_id = $3, expires_at = $4 \
-     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL";
+const TAKE_OVER_IDEMPOTENCY: &str = "UPDATE idempotency_records SET created_at = $4 \
+     WHERE tenant_id = $1 AND credential = $2 AND key = $3 \
+     AND paste_id IS NULL AND created_at = $5";
+const COMPLETE_IDEMPOTENCY: &str = "UPDATE idempotency_records \
+     SET paste_id = $4, expires_at = $5 \
+     WHERE tenant_id = $1 AND credential = $2 AND key = $3 AND paste_id IS NULL";
 /// A completed record whose paste is gone starts over (compare-and-swap on
 /// the paste id, so of concurrent retries only one restarts it).
-const RESTART_IDEMPOTENCY: &str = "UPDATE idempotency_keys \
-     SET paste_id = NULL, expires_at = NULL, created_at = $4 \
-     WHERE tenant_id = $1 AND key = $2 AND paste_id = $3";
+const RESTART_IDEMPOTENCY: &str = "UPDATE idempotency_records \
+     SET paste_id = NULL, expires_at = NULL, created_at = $5 \
+     WHERE tenant_id = $1 AND credential = $2 AND key = $3 AND paste_id = $4";
 const LIVE_PASTE: &str =
     "SELECT id FROM pastes WHERE tenant_id = $1 AND id = $2 AND expires_at > $3";
-const ABANDON_IDEMPOTENCY: &str = "DELETE FROM idempotency_keys \
-     WHERE tenant_id = $1 AND key = $2 AND paste_id IS NULL";
+const ABANDON_IDEMPOTENCY: &str = "DELETE FROM idempotency_records \
+     WHERE tenant_id = $1 AND credential = $2 AND key = $3 AND paste_id IS NULL";
+
+/// How a credential is stored in `idempotency_records.credential`: the API
+/// key's id, or `''` for requests without a key.
+fn credential_column(credential: Option<&KeyId>) -> &str {
+    credential.map_or("", KeyId::as_str)
+}
 
 fn validate_paste_id(id: &str) -> Result<(), CatalogError> {
     if id.is_empty() || id.len() > 255 {
@@ -198,7 +227,12 @@ enum Seen {
     },
 }
 
-fn judge(row: IdempotencyRow, body_digest: &[u8; 32], now: i64) -> Result<Seen, CatalogError> {
+fn judge(
+    row: IdempotencyRow,
+    body_digest: &[u8; 32],
+    now: i64,
+    lease_ms: i64,
+) -> Result<Seen, CatalogError> {
     if row.body_digest.as_slice() != body_digest.as_slice() {
         return Ok(Seen::Answer(Idempotency::Mismatch));
     }
@@ -210,8 +244,10 @@ fn judge(row: IdempotencyRow, body_digest: &[u8; 32], now: i64) -> Result<Seen, 
         (Some(_), None) => Err(CatalogError::internal(
             "a completed idempotency record has no expires_at",
         )),
-        (None, _) if now.saturating_sub(row.created_at) < IDEMPOTENCY_TAKEOVER_MS => {
-            Ok(Seen::Answer(Idempotency::InProgress))
+        (None, _) if now.saturating_sub(row.created_at) < lease_ms => {
+            Ok(Seen::Answer(Idempotency::InProgress {
+                retry_after_ms: row.created_at.saturating_add(lease_ms) - now,
+            }))
         }
         (None, _) => Ok(Seen::Stale {
             created_at: row.created_at,
@@ -443,15 +479,34 @@ impl Catalog {
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<PasteRecord>, CatalogError> {
+        Ok(self
+            .list_pastes_page(tenant, now, after, limit)
+            .await?
+            .pastes)
+    }
+
+    /// [`list_pastes`](Self::list_pastes), and whether more pastes follow
+    /// the page: one row beyond the page is read to tell, at every page
+    /// size up to the largest.
+    pub async fn list_pastes_page(
+        &self,
+        tenant: &TenantId,
+        now: i64,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<PastePage, CatalogError> {
         let limit = limit.clamp(1, MAX_LIST);
         let rows: Vec<PasteRow> = with_pool!(self, p => sqlx::query_as(LIST_PASTES)
             .bind(tenant.as_str())
             .bind(now)
             .bind(after.unwrap_or(""))
-            .bind(limit)
+            .bind(limit + 1)
             .fetch_all(p)
             .await?);
-        Ok(rows.into_iter().map(PasteRecord::from).collect())
+        let page = usize::try_from(limit).unwrap_or(usize::MAX);
+        let more = rows.len() > page;
+        let pastes = rows.into_iter().take(page).map(PasteRecord::from).collect();
+        Ok(PastePage { pastes, more })
     }
 
     /// The indexed paste `id` of `tenant` (expired or not), `None` if absent
@@ -492,11 +547,13 @@ impl Catalog {
             }
         }
         let cutoff = now.saturating_sub(IDEMPOTENCY_RETENTION_MS);
-        let keys = with_pool!(self, p => sqlx::query(DELETE_OLD_IDEMPOTENCY)
-            .bind(cutoff)
-            .execute(p)
-            .await?
-            .rows_affected());
+        let keys = with_pool!(self, p => {
+            let mut keys = 0;
+            for sql in [DELETE_OLD_IDEMPOTENCY, DELETE_OLD_IDEMPOTENCY_V1] {
+                keys += sqlx::query(sql).bind(cutoff).execute(p).await?.rows_affected();
+            }
+            keys
+        });
         if removed > 0 || keys > 0 {
             tracing::debug!(
                 pastes = removed,
@@ -509,14 +566,23 @@ impl Catalog {
 
     // ---- Idempotency-Key records ---------------------------------------
 
-    /// Starts (or replays) a create under Idempotency-Key `key` for `tenant`;
-    /// `body_digest` is the SHA-256 of the request body, `now` the time in
-    /// Unix ms. Atomic under concurrency (on one process or many): of N
+    /// Starts (or replays) a create under Idempotency-Key `key` for `tenant`,
+    /// made with `credential` (the API key's id; `None` without a key): a
+    /// record belongs to the credential that made it, so another credential
+    /// (or none) using the same key starts a record of its own and learns
+    /// nothing of the first. `body_digest` is the SHA-256 of the request
+    /// body, `now` the time in Unix ms, and `lease_ms` how long a create may
+    /// run: the longest it can legitimately take from this call to
+    /// [`complete_idempotent`](Self::complete_idempotent) (the server bounds
+    /// it by its store and catalog timeouts; [`DEFAULT_IDEMPOTENCY_LEASE_MS`]
+    /// without a better bound). Atomic under concurrency (on one process or many): of N
     /// concurrent first uses exactly one gets [`Idempotency::Started`], the
-    /// others [`Idempotency::InProgress`] (or `Completed` once it completed).
-    /// A different body is [`Idempotency::Mismatch`] whatever the record's
-    /// state. A record in progress for 60 s or more (a crashed create) is
-    /// taken over: that call gets `Started` and the record restarts at `now`.
+    /// others [`Idempotency::InProgress`] (or `Completed` once it completed),
+    /// with the time left of the running create's lease. A different body is
+    /// [`Idempotency::Mismatch`] whatever the record's state. A record in
+    /// progress for `lease_ms` or more (a create that crashed or was dropped
+    /// with its connection) is taken over: that call gets `Started` and the
+    /// record restarts at `now`.
     /// So is a completed record whose paste is no longer in the index
     /// (deleted, burnt after reading or expired): replaying it would hand out
     /// an id that answers 404, so the create starts over under the same key.
@@ -525,11 +591,14 @@ impl Catalog {
     pub async fn begin_idempotent(
         &self,
         tenant: &TenantId,
+        credential: Option<&KeyId>,
         key: &str,
         body_digest: &[u8; 32],
         now: i64,
+        lease_ms: i64,
     ) -> Result<Idempotency, CatalogError> {
         validate_idempotency_key(key)?;
+        let credential = credential_column(credential);
         with_pool!(self, p => {
             let mut tx = p.begin().await?;
             // A record deleted between the INSERT and the SELECT (abandoned
@@ -540,6 +609,7 @@ impl Catalog {
                 // transaction and then does nothing.
                 let inserted = sqlx::query(INSERT_IDEMPOTENCY)
                     .bind(tenant.as_str())
+                    .bind(credential)
                     .bind(key)
                     .bind(&body_digest[..])
                     .bind(now)
@@ -552,11 +622,12 @@ impl Catalog {
                 }
                 let row: Option<IdempotencyRow> = sqlx::query_as(SELECT_IDEMPOTENCY)
                     .bind(tenant.as_str())
+                    .bind(credential)
                     .bind(key)
                     .fetch_optional(&mut *tx)
                     .await?;
                 let Some(row) = row else { continue };
-                match judge(row, body_digest, now)? {
+                match judge(row, body_digest, now, lease_ms)? {
                     Seen::Answer(Idempotency::Completed { paste_id, expires_at }) => {
                         let live = expires_at > now
                             && sqlx::query(LIVE_PASTE)
@@ -574,6 +645,7 @@ impl Catalog {
                         // id that no longer answers, so the create starts over.
                         let restarted = sqlx::query(RESTART_IDEMPOTENCY)
                             .bind(tenant.as_str())
+                            .bind(credential)
                             .bind(key)
                             .bind(&paste_id)
                             .bind(now)
@@ -593,6 +665,7 @@ impl Catalog {
                     Seen::Stale { created_at } => {
                         let taken = sqlx::query(TAKE_OVER_IDEMPOTENCY)
                             .bind(tenant.as_str())
+                            .bind(credential)
                             .bind(key)
                             .bind(now)
                             .bind(created_at)
@@ -615,7 +688,9 @@ impl Catalog {
             tx.rollback().await?;
         });
         // The record kept changing under us: another create holds the key.
-        Ok(Idempotency::InProgress)
+        Ok(Idempotency::InProgress {
+            retry_after_ms: BUSY_RETRY_MS,
+        })
     }
 
     /// Marks the create under `key` finished with the paste it made. Calling
@@ -626,13 +701,16 @@ impl Catalog {
     pub async fn complete_idempotent(
         &self,
         tenant: &TenantId,
+        credential: Option<&KeyId>,
         key: &str,
         paste_id: &str,
         expires_at: i64,
     ) -> Result<(), CatalogError> {
         validate_paste_id(paste_id)?;
+        let credential = credential_column(credential);
         let done = with_pool!(self, p => sqlx::query(COMPLETE_IDEMPOTENCY)
             .bind(tenant.as_str())
+            .bind(credential)
             .bind(key)
             .bind(paste_id)
             .bind(expires_at)
@@ -644,6 +722,7 @@ impl Catalog {
         }
         let row: Option<IdempotencyRow> = with_pool!(self, p => sqlx::query_as(SELECT_IDEMPOTENCY)
             .bind(tenant.as_str())
+            .bind(credential)
             .bind(key)
             .fetch_optional(p)
             .await?);
@@ -654,15 +733,19 @@ impl Catalog {
         }
     }
 
-    /// Drops the in-progress record of `key` (the create failed), so a retry
-    /// starts afresh. A completed record is kept; an absent one is fine.
+    /// Drops the in-progress record of `key` made with `credential` (the
+    /// create failed), so a retry starts afresh. A completed record is kept;
+    /// an absent one is fine.
     pub async fn abandon_idempotent(
         &self,
         tenant: &TenantId,
+        credential: Option<&KeyId>,
         key: &str,
     ) -> Result<(), CatalogError> {
+        let credential = credential_column(credential);
         with_pool!(self, p => sqlx::query(ABANDON_IDEMPOTENCY)
             .bind(tenant.as_str())
+            .bind(credential)
             .bind(key)
             .execute(p)
             .await
@@ -694,6 +777,8 @@ mod tests {
         }
     }
 
+    const LEASE: i64 = 40_000;
+
     fn answer(s: Result<Seen, CatalogError>) -> Option<Idempotency> {
         match s {
             Ok(Seen::Answer(a)) => Some(a),
@@ -705,31 +790,34 @@ mod tests {
     fn idempotency_records_are_judged_digest_first() {
         let d = [1u8; 32];
         assert_eq!(
-            answer(judge(row(2, Some("p"), 0), &d, 0)),
+            answer(judge(row(2, Some("p"), 0), &d, 0, LEASE)),
             Some(Idempotency::Mismatch)
         );
         assert_eq!(
-            answer(judge(row(2, None, 0), &d, 10 * IDEMPOTENCY_TAKEOVER_MS)),
+            answer(judge(row(2, None, 0), &d, 10 * LEASE, LEASE)),
             Some(Idempotency::Mismatch),
             "a stale record with another body is a mismatch, not a takeover"
         );
         assert_eq!(
-            answer(judge(row(1, Some("p"), 0), &d, 0)),
+            answer(judge(row(1, Some("p"), 0), &d, 0, LEASE)),
             Some(Idempotency::Completed {
                 paste_id: "p".into(),
                 expires_at: 99
             })
         );
         assert_eq!(
-            answer(judge(
-                row(1, None, 1000),
-                &d,
-                1000 + IDEMPOTENCY_TAKEOVER_MS - 1
-            )),
-            Some(Idempotency::InProgress)
+            answer(judge(row(1, None, 1000), &d, 1000 + LEASE - 1, LEASE)),
+            Some(Idempotency::InProgress { retry_after_ms: 1 })
+        );
+        assert_eq!(
+            answer(judge(row(1, None, 1000), &d, 1500, LEASE)),
+            Some(Idempotency::InProgress {
+                retry_after_ms: LEASE - 500
+            }),
+            "the wait is what is left of the lease"
         );
         assert!(matches!(
-            judge(row(1, None, 1000), &d, 1000 + IDEMPOTENCY_TAKEOVER_MS),
+            judge(row(1, None, 1000), &d, 1000 + LEASE, LEASE),
             Ok(Seen::Stale { created_at: 1000 })
         ));
     }

@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use paste_api::{AdminConfig, HttpConfig, LimitsConfig, PasteConfig, split_origins};
-use paste_store::{FsSync, StoreConfig, StoreKind};
+use paste_store::{FsSync, StoreConfig, StoreKind, redacted};
 use serde::{Deserialize, Serialize};
 use tenancy::CatalogConfig;
 
@@ -50,7 +50,7 @@ pub struct Settings {
 }
 
 /// `[telemetry]`
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TelemetryConfig {
     /// Serve Prometheus metrics on `/metrics`: on the admin listener when
@@ -59,7 +59,22 @@ pub struct TelemetryConfig {
     pub metrics: bool,
     /// Base URL of an OTLP/HTTP collector (e.g. `http://127.0.0.1:4318`);
     /// traces are posted as JSON to `<url>/v1/traces`. Empty: no exporter.
+    /// May carry a password (`http://user:password@host`): printed redacted.
+    #[serde(serialize_with = "redact_url")]
     pub otlp_endpoint: String,
+}
+
+impl std::fmt::Debug for TelemetryConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelemetryConfig")
+            .field("metrics", &self.metrics)
+            .field("otlp_endpoint", &redacted(&self.otlp_endpoint))
+            .finish()
+    }
+}
+
+fn redact_url<S: serde::Serializer>(url: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&redacted(url))
 }
 
 impl Default for TelemetryConfig {
@@ -558,8 +573,8 @@ impl Settings {
         toml::from_str(text).map_err(|e| e.to_string())
     }
 
-    /// The settings as TOML, for `check-config`. (No setting is secret yet;
-    /// secrets added later must serialize redacted.)
+    /// The settings as TOML, for `check-config`. Secrets (the admin token,
+    /// passwords in URLs) serialize redacted; a secret added later must too.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render settings: {e}\n"))
     }
@@ -600,7 +615,8 @@ impl Settings {
         let is_url = otlp.starts_with("http://") || otlp.starts_with("https://");
         if !otlp.is_empty() && !is_url {
             return Err(SettingsError::Invalid(format!(
-                "telemetry.otlp_endpoint must be an http:// or https:// URL, got {otlp:?}"
+                "telemetry.otlp_endpoint must be an http:// or https:// URL, got {:?}",
+                redacted(otlp)
             )));
         }
         let missing = |var: &str, key: &str, kind: &str| {
@@ -755,6 +771,21 @@ mod tests {
             ),
             ("http://127.0.0.1:9000", "pastes", "eu-west-1", "team/")
         );
+    }
+
+    #[test]
+    fn a_password_in_the_otlp_endpoint_is_redacted_when_printed() {
+        let endpoint = "http://user:0tlp-pw@127.0.0.1:4318";
+        let s = load(&[("PLANSHARE_OTLP_ENDPOINT", endpoint)]).unwrap();
+        assert_eq!(s.telemetry.otlp_endpoint, endpoint, "used as given");
+        let printed = s.to_toml();
+        assert!(
+            printed.contains("otlp_endpoint = \"http://user:<redacted>@127.0.0.1:4318\""),
+            "{printed}"
+        );
+        assert!(!printed.contains("0tlp-pw") && !format!("{s:?}").contains("0tlp-pw"));
+        let refused = load(&[("PLANSHARE_OTLP_ENDPOINT", "ftp://user:0tlp-pw@h")]).unwrap_err();
+        assert!(!refused.to_string().contains("0tlp-pw"), "{refused}");
     }
 
     #[test]

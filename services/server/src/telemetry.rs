@@ -10,7 +10,10 @@
 //!   not the service.
 //! - Traces: when `telemetry.otlp_endpoint` is set, the same spans are
 //!   exported over OTLP/HTTP (JSON) to `<endpoint>/v1/traces` by a batch
-//!   processor; without it no exporter and no thread exists.
+//!   processor; without it no exporter and no thread exists. Credentials in
+//!   the endpoint (`http://user:password@host`) are sent as an
+//!   `Authorization: Basic` header, never as part of the URL (which the HTTP
+//!   client logs), and the endpoint is printed with its password redacted.
 //! - Metrics: one process-wide Prometheus recorder ([`metrics_handle`]),
 //!   rendered by the `/metrics` route (`serve.rs`).
 
@@ -20,7 +23,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+use opentelemetry_otlp::{Protocol, WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
@@ -157,7 +160,7 @@ impl Telemetry {
         let _ = DROPPED_LOG_LINES.set(dropped);
         if let Some(endpoint) = tracer_provider
             .as_ref()
-            .map(|_| traces_url(&settings.telemetry.otlp_endpoint))
+            .map(|_| paste_store::redacted(&traces_url(&settings.telemetry.otlp_endpoint)))
         {
             tracing::info!(%endpoint, "exporting traces over OTLP/HTTP");
         }
@@ -186,11 +189,74 @@ fn traces_url(base: &str) -> String {
     format!("{}/v1/traces", base.trim().trim_end_matches('/'))
 }
 
+/// The endpoint without its userinfo, and the `Authorization: Basic` value
+/// the userinfo makes (percent-decoded, as URL userinfo is written).
+fn split_credentials(endpoint: &str) -> (String, Option<String>) {
+    use base64::Engine as _;
+
+    let endpoint = endpoint.trim();
+    let Some(scheme_end) = endpoint.find("://").map(|i| i + 3) else {
+        return (endpoint.to_owned(), None);
+    };
+    let rest = &endpoint[scheme_end..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let Some(at) = authority.rfind('@') else {
+        return (endpoint.to_owned(), None);
+    };
+    let (user, password) = authority[..at]
+        .split_once(':')
+        .unwrap_or((&authority[..at], ""));
+    let mut credentials = percent_decode(user);
+    credentials.push(b':');
+    credentials.extend(percent_decode(password));
+    let header = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(credentials)
+    );
+    (
+        format!("{}{}", &endpoint[..scheme_end], &rest[at + 1..]),
+        Some(header),
+    )
+}
+
+/// `%XX` escapes decoded; anything else (a stray `%` too) kept as it is.
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 fn tracer_provider(endpoint: &str) -> anyhow::Result<SdkTracerProvider> {
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
+    let (endpoint, authorization) = split_credentials(endpoint);
+    let mut exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpJson)
-        .with_endpoint(traces_url(endpoint))
+        .with_endpoint(traces_url(&endpoint));
+    if let Some(authorization) = authorization {
+        exporter = exporter.with_headers(
+            [("authorization".to_owned(), authorization)]
+                .into_iter()
+                .collect(),
+        );
+    }
+    let exporter = exporter
         .build()
         .context("cannot build the OTLP trace exporter")?;
     Ok(SdkTracerProvider::builder()
@@ -205,7 +271,7 @@ fn tracer_provider(endpoint: &str) -> anyhow::Result<SdkTracerProvider> {
 
 #[cfg(test)]
 mod tests {
-    use super::{UPKEEP_THREAD, metrics_handle, traces_url};
+    use super::{UPKEEP_THREAD, metrics_handle, split_credentials, traces_url};
 
     /// The recorder comes with its upkeep: without it, histogram samples
     /// pile up until someone scrapes `/metrics`.
@@ -245,6 +311,34 @@ mod tests {
         assert_eq!(
             traces_url("https://c.example/otlp/ "),
             "https://c.example/otlp/v1/traces"
+        );
+    }
+
+    #[test]
+    fn credentials_leave_the_url_for_a_basic_header() {
+        assert_eq!(
+            split_credentials("http://127.0.0.1:4318"),
+            ("http://127.0.0.1:4318".to_owned(), None)
+        );
+        // "user:secret" and "us@r:p%3As" in base64.
+        assert_eq!(
+            split_credentials(" http://user:secret@127.0.0.1:4318/otlp "),
+            (
+                "http://127.0.0.1:4318/otlp".to_owned(),
+                Some("Basic dXNlcjpzZWNyZXQ=".to_owned())
+            )
+        );
+        assert_eq!(
+            split_credentials("https://us%40r:p%3As@c.example"),
+            (
+                "https://c.example".to_owned(),
+                Some("Basic dXNAcjpwOnM=".to_owned())
+            )
+        );
+        // An `@` past the authority is the path's, not userinfo.
+        assert_eq!(
+            split_credentials("http://c.example/a@b"),
+            ("http://c.example/a@b".to_owned(), None)
         );
     }
 }

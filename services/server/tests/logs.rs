@@ -212,3 +212,58 @@ async fn a_stderr_nobody_reads_costs_log_lines_not_requests() {
         .unwrap();
     assert!(dropped > 0, "6 400 lines into a full pipe, none dropped");
 }
+
+/// A read of a damaged paste file is logged once, as a warning naming the
+/// paste's namespace and id and never its bytes, and counted in
+/// `planshare_store_errors_total{kind="damaged"}`.
+#[tokio::test]
+async fn a_damaged_read_is_one_warning_and_one_count() {
+    let data = tempfile::tempdir().unwrap();
+    let log = data.path().join("server.log");
+    let file = std::fs::File::create(&log).unwrap();
+    let mut server = Running::start(data.path(), "info", Stdio::from(file)).await;
+    let client = client();
+    let id = server.create_and_read(&client).await;
+    let hex: String = id.bytes().map(|b| format!("{b:02x}")).collect();
+    let path = data
+        .path()
+        .join("pastes/default")
+        .join(&hex[..4])
+        .join(&hex);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 2]).unwrap();
+    let damaged = |m: &str| {
+        m.lines()
+            .filter(|l| {
+                l.starts_with("planshare_store_errors_total{")
+                    && l.contains("kind=\"damaged\"")
+                    && l.contains("operation=\"get\"")
+            })
+            .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+            .sum::<f64>()
+    };
+    let before = damaged(&server.metrics(&client).await);
+    for _ in 0..2 {
+        let read = client
+            .get(format!("{}/api/paste/{id}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), 410);
+    }
+    assert_eq!(damaged(&server.metrics(&client).await) - before, 2.0);
+    assert!(server.stop().await, "no exit within 10 s of SIGTERM");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("damaged paste"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "one line per damaged read:\n{text}");
+    for line in warnings {
+        assert!(line.contains("WARN"), "{line}");
+        assert!(line.contains("namespace=default"), "{line}");
+        assert!(line.contains(&id), "{line}");
+    }
+    // The payload ("logs-test-payload" as base64url) is not in the log.
+    assert!(!text.contains("bG9ncy10ZXN0LXBheWxvYWQ"), "{text}");
+}

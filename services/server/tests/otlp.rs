@@ -27,15 +27,25 @@ impl Drop for Running {
     }
 }
 
-/// The collector stand-in: every body posted to `/v1/traces`.
-async fn collector() -> (String, Arc<Mutex<Vec<String>>>) {
+/// Everything posted to the collector stand-in.
+type Posted = Arc<Mutex<Vec<String>>>;
+
+/// The collector stand-in: every body posted to `/v1/traces`, and the
+/// `Authorization` header of every post (empty when there was none).
+async fn collector() -> (String, Posted, Posted) {
     let bodies = Arc::new(Mutex::new(Vec::new()));
-    let recorded = bodies.clone();
+    let authorizations = Arc::new(Mutex::new(Vec::new()));
+    let (recorded, auths) = (bodies.clone(), authorizations.clone());
     let app = Router::new().route(
         "/v1/traces",
-        post(move |body: String| {
-            let recorded = recorded.clone();
+        post(move |headers: axum::http::HeaderMap, body: String| {
+            let (recorded, auths) = (recorded.clone(), auths.clone());
             async move {
+                let auth = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("");
+                auths.lock().unwrap().push(auth.to_owned());
                 recorded.lock().unwrap().push(body);
                 "{}"
             }
@@ -44,7 +54,7 @@ async fn collector() -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, bodies)
+    (url, bodies, authorizations)
 }
 
 /// Attribute `key` of an OTLP JSON span, as a string.
@@ -79,7 +89,7 @@ fn spans(bodies: &[String]) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn request_spans_reach_the_collector_without_secrets() {
-    let (collector_url, bodies) = collector().await;
+    let (collector_url, bodies, authorizations) = collector().await;
     let data = tempfile::tempdir().unwrap();
     let port = testkit::free_port();
     let mut child = Running(
@@ -176,6 +186,10 @@ async fn request_spans_reach_the_collector_without_secrets() {
 
     let bodies = bodies.lock().unwrap().clone();
     assert!(!bodies.is_empty(), "no spans were exported");
+    assert!(
+        authorizations.lock().unwrap().iter().all(String::is_empty),
+        "an endpoint without credentials sends none"
+    );
     let all = bodies.concat();
     for secret in [ADMIN_TOKEN, key.as_str(), delete_token.as_str(), PAYLOAD] {
         assert!(!all.contains(secret), "a secret reached the collector");
@@ -208,4 +222,104 @@ async fn request_spans_reach_the_collector_without_secrets() {
     );
     let readyz = find("/readyz", "GET", "200");
     assert!(readyz.is_some(), "{all}");
+}
+
+/// A collector URL with a password in it: `check-config` and the start-up
+/// log line name the endpoint with the password redacted, the password
+/// appears nowhere in a trace-level log, and the credentials reach the
+/// collector as an `Authorization: Basic` header.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_password_in_the_endpoint_is_never_printed() {
+    const PASSWORD: &str = "otlp-pass-Qz8Wm4";
+    let (collector_url, bodies, authorizations) = collector().await;
+    let endpoint = collector_url.replacen("http://", &format!("http://user:{PASSWORD}@"), 1);
+
+    let checked = Command::new(env!("CARGO_BIN_EXE_planshare-server"))
+        .arg("check-config")
+        .env_clear()
+        .env("PLANSHARE_DATA_DIR", "/nonexistent/planshare")
+        .env("PLANSHARE_OTLP_ENDPOINT", &endpoint)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.status.success(), "check-config failed: {checked:?}");
+    assert!(
+        printed.contains("otlp_endpoint = \"http://user:<redacted>@"),
+        "{printed}"
+    );
+    assert!(
+        !printed.contains(PASSWORD),
+        "check-config printed the password"
+    );
+    assert!(!String::from_utf8_lossy(&checked.stderr).contains(PASSWORD));
+
+    let data = tempfile::tempdir().unwrap();
+    let log_path = data.path().join("server.log");
+    let port = testkit::free_port();
+    let mut child = Running(
+        Command::new(env!("CARGO_BIN_EXE_planshare-server"))
+            .env_clear()
+            .env("PLANSHARE_HOST", "127.0.0.1")
+            .env("PLANSHARE_PORT", port.to_string())
+            .env("PLANSHARE_DATA_DIR", data.path())
+            .env("PLANSHARE_LOG", "trace")
+            .env("PLANSHARE_OTLP_ENDPOINT", &endpoint)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log_path).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ready = client.get(format!("{base}/readyz")).send().await;
+        if ready.is_ok_and(|r| r.status().is_success()) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server did not become ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pid = child.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while child.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the server did not exit");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let start_up = log
+        .lines()
+        .find(|l| l.contains("exporting traces over OTLP/HTTP"))
+        .unwrap_or_else(|| panic!("no start-up line for the exporter:\n{log}"));
+    assert!(
+        start_up.contains("http://user:<redacted>@127.0.0.1:"),
+        "{start_up}"
+    );
+    assert!(
+        !log.contains(PASSWORD),
+        "the password is in the log:\n{log}"
+    );
+    assert!(
+        !bodies.lock().unwrap().is_empty(),
+        "no spans reached the collector"
+    );
+    use base64::Engine as _;
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("user:{PASSWORD}"))
+    );
+    let authorizations = authorizations.lock().unwrap().clone();
+    assert!(
+        authorizations.iter().all(|a| *a == basic),
+        "{authorizations:?}"
+    );
 }

@@ -15,7 +15,9 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use paste_store::{DeleteToken, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms};
+use paste_store::{
+    DeleteToken, DeleteTokenDigest, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms,
+};
 use sha2::{Digest as _, Sha256};
 use tenancy::{Idempotency, PasteRecord};
 use tokio::sync::OwnedSemaphorePermit;
@@ -196,12 +198,24 @@ pub(crate) async fn create(
     request: NewPaste,
 ) -> Result<Response, ApiError> {
     let tenant = &resolved.tenant;
+    // Idempotency records belong to the credential that made them: the API
+    // key, or none (anonymous, e.g. through the tenant's host).
+    let credential = resolved.key.as_ref().map(|owner| owner.key.clone());
     if let Some((key, digest)) = &request.idempotency {
         let (key, digest) = (key.clone(), *digest);
         let tenant_id = tenant.id.clone();
+        let credential = credential.clone();
+        let lease_ms = i64::try_from(idempotency_lease(state).as_millis()).unwrap_or(i64::MAX);
         let started = super::catalog_call(state, |c| async move {
-            c.begin_idempotent(&tenant_id, &key, &digest, now_ms_i64())
-                .await
+            c.begin_idempotent(
+                &tenant_id,
+                credential.as_ref(),
+                &key,
+                &digest,
+                now_ms_i64(),
+                lease_ms,
+            )
+            .await
         })
         .await?;
         match started {
@@ -210,7 +224,11 @@ pub(crate) async fn create(
                 paste_id,
                 expires_at,
             } => return Ok(replayed(paste_id, expires_at, request.burn_after_read)),
-            Idempotency::InProgress => return Err(ApiError::IdempotencyInProgress),
+            Idempotency::InProgress { retry_after_ms } => {
+                return Err(ApiError::IdempotencyInProgress {
+                    retry_after: Duration::from_millis(u64::try_from(retry_after_ms).unwrap_or(1)),
+                });
+            }
             Idempotency::Mismatch => return Err(ApiError::IdempotencyMismatch),
         }
     }
@@ -222,21 +240,22 @@ pub(crate) async fn create(
             Ok(created) => {
                 let (id, expires_at) = (created.id.clone(), created.expires_at);
                 super::catalog_call(state, |c| async move {
-                    c.complete_idempotent(&tenant_id, &key, &id, expires_at)
+                    c.complete_idempotent(&tenant_id, credential.as_ref(), &key, &id, expires_at)
                         .await
                 })
                 .await
             }
             Err(_) => {
                 super::catalog_call(state, |c| async move {
-                    c.abandon_idempotent(&tenant_id, &key).await
+                    c.abandon_idempotent(&tenant_id, credential.as_ref(), &key)
+                        .await
                 })
                 .await
             }
         };
         if let Err(error) = finished {
             // The paste itself is stored (or not) as reported; a retry with
-            // the key after 60 s starts afresh.
+            // the key once the lease has run out starts afresh.
             tracing::warn!(%error, "cannot record the idempotency outcome");
         }
     }
@@ -248,6 +267,18 @@ pub(crate) async fn create(
         burn_after_read: request.burn_after_read.then_some(true),
     };
     Ok(json_response(StatusCode::CREATED, &body))
+}
+
+/// How long a create under an `Idempotency-Key` holds the key before a
+/// retry may take it over (its record otherwise stays "in progress" when the
+/// create never finishes: the server crashed, or dropped the request with
+/// its connection). The longest a create runs after taking the key: the
+/// store and index writes (side by side, each bounded by
+/// `http.store_timeout_secs`), taking back a half-written paste (the same
+/// bound), and recording the outcome (a catalog call: opening and the
+/// query, each bounded the same) — four store timeouts, 40 s by default.
+pub(crate) fn idempotency_lease(state: &AppState) -> Duration {
+    state.store_timeout().saturating_mul(4)
 }
 
 /// The answer to a retried create: the same id, without the delete token
@@ -428,6 +459,7 @@ async fn unindex(state: &AppState, resolved: &Resolved, id: &str) {
         (status = 401, response = crate::openapi::responses::Unauthorized),
         (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 410, response = crate::openapi::responses::Gone),
         (status = 429, response = crate::openapi::responses::TooManyRequests),
         (status = 503, response = crate::openapi::responses::Unavailable),
     ),
@@ -553,6 +585,7 @@ pub(crate) async fn read(
         (status = 401, response = crate::openapi::responses::Unauthorized),
         (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 410, response = crate::openapi::responses::Gone),
         (status = 429, response = crate::openapi::responses::TooManyRequests),
         (status = 503, response = crate::openapi::responses::Unavailable),
     ),
@@ -596,15 +629,13 @@ pub(crate) async fn delete(
     };
     let key = PasteKey::new(resolved.tenant.namespace.clone(), id);
     let not_found = ApiError::PasteNotFound { compat: false };
-    let paste = match with_timeout(state, state.inner.store.get(&key)).await {
-        Ok(paste) => paste,
+    let delete_token = match with_timeout(state, state.inner.store.get(&key)).await {
+        Ok(paste) => paste.delete_token,
         Err(StoreError::NotFound) => return Err(not_found),
-        Err(e) => return Err(ApiError::from_store(e, false)),
+        Err(e) => damaged_delete_token(e, token)?,
     };
     if let Some(token) = token
-        && !paste
-            .delete_token
-            .is_some_and(|digest| digest.matches(token))
+        && !delete_token.is_some_and(|digest| digest.matches(token))
     {
         return Err(not_found);
     }
@@ -615,6 +646,28 @@ pub(crate) async fn delete(
     // paste was never indexed).
     unindex(state, resolved, key.id().as_str()).await;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// What authorises the DELETE of a paste whose stored data is damaged
+/// (`get` answered [`StoreError::Damaged`]), as the delete-token digest to
+/// check a bearer token against: with an API key of the tenant (`token` is
+/// `None`) nothing more is needed; with a delete token, the digest in the
+/// record's header, when the header checked out (the damage is past it). A
+/// damaged header leaves nothing to check a token against, so that DELETE
+/// answers `410 paste-damaged` (an API key can still delete it). Any other
+/// store failure maps as usual.
+pub(crate) fn damaged_delete_token(
+    error: StoreError,
+    token: Option<&str>,
+) -> Result<Option<DeleteTokenDigest>, ApiError> {
+    match error {
+        StoreError::Damaged {
+            header: Some(header),
+            ..
+        } => Ok(header.delete_token),
+        StoreError::Damaged { header: None, .. } if token.is_none() => Ok(None),
+        other => Err(ApiError::from_store(other, false)),
+    }
 }
 
 /// Bounds a store call by `http.store_timeout_secs`; a late answer is an outage.

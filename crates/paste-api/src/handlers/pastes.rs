@@ -35,7 +35,7 @@ use crate::state::AppState;
     tag = "pastes",
     operation_id = "createPaste",
     params(
-        ("Idempotency-Key" = Option<String>, Header, pattern = "^[\\x21-\\x7e]{1,255}$", description = "1-255 printable ASCII characters: the same key and body give the same paste once (replayed: `Idempotent-Replayed: true`, no delete token); another body: 422; still running: 409"),
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[\\x21-\\x7e]{1,255}$", description = "1-255 printable ASCII characters, the credential's own (an API key's, or no key's): the same key and body from it give the same paste once (replayed: `Idempotent-Replayed: true`, no delete token); another body: 422; still running: 409 with Retry-After (until a retry may take the key over)"),
     ),
     request_body(content = api_types::CreatePasteRequest, content_type = "application/json"),
     responses(
@@ -168,16 +168,17 @@ pub(crate) async fn list(
     let tenant_id = resolved.tenant.id.clone();
     let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
     let after = query.after.clone();
-    // One more than asked tells whether there is a next page.
-    let mut rows = catalog_call(&state, |c| async move {
-        c.list_pastes(&tenant_id, now, after.as_deref(), i64::from(limit) + 1)
+    let page = catalog_call(&state, |c| async move {
+        c.list_pastes_page(&tenant_id, now, after.as_deref(), i64::from(limit))
             .await
     })
     .await?;
-    let more = rows.len() > limit as usize;
-    rows.truncate(limit as usize);
-    let next = more.then(|| rows.last().map(|r| r.id.clone())).flatten();
-    let pastes = rows
+    let next = page
+        .more
+        .then(|| page.pastes.last().map(|r| r.id.clone()))
+        .flatten();
+    let pastes = page
+        .pastes
         .into_iter()
         .map(|r| api_types::PasteSummary {
             id: r.id,
@@ -214,6 +215,7 @@ fn paste_id(id: Result<Path<String>, PathRejection>) -> Result<PasteId, ApiError
         (status = 401, response = crate::openapi::responses::Unauthorized),
         (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 410, response = crate::openapi::responses::Gone),
         (status = 429, response = crate::openapi::responses::TooManyRequests),
         (status = 503, response = crate::openapi::responses::Unavailable),
     ),
@@ -249,6 +251,7 @@ pub(crate) async fn get(
         (status = 401, response = crate::openapi::responses::Unauthorized),
         (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
+        (status = 410, response = crate::openapi::responses::Gone),
         (status = 429, response = crate::openapi::responses::TooManyRequests),
         (status = 503, response = crate::openapi::responses::Unavailable),
     ),

@@ -390,15 +390,17 @@ impl Inner {
         target: &Path,
     ) -> Result<(), StoreError> {
         let _guard = self.lock_for(dir, file);
-        match read_record(&self.noatime, target) {
-            Ok(existing) if existing.is_expired_at(now_ms()) => {
+        let existing = read_record(&self.noatime, target);
+        match existing {
+            _ if record::is_expired(&existing, now_ms()) => {
                 remove_if_exists(target)
                     .map_err(|e| io_unavailable("cannot remove an expired paste", e))?;
             }
             Ok(_) => return Err(StoreError::AlreadyExists),
             Err(StoreError::NotFound) => {}
-            // A damaged file is left alone for an operator to inspect.
-            Err(StoreError::Internal { .. }) => return Err(StoreError::AlreadyExists),
+            // A damaged file (not known to be expired) is left alone: it is
+            // deleted by a DELETE of its paste, or by an operator.
+            Err(StoreError::Damaged { .. }) => return Err(StoreError::AlreadyExists),
             Err(e) => return Err(e),
         }
         match fs::hard_link(tmp, target) {
@@ -437,14 +439,14 @@ impl Inner {
 
     fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
         let (dir, file) = self.paths(key);
-        let paste = match read_record(&self.noatime, &dir.join(file)) {
+        let read = match read_record(&self.noatime, &dir.join(file)) {
             Err(StoreError::NotFound) => return Err(self.not_found_or_outage()),
-            other => other?,
+            other => other,
         };
-        if paste.is_expired_at(now_ms()) {
+        if record::is_expired(&read, now_ms()) {
             return Err(StoreError::NotFound);
         }
-        Ok(paste)
+        read
     }
 
     /// [`get`](Self::get) without blocking: `Some` for a live paste whose
@@ -578,7 +580,7 @@ impl Inner {
             let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
             if mtime.is_some_and(|t| unix_ms(t) < now) {
                 let _guard = self.lock_for(dir, &name);
-                if matches!(read_record(&self.noatime, &path), Ok(p) if p.is_expired_at(now))
+                if record::is_expired(&read_record(&self.noatime, &path), now)
                     && fs::remove_file(&path).is_ok()
                 {
                     removed += 1;
@@ -879,7 +881,7 @@ mod tests {
         assert_eq!(store.inner.get_from_memory(&damaged), None);
         assert!(matches!(
             store.get(&damaged).await,
-            Err(StoreError::Internal { .. })
+            Err(StoreError::Damaged { .. })
         ));
     }
 

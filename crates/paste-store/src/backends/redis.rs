@@ -163,11 +163,11 @@ impl PasteStore for RedisStore {
             .query::<Option<Vec<u8>>>(&cmd)
             .await?
             .ok_or(StoreError::NotFound)?;
-        let paste = record::decode_owned(bytes)?;
-        if paste.is_expired_at(now_ms()) {
+        let read = record::decode_owned(bytes);
+        if record::is_expired(&read, now_ms()) {
             return Err(StoreError::NotFound);
         }
-        Ok(paste)
+        read
     }
 
     async fn delete(&self, key: &PasteKey) -> Result<(), StoreError> {

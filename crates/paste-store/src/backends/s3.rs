@@ -37,7 +37,7 @@
 //!   are for older S3-compatible servers.
 //! - `get` is a `GetObject`. The body is read with a hard cap (the largest
 //!   record the service can produce, 64 MiB of payload plus the header): a
-//!   larger `Content-Length` or stream is refused as [`StoreError::Internal`]
+//!   larger `Content-Length` or stream is refused as [`StoreError::Damaged`]
 //!   without reading it. Expiry is enforced on read (`now > expires_at` →
 //!   `NotFound`), whatever S3 lifecycle has or has not deleted yet.
 //! - `delete` is a `DeleteObject`; S3 answers 204 for absent keys, so it is
@@ -51,7 +51,7 @@
 //! a one-second retry hint — never `NotFound`: only `NoSuchKey` on the object
 //! itself means "not found". The error source is a plain description (operation,
 //! HTTP status, S3 error code and message) with no request, response body or
-//! credentials in it. Damaged or oversized objects are `Internal` and logged.
+//! credentials in it. Damaged or oversized objects are `Damaged`.
 //!
 //! # Time bounds
 //!
@@ -252,7 +252,7 @@ impl S3Store {
             .content_length()
             .and_then(|len| u64::try_from(len).ok());
         if let Some(len) = declared.filter(|&len| len > MAX_OBJECT_BYTES) {
-            return Err(self.oversized(key, len));
+            return Err(self.oversized(len));
         }
         let capacity = declared.unwrap_or(0).min(MAX_OBJECT_BYTES);
         let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
@@ -265,31 +265,17 @@ impl S3Store {
                 )
             })?;
             if (bytes.len() + chunk.len()) as u64 > MAX_OBJECT_BYTES {
-                return Err(self.oversized(key, (bytes.len() + chunk.len()) as u64));
+                return Err(self.oversized((bytes.len() + chunk.len()) as u64));
             }
             bytes.extend_from_slice(&chunk);
         }
         Ok(Some(Fetched { etag, bytes }))
     }
 
-    fn oversized(&self, key: &str, len: u64) -> StoreError {
-        tracing::error!(
-            bucket = %self.bucket,
-            key,
-            len,
-            max = MAX_OBJECT_BYTES,
-            "S3 object is larger than any paste; refusing to read it"
-        );
-        StoreError::internal(format!(
-            "S3 object is larger than the maximum of {MAX_OBJECT_BYTES} bytes"
+    fn oversized(&self, len: u64) -> StoreError {
+        StoreError::damaged(format!(
+            "S3 object of {len} bytes is larger than the maximum of {MAX_OBJECT_BYTES}"
         ))
-    }
-
-    /// Decodes a fetched record, logging damage.
-    fn decode(&self, key: &str, bytes: &[u8]) -> Result<StoredPaste, StoreError> {
-        record::decode(bytes).inspect_err(|error| {
-            tracing::error!(bucket = %self.bucket, key, %error, "damaged paste object in S3");
-        })
     }
 
     /// `DeleteObject` of `key`, with `If-Match: etag` when given.
@@ -348,11 +334,10 @@ impl S3Store {
         if existing.bytes == record {
             return Ok(()); // an earlier attempt of this put landed
         }
-        match self.decode(key, &existing.bytes) {
-            Ok(paste) if !paste.is_expired_at(now_ms()) => return Err(StoreError::AlreadyExists),
-            Ok(_expired) => {}
-            // A damaged object is left alone for an operator to inspect.
-            Err(_) => return Err(StoreError::AlreadyExists),
+        // A live object, or a damaged one not known to be expired (left
+        // alone: a DELETE of its paste or an operator removes it), stays.
+        if !record::is_expired(&record::decode(&existing.bytes), now_ms()) {
+            return Err(StoreError::AlreadyExists);
         }
 
         // The existing object is expired: replace exactly that object.
@@ -421,11 +406,11 @@ impl S3Store {
         let Some(existing) = self.fetch(key).await? else {
             return Err(StoreError::NotFound);
         };
-        let paste = self.decode(key, &existing.bytes)?;
-        if paste.is_expired_at(now_ms()) {
+        let read = record::decode(&existing.bytes);
+        if record::is_expired(&read, now_ms()) {
             return Err(StoreError::NotFound);
         }
-        Ok(paste)
+        read
     }
 
     async fn health_flow(&self) -> Result<(), StoreError> {

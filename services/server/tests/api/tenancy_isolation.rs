@@ -1087,6 +1087,47 @@ async fn a_paste_count_quota_holds_under_a_concurrent_burst() {
     }
 }
 
+// ---- Listing --------------------------------------------------------------
+
+/// A page of the largest size (`limit=1000`) carries `next` whenever more
+/// pastes follow. The index rows are written straight into the server's
+/// catalog (listings read only the index), 1001 in one batch.
+#[tokio::test]
+async fn a_page_of_the_largest_size_still_has_a_next() {
+    for db in databases().await {
+        let app = spawn(db, &[], |_| {}).await;
+        let a = tenant(&app, "a", json!({})).await;
+        let catalog = tenancy::Catalog::open(&app.settings.catalog).await.unwrap();
+        let tenant_id = tenancy::TenantId::parse(&a.id).unwrap();
+        let now = i64::try_from(paste_store::now_ms()).unwrap();
+        let ids: Vec<String> = (0..1001).map(|i| format!("page{i:05}")).collect();
+        let batch: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let record = tenancy::PasteRecord {
+                    id: id.clone(),
+                    bytes: 1,
+                    created_at: now,
+                    expires_at: now + 3_600_000,
+                    burn_after_read: false,
+                };
+                (tenant_id.clone(), record)
+            })
+            .collect();
+        for recorded in catalog.record_pastes(&batch).await.unwrap() {
+            assert!(recorded.unwrap(), "{db:?}");
+        }
+        catalog.close().await;
+
+        let (first, next) = list_page(&app, db, &a.key, "?limit=1000").await;
+        assert_eq!(first, ids[..1000], "{db:?}");
+        assert_eq!(next.as_deref(), Some("page00999"), "{db:?}: 1001 pastes");
+        let (rest, next) = list_page(&app, db, &a.key, "?limit=1000&after=page00999").await;
+        assert_eq!((rest, next), (vec![ids[1000].clone()], None), "{db:?}");
+        assert_eq!(list_all(&app, db, &a.key, 1000).await, ids, "{db:?}");
+    }
+}
+
 // ---- Idempotency-Key ------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1184,6 +1225,141 @@ async fn idempotency_keys_replay_refuse_other_bodies_and_are_per_tenant() {
         let b_other_body = send(create(&b.key, "order-2", &json!({"data": "b"}))).await;
         assert_eq!(b_other_body.status, 201, "{db:?}: A's order-2 is not B's");
         assert_eq!(list_all(&app, db, &a.key, 100).await.len(), 2, "{db:?}");
+    }
+}
+
+/// An Idempotency-Key is the credential's own: a key holder's record is
+/// neither replayed nor reported as used (in progress, or another body) to a
+/// request without the key through the tenant's host, and the other way
+/// round; each replays only its own.
+#[tokio::test]
+async fn idempotency_records_belong_to_the_credential_that_made_them() {
+    for db in databases().await {
+        let app = spawn(db, &[], |_| {}).await;
+        let a = tenant(&app, "a", json!({"allow_anonymous": true})).await;
+        let body = json!({"data": "scoped"});
+        let create = |key: Option<&str>, idem: &str, body: &Value| {
+            let request = match key {
+                Some(key) => keyed(&app, Method::POST, "/api/v1/pastes", key),
+                None => at_host(&app, Method::POST, "/api/v1/pastes", &a.host),
+            };
+            with_json(request, body).header("idempotency-key", idem)
+        };
+        let fresh = |reply: &Reply, what: &str| -> String {
+            assert_eq!(reply.status, 201, "{db:?}: {what}: {}", reply.text);
+            assert_eq!(reply.header("idempotent-replayed"), None, "{db:?}: {what}");
+            let json = reply.json();
+            assert!(json["deleteToken"].is_string(), "{db:?}: {what}: {json}");
+            json["id"].as_str().unwrap().to_owned()
+        };
+        let replayed = |reply: &Reply, what: &str| -> String {
+            assert_eq!(reply.status, 201, "{db:?}: {what}: {}", reply.text);
+            assert_eq!(
+                reply.header("idempotent-replayed"),
+                Some("true"),
+                "{db:?}: {what}"
+            );
+            reply.json()["id"].as_str().unwrap().to_owned()
+        };
+
+        for (first, second) in [(Some(a.key.as_str()), None), (None, Some(a.key.as_str()))] {
+            let idem = format!("order-{}", first.is_some());
+            let one = fresh(&send(create(first, &idem, &body)).await, "first");
+            let two = fresh(
+                &send(create(second, &idem, &body)).await,
+                "other credential",
+            );
+            assert_ne!(one, two, "{db:?}: another credential's paste id handed out");
+            assert_eq!(
+                replayed(&send(create(first, &idem, &body)).await, "retry"),
+                one
+            );
+            assert_eq!(
+                replayed(&send(create(second, &idem, &body)).await, "retry"),
+                two
+            );
+        }
+        // Another body under a key the key holder used: not "already used".
+        fresh(
+            &send(create(Some(&a.key), "order-x", &body)).await,
+            "key holder",
+        );
+        let other = json!({"data": "probe"});
+        fresh(
+            &send(create(None, "order-x", &other)).await,
+            "probe with another body",
+        );
+        // A second key of the tenant has records of its own too.
+        let (_, second_key) = new_key(&app, &a.id).await;
+        fresh(
+            &send(create(Some(&second_key), "order-x", &body)).await,
+            "second key",
+        );
+    }
+}
+
+/// A create that never finished (the server crashed between taking the
+/// Idempotency-Key and recording the outcome) holds the key for its lease
+/// only, four store timeouts (40 s here): a retry meanwhile gets 409 with a
+/// `Retry-After` of what is left of the lease, and a retry after it creates
+/// the paste. The crashed create's record is written straight into the
+/// server's catalog, dated in the past.
+#[tokio::test]
+async fn a_crashed_idempotent_create_holds_its_key_as_long_as_retry_after_says() {
+    for db in databases().await {
+        let app = spawn(db, &[], |_| {}).await;
+        let a = tenant(&app, "a", json!({})).await;
+        let catalog = tenancy::Catalog::open(&app.settings.catalog).await.unwrap();
+        let tenant_id = tenancy::TenantId::parse(&a.id).unwrap();
+        let key_id = tenancy::KeyId::parse(&a.key_id).unwrap();
+        let lease_ms = 4_000 * i64::try_from(app.settings.http.store_timeout_secs).unwrap();
+        assert_eq!(lease_ms, 40_000, "the default store timeout, 10 s");
+        let body = json!({"data": "crashed"}).to_string();
+        // The SHA-256 of the body, as the server keeps it.
+        let digest = paste_store::DeleteTokenDigest::of(&body).0;
+        let now = i64::try_from(paste_store::now_ms()).unwrap();
+        let crashed = |idem: &'static str, at: i64| {
+            let (catalog, tenant_id, key_id) = (&catalog, &tenant_id, &key_id);
+            async move {
+                let started = catalog
+                    .begin_idempotent(tenant_id, Some(key_id), idem, &digest, at, lease_ms)
+                    .await
+                    .unwrap();
+                assert_eq!(started, tenancy::Idempotency::Started);
+            }
+        };
+        let retry = |idem: &str| {
+            keyed(&app, Method::POST, "/api/v1/pastes", &a.key)
+                .header("content-type", "application/json")
+                .header("idempotency-key", idem)
+                .body(body.clone())
+        };
+
+        // Crashed 12.5 s ago: 27.5 s of its lease are left.
+        crashed("crashed-1", now - 12_500).await;
+        let reply = send(retry("crashed-1")).await;
+        assert_eq!(
+            (reply.status, reply.json()["code"].as_str()),
+            (409, Some("idempotency-in-progress")),
+            "{db:?}"
+        );
+        let wait: i64 = reply.header("retry-after").unwrap().parse().unwrap();
+        let left = (lease_ms - 12_500) / 1000; // 27 s and a half
+        assert!(
+            (left..=left + 1).contains(&wait),
+            "{db:?}: Retry-After {wait}, {left} s and a half left of the lease"
+        );
+
+        // Crashed just over a lease ago: the retry takes the key over.
+        crashed("crashed-2", now - lease_ms - 1).await;
+        let reply = send(retry("crashed-2")).await;
+        assert_eq!(reply.status, 201, "{db:?}: {}", reply.text);
+        assert_eq!(reply.header("idempotent-replayed"), None, "{db:?}");
+        let id = reply.json()["id"].as_str().unwrap().to_owned();
+        let again = send(retry("crashed-2")).await;
+        assert_eq!(again.header("idempotent-replayed"), Some("true"), "{db:?}");
+        assert_eq!(again.json()["id"], id.as_str(), "{db:?}");
+        catalog.close().await;
     }
 }
 

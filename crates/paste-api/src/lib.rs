@@ -22,6 +22,7 @@ mod index_writer;
 pub mod metrics;
 mod middleware;
 mod openapi;
+mod purge;
 mod ratelimit;
 mod resolve;
 mod router;

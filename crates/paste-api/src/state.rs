@@ -13,6 +13,7 @@ use crate::answer::ResponseBudget;
 use crate::body::{BodyBudget, BodyClients};
 use crate::config::{AdminConfig, HttpConfig, PasteConfig};
 use crate::index_writer::IndexWriter;
+use crate::purge::Purger;
 use crate::ratelimit::{Limiters, LimitsConfig};
 use crate::tenants::{CACHE_TTL, Directory};
 
@@ -39,6 +40,8 @@ pub(crate) struct Inner {
     pub(crate) body_budget: BodyBudget,
     /// Memory of paste answers not yet written.
     pub(crate) response_budget: ResponseBudget,
+    /// Purges of deleted tenants' namespaces.
+    pub(crate) purger: Arc<Purger>,
     /// Bodies under way per client.
     pub(crate) body_clients: Arc<BodyClients>,
     pub(crate) readiness: Readiness,
@@ -69,6 +72,7 @@ impl AppState {
                 body_budget: BodyBudget::new(http.body_memory_mib),
                 body_clients: BodyClients::new(http.max_bodies_per_client),
                 response_budget: ResponseBudget::new(http.response_memory_mib),
+                purger: Arc::new(Purger::default()),
                 readiness: Readiness::new(store.clone(), catalog.clone()),
                 catalog,
                 admin,
@@ -86,8 +90,10 @@ impl AppState {
 
     /// Starts the background upkeep, which lives as long as the state does:
     /// tenant snapshot refresh (every [`CACHE_TTL`]), limiter and key-cache
-    /// cleaning and the flush of request counts to usage (every 10 s) and the sweep of expired index entries, which
-    /// gives their quota back (every minute). Call once, inside a runtime.
+    /// cleaning and the flush of request counts to usage (every 10 s), the
+    /// sweep of expired index entries, which gives their quota back, and the
+    /// purge of deleted tenants' pastes (every minute). Call once, inside a
+    /// runtime.
     pub fn spawn_maintenance(&self) {
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
@@ -115,6 +121,12 @@ impl AppState {
                         Ok(n) => tracing::info!(swept = n, "expired pastes released from quotas"),
                         Err(error) => tracing::warn!(%error, "expiry sweep failed"),
                     }
+                    // On a task of its own: a large purge must not hold up
+                    // the snapshot refresh.
+                    let (purger, store) = (inner.purger.clone(), inner.store.clone());
+                    tokio::spawn(async move {
+                        purger.round(store.as_ref(), &catalog).await;
+                    });
                 }
             }
         });

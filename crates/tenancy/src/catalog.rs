@@ -31,6 +31,27 @@ static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/postgres
 /// a loser of a race with another process retries (see [`migrate_sqlite`]).
 static SQLITE_MIGRATION_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// How long after a tenant's deletion a purge of its namespace must have
+/// begun for the namespace to count as purged: longer than any create that
+/// was under way at the deletion can take (the servers bound each store
+/// and catalog step by seconds).
+pub const PURGE_SETTLE_MS: i64 = 60_000;
+
+/// The refusal of a namespace still being purged.
+const NAMESPACE_PURGING: &str = "this namespace belonged to a deleted tenant whose pastes are still being removed; it can be taken again a minute or two after the deletion";
+
+/// A deleted tenant's namespace whose pastes are still to be purged from
+/// the paste store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamespacePurge {
+    /// The namespace.
+    pub namespace: String,
+    /// The deleted tenant's id (for logs).
+    pub tenant_id: String,
+    /// When the tenant was deleted, Unix ms.
+    pub requested_at: i64,
+}
+
 /// `last_used_at` is written at most this often per key.
 const LAST_USED_RESOLUTION_MS: i64 = 60_000;
 
@@ -368,7 +389,8 @@ impl Catalog {
     // ---- tenants -------------------------------------------------------
 
     /// Creates a tenant (active, usage zero). Namespace or host already
-    /// taken → [`CatalogError::Conflict`].
+    /// taken → [`CatalogError::Conflict`]; the namespace of a deleted tenant
+    /// whose pastes are not purged yet → [`CatalogError::Protected`].
     pub async fn create_tenant(&self, new: &NewTenant) -> Result<Tenant, CatalogError> {
         let mut new = new.clone();
         new.validate()?;
@@ -395,6 +417,17 @@ impl Catalog {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
+            // After the insert, which waits for a deletion of the namespace's
+            // last tenant still in progress, and so sees its purge row.
+            let purging: Option<String> =
+                sqlx::query_scalar("SELECT namespace FROM namespace_purges WHERE namespace = $1")
+                    .bind(&new.namespace)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if purging.is_some() {
+                tx.rollback().await?;
+                return Err(CatalogError::Protected(NAMESPACE_PURGING));
+            }
             for host in &s.hosts {
                 sqlx::query(INSERT_HOST).bind(host).bind(id.as_str()).execute(&mut *tx).await?;
             }
@@ -554,24 +587,91 @@ impl Catalog {
     }
 
     /// Deletes a tenant with its hosts, keys, usage, paste index and
-    /// Idempotency-Key records. The default tenant cannot be deleted. (Its
-    /// pastes themselves are the paste store's business.)
-    pub async fn delete_tenant(&self, id: &TenantId) -> Result<(), CatalogError> {
+    /// Idempotency-Key records, and records its namespace as to be purged
+    /// ([`Catalog::namespace_purges`]) in the same transaction: from the
+    /// commit on no key or host reaches the namespace, and no new tenant can
+    /// take it until its pastes are gone from the store. Returns the
+    /// namespace. The default tenant cannot be deleted.
+    pub async fn delete_tenant(&self, id: &TenantId) -> Result<String, CatalogError> {
         if id.is_default() {
             return Err(CatalogError::Protected(
                 "the default tenant cannot be deleted",
             ));
         }
-        let done = with_pool!(self, p => sqlx::query("DELETE FROM tenants WHERE id = $1")
-            .bind(id.as_str())
-            .execute(p)
-            .await?
-            .rows_affected());
-        if done == 0 {
+        let now = now_ms();
+        let namespace = with_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            let namespace: Option<String> =
+                sqlx::query_scalar("DELETE FROM tenants WHERE id = $1 RETURNING namespace")
+                    .bind(id.as_str())
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if let Some(namespace) = &namespace {
+                sqlx::query(
+                    "INSERT INTO namespace_purges (namespace, tenant_id, requested_at) \
+                     VALUES ($1, $2, $3) ON CONFLICT (namespace) DO UPDATE \
+                     SET tenant_id = excluded.tenant_id, requested_at = excluded.requested_at",
+                )
+                .bind(namespace)
+                .bind(id.as_str())
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            namespace
+        });
+        let Some(namespace) = namespace else {
             return Err(CatalogError::NotFound);
+        };
+        tracing::info!(tenant.id = %id, "tenant deleted; its pastes are to be purged");
+        Ok(namespace)
+    }
+
+    /// Namespaces of deleted tenants whose pastes are still to be purged,
+    /// oldest deletion first.
+    pub async fn namespace_purges(&self) -> Result<Vec<NamespacePurge>, CatalogError> {
+        let rows: Vec<(String, String, i64)> = with_pool!(self, p => sqlx::query_as(
+            "SELECT namespace, tenant_id, requested_at FROM namespace_purges \
+             ORDER BY requested_at, namespace",
+        )
+        .fetch_all(p)
+        .await?);
+        Ok(rows
+            .into_iter()
+            .map(|(namespace, tenant_id, requested_at)| NamespacePurge {
+                namespace,
+                tenant_id,
+                requested_at,
+            })
+            .collect())
+    }
+
+    /// Records that `purge`'s namespace was purged (the store reported no
+    /// paste left). The row goes, and the namespace may be taken again,
+    /// only if the purge began at least [`PURGE_SETTLE_MS`] after the
+    /// deletion (`purge_started`, Unix ms): creates that were under way at
+    /// the deletion have ended by then. Returns whether the row went.
+    pub async fn finish_namespace_purge(
+        &self,
+        purge: &NamespacePurge,
+        purge_started: i64,
+    ) -> Result<bool, CatalogError> {
+        if purge_started < purge.requested_at.saturating_add(PURGE_SETTLE_MS) {
+            return Ok(false);
         }
-        tracing::info!(tenant.id = %id, "tenant deleted");
-        Ok(())
+        let done = with_pool!(self, p => sqlx::query(
+            "DELETE FROM namespace_purges WHERE namespace = $1 AND requested_at = $2",
+        )
+        .bind(&purge.namespace)
+        .bind(purge.requested_at)
+        .execute(p)
+        .await?
+        .rows_affected());
+        if done > 0 {
+            tracing::info!(tenant.id = %purge.tenant_id, "a deleted tenant's pastes are purged");
+        }
+        Ok(done > 0)
     }
 
     // ---- API keys ------------------------------------------------------

@@ -34,6 +34,73 @@ pub async fn run(catalog: &Catalog) {
     idempotency_keys_start_replay_and_mismatch(catalog).await;
     concurrent_idempotent_begins_start_once(catalog.clone()).await;
     idempotency_records_belong_to_their_credential(catalog).await;
+    a_deleted_tenants_namespace_waits_for_its_purge(catalog).await;
+}
+
+async fn a_deleted_tenants_namespace_waits_for_its_purge(c: &Catalog) {
+    let what = "a_deleted_tenants_namespace_waits_for_its_purge";
+    let first = new_tenant("purged");
+    let t = ok(c.create_tenant(&first).await, what);
+    let namespace = ok(c.delete_tenant(&t.id).await, what);
+    assert_eq!(
+        namespace, first.namespace,
+        "{what}: the namespace is returned"
+    );
+    let pending = |c: &Catalog| {
+        let namespace = namespace.clone();
+        let c = c.clone();
+        async move {
+            ok(c.namespace_purges().await, what)
+                .into_iter()
+                .filter(|p| p.namespace == namespace)
+                .collect::<Vec<_>>()
+        }
+    };
+    let purges = pending(c).await;
+    assert_eq!(purges.len(), 1, "{what}: {purges:?}");
+    let purge = purges[0].clone();
+    assert_eq!(purge.tenant_id, t.id.as_str(), "{what}");
+
+    // The namespace cannot be taken while its pastes may still be stored.
+    let mut again = new_tenant("purged-again");
+    again.namespace = namespace.clone();
+    assert!(
+        matches!(
+            c.create_tenant(&again).await,
+            Err(CatalogError::Protected(_))
+        ),
+        "{what}: a namespace being purged was taken"
+    );
+    // A purge that began too soon after the deletion does not count.
+    assert!(!ok(
+        c.finish_namespace_purge(&purge, purge.requested_at + 1_000)
+            .await,
+        what
+    ));
+    assert_eq!(pending(c).await.len(), 1, "{what}: finished too soon");
+    // One that began late enough does, and the namespace is free again.
+    let late = purge.requested_at + crate::PURGE_SETTLE_MS;
+    assert!(ok(c.finish_namespace_purge(&purge, late).await, what));
+    assert!(pending(c).await.is_empty(), "{what}: still listed");
+    let t2 = ok(c.create_tenant(&again).await, "the namespace taken again");
+    assert_eq!(t2.namespace, namespace);
+
+    // A second deletion is a new purge: finishing the first one again
+    // (a slow replica) does not end it.
+    ok(c.delete_tenant(&t2.id).await, what);
+    let second = pending(c).await;
+    assert_eq!(second.len(), 1, "{what}");
+    if second[0].requested_at != purge.requested_at {
+        assert!(!ok(c.finish_namespace_purge(&purge, late + 1).await, what));
+        assert_eq!(
+            pending(c).await.len(),
+            1,
+            "{what}: a stale finish ended a new purge"
+        );
+    }
+    let late = second[0].requested_at + crate::PURGE_SETTLE_MS;
+    assert!(ok(c.finish_namespace_purge(&second[0], late).await, what));
+    assert!(pending(c).await.is_empty(), "{what}");
 }
 
 fn ok<T>(r: Result<T, CatalogError>, what: &str) -> T {

@@ -36,7 +36,7 @@ mod time;
 #[cfg(feature = "testsuite")]
 pub mod conformance;
 
-pub use catalog::{Backend, Catalog};
+pub use catalog::{Backend, Catalog, NamespacePurge, PURGE_SETTLE_MS};
 pub use config::CatalogConfig;
 pub use error::{BoxError, CatalogError};
 pub use ids::{KeyId, TenantId};

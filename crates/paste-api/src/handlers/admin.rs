@@ -308,7 +308,9 @@ pub(crate) async fn enable_tenant(
 }
 
 /// `DELETE /admin/v1/tenants/{id}` — 204; the default tenant cannot be
-/// deleted (409).
+/// deleted (409). The tenant's pastes are unreachable at once and removed
+/// from the store (see `crate::purge`); its namespace can be taken by a new
+/// tenant only once they are.
 #[utoipa::path(
     delete,
     path = "/v1/tenants/{id}",
@@ -318,7 +320,7 @@ pub(crate) async fn enable_tenant(
         ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
     ),
     responses(
-        (status = 204, description = "Deleted"),
+        (status = 204, description = "Deleted: its pastes are unreachable at once and purged from the store; its namespace can be reused once the purge is done (a minute or two)"),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 401, response = crate::openapi::responses::Unauthorized),
         (status = 403, response = crate::openapi::responses::Forbidden),
@@ -337,7 +339,17 @@ pub(crate) async fn delete_tenant(
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let id = tenant_id(id)?;
-    catalog_call(&state, |c| async move { c.delete_tenant(&id).await }).await?;
+    let namespace = catalog_call(&state, |c| async move { c.delete_tenant(&id).await }).await?;
+    // Unreachable from here on; the pastes go now, on a task of their own
+    // that outlives this request if the store is slow (the upkeep rounds
+    // finish what it cannot).
+    let (store, catalog) = (state.inner.store.clone(), state.inner.catalog.clone());
+    let purge = tokio::spawn(async move {
+        if let Ok(catalog) = catalog.get().await {
+            crate::purge::purge_listed(store.as_ref(), &catalog, Some(&namespace)).await;
+        }
+    });
+    let _ = tokio::time::timeout(state.store_timeout(), purge).await;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

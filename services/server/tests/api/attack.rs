@@ -430,3 +430,100 @@ async fn readers_that_never_read_hold_a_bounded_memory_for_a_bounded_time() {
     let body: Value = read.json().await.unwrap();
     assert_eq!(body["data"].as_str().unwrap().len(), text.len());
 }
+
+/// Deleting a tenant makes its pastes unreachable at once and removes them
+/// from the store (every backend: the suite runs on each); its namespace
+/// cannot be taken by a new tenant while they may still be there, so a new
+/// tenant never reads the old one's pastes.
+#[tokio::test]
+async fn a_deleted_tenants_pastes_are_gone_and_its_namespace_is_not_inherited() {
+    for db in ts::databases().await {
+        let app = ts::spawn(db, &[], |_| {}).await;
+        // A namespace of this run only: the Redis and S3 stores are shared.
+        let label = format!(
+            "reuse-{}",
+            paste_store::PasteId::generate(8)
+                .unwrap()
+                .as_str()
+                .to_ascii_lowercase()
+        );
+        let old = ts::tenant(&app, &label, json!({"allow_anonymous": true})).await;
+        let keyed = ts::create_v1_ok(&app, &old.key, "the old tenant's").await;
+        let anonymous = app
+            .client
+            .post(app.url("/api/paste"))
+            .header("host", &old.host)
+            .body(r#"{"data":"the old tenant's too"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(anonymous.status(), 201, "{db:?}");
+        let anonymous = anonymous.json::<Value>().await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+
+        let deleted = ts::admin(
+            &app,
+            Method::DELETE,
+            &format!("/admin/v1/tenants/{}", old.id),
+            None,
+        )
+        .await;
+        assert_eq!(deleted.status(), 204, "{db:?}");
+
+        // Gone from the store itself, on whichever backend this is.
+        let store = paste_store::open(&app.settings.store).await.unwrap();
+        let namespace = paste_store::Namespace::parse(&label).unwrap();
+        for id in [&keyed, &anonymous] {
+            let key = paste_store::PasteKey::new(
+                namespace.clone(),
+                paste_store::PasteId::parse(id).unwrap(),
+            );
+            assert!(
+                matches!(
+                    store.get(&key).await,
+                    Err(paste_store::StoreError::NotFound)
+                ),
+                "{db:?}: a deleted tenant's paste is still stored"
+            );
+        }
+        // Unreachable: the old key is refused, the old host is the default tenant's.
+        let read = ts::keyed(
+            &app,
+            Method::GET,
+            &format!("/api/v1/pastes/{keyed}"),
+            &old.key,
+        )
+        .send()
+        .await
+        .unwrap();
+        assert_eq!(read.status(), 401, "{db:?}");
+        let read = app
+            .client
+            .get(app.url(&format!("/api/paste/{anonymous}")))
+            .header("host", &old.host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), 404, "{db:?}");
+
+        // The namespace is not handed to a new tenant yet.
+        let (status, body) = ts::status_json(
+            ts::admin(
+                &app,
+                Method::POST,
+                "/admin/v1/tenants",
+                Some(json!({"name": "newcomer", "namespace": label})),
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(status, 409, "{db:?}: {body}");
+        assert_eq!(body["code"], "protected", "{db:?}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("deleted tenant"),
+            "{db:?}: {body}"
+        );
+    }
+}

@@ -509,6 +509,25 @@ impl Catalog {
         Ok(PastePage { pastes, more })
     }
 
+    /// The tenants that index a paste `id`, with their namespaces (at most
+    /// 16; ids are per tenant, so more than one is rare).
+    pub async fn tenants_indexing(
+        &self,
+        id: &str,
+    ) -> Result<Vec<(TenantId, String)>, CatalogError> {
+        let rows: Vec<(String, String)> = with_pool!(self, p => sqlx::query_as(
+            "SELECT p.tenant_id, t.namespace FROM pastes p JOIN tenants t ON t.id = p.tenant_id \
+             WHERE p.id = $1 ORDER BY p.tenant_id LIMIT 16",
+        )
+        .bind(id)
+        .fetch_all(p)
+        .await?);
+        Ok(rows
+            .into_iter()
+            .filter_map(|(tenant, namespace)| Some((TenantId::parse(&tenant).ok()?, namespace)))
+            .collect())
+    }
+
     /// The indexed paste `id` of `tenant` (expired or not), `None` if absent
     /// (or another tenant's).
     pub async fn paste_record(

@@ -16,10 +16,11 @@ use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use paste_store::{
-    DeleteToken, DeleteTokenDigest, PasteId, PasteKey, Payload, StoreError, StoredPaste, now_ms,
+    DeleteToken, DeleteTokenDigest, Namespace, PasteId, PasteKey, Payload, StoreError, StoredPaste,
+    now_ms,
 };
 use sha2::{Digest as _, Sha256};
-use tenancy::{Idempotency, PasteRecord};
+use tenancy::{Idempotency, PasteRecord, TenantId};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::answer::{self, PasteBody};
@@ -373,7 +374,7 @@ async fn store_new(
             }
             (reservation, Err(error)) => {
                 if let Some(Ok(Reservation::Reserved)) = reservation {
-                    unindex(state, resolved, key.id().as_str()).await;
+                    unindex(state, &resolved.tenant.id, key.id().as_str()).await;
                 }
                 match error {
                     StoreError::AlreadyExists => continue,
@@ -431,8 +432,10 @@ async fn discard(state: &AppState, key: &PasteKey) {
 
 /// Gives back the index entry (and quota) of a paste that was not stored or
 /// is gone. A catalog failure only delays it: expired entries are swept.
-async fn unindex(state: &AppState, resolved: &Resolved, id: &str) {
-    let tenant_id = resolved.tenant.id.clone();
+/// Gives back the index entry of paste `id` of `tenant_id` (a no-op when it
+/// was never indexed).
+async fn unindex(state: &AppState, tenant_id: &TenantId, id: &str) {
+    let tenant_id = tenant_id.clone();
     let id = id.to_owned();
     let result = super::catalog_call(
         state,
@@ -627,25 +630,67 @@ pub(crate) async fn delete(
                 .ok_or(ApiError::Unauthorized)?,
         ),
     };
-    let key = PasteKey::new(resolved.tenant.namespace.clone(), id);
     let not_found = ApiError::PasteNotFound { compat: false };
+    let here = &resolved.tenant;
+    if delete_in(state, &here.namespace, &id, token).await? == Deleted::Yes {
+        unindex(state, &here.id, id.as_str()).await;
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    let Some(token) = token else {
+        return Err(not_found);
+    };
+    // A delete token deletes its paste whatever tenant the request was
+    // resolved to (a keyed tenant without hosts has no other way in): the
+    // other tenants that index this id are tried, and the token decides.
+    let id_text = id.as_str().to_owned();
+    let owners =
+        super::catalog_call(state, |c| async move { c.tenants_indexing(&id_text).await }).await?;
+    for (tenant_id, namespace) in owners {
+        if tenant_id == here.id {
+            continue;
+        }
+        let Ok(namespace) = Namespace::parse(&namespace) else {
+            continue;
+        };
+        if delete_in(state, &namespace, &id, Some(token)).await? == Deleted::Yes {
+            unindex(state, &tenant_id, id.as_str()).await;
+            return Ok(StatusCode::NO_CONTENT.into_response());
+        }
+    }
+    Err(not_found)
+}
+
+/// Whether [`delete_in`] deleted the paste.
+#[derive(Debug, PartialEq, Eq)]
+enum Deleted {
+    Yes,
+    /// Absent, or the token is not its token.
+    No,
+}
+
+/// Deletes paste `id` of `namespace` if it is there and `token` (when
+/// given; an API key's request gives none) is its delete token.
+async fn delete_in(
+    state: &AppState,
+    namespace: &Namespace,
+    id: &PasteId,
+    token: Option<&str>,
+) -> Result<Deleted, ApiError> {
+    let key = PasteKey::new(namespace.clone(), id.clone());
     let delete_token = match with_timeout(state, state.inner.store.get(&key)).await {
         Ok(paste) => paste.delete_token,
-        Err(StoreError::NotFound) => return Err(not_found),
+        Err(StoreError::NotFound) => return Ok(Deleted::No),
         Err(e) => damaged_delete_token(e, token)?,
     };
     if let Some(token) = token
         && !delete_token.is_some_and(|digest| digest.matches(token))
     {
-        return Err(not_found);
+        return Ok(Deleted::No);
     }
     with_timeout(state, state.inner.store.delete(&key))
         .await
         .map_err(|e| ApiError::from_store(e, false))?;
-    // Deletes are rare: always give back the index entry (a no-op when the
-    // paste was never indexed).
-    unindex(state, resolved, key.id().as_str()).await;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(Deleted::Yes)
 }
 
 /// What authorises the DELETE of a paste whose stored data is damaged

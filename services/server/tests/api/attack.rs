@@ -527,3 +527,62 @@ async fn a_deleted_tenants_pastes_are_gone_and_its_namespace_is_not_inherited() 
         );
     }
 }
+
+/// A delete token deletes its paste whatever tenant the request resolves
+/// to: a keyed tenant without hosts has no host to reach it by, and its
+/// creator holds only the token.
+#[tokio::test]
+async fn a_delete_token_deletes_a_keyed_tenants_paste_without_its_key() {
+    for db in ts::databases().await {
+        let app = ts::spawn(db, &[], |_| {}).await;
+        let t = ts::tenant(&app, "tokens", json!({"hosts": [], "cors_origins": []})).await;
+        for route in ["/api/paste", "/api/v1/pastes"] {
+            let (status, created) = ts::status_json(
+                ts::create_v1(&app, &t.key, json!({"data": "keyed, deleted by token"})).await,
+            )
+            .await;
+            assert_eq!(status, 201, "{db:?}: {created}");
+            let id = created["id"].as_str().unwrap();
+            let token = created["deleteToken"].as_str().unwrap();
+            let path = format!("{route}/{id}");
+            // A well-formed token of another paste deletes nothing.
+            let wrong = app
+                .client
+                .delete(app.url(&path))
+                .bearer_auth("A".repeat(43))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(wrong.status(), 404, "{db:?} {route}");
+            let read = ts::keyed(&app, Method::GET, &format!("/api/v1/pastes/{id}"), &t.key)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(read.status(), 200, "{db:?} {route}: survives a wrong token");
+            // Its own token, with no key and no host of the tenant: deleted.
+            let deleted = app
+                .client
+                .delete(app.url(&path))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(deleted.status(), 204, "{db:?} {route}");
+            let read = ts::keyed(&app, Method::GET, &format!("/api/v1/pastes/{id}"), &t.key)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(read.status(), 404, "{db:?} {route}: still readable");
+        }
+        // The index entry went with it: nothing left to list.
+        let (status, list) = ts::status_json(
+            ts::keyed(&app, Method::GET, "/api/v1/pastes", &t.key)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 200, "{db:?}");
+        assert_eq!(list["pastes"], json!([]), "{db:?}: {list}");
+    }
+}

@@ -13,8 +13,10 @@
 //! - the server closes connections whose client takes no bytes for the
 //!   write timeout (`services/server`), which drops their answers.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -35,11 +37,35 @@ const BUDGET_WAIT: Duration = Duration::from_secs(1);
 const PREFIX: &[u8] = br#"{"data":""#;
 const SUFFIX: &[u8] = br#""}"#;
 
-/// Bytes of paste answers held at once across all requests, in KiB permits.
+/// Bytes of paste answers held at once across all requests, in KiB
+/// permits, and each client's (IP's) share of them: one client may hold at
+/// most a quarter of the budget, so a single address that asks and never
+/// reads cannot starve everybody else's reads.
 #[derive(Clone)]
 pub(crate) struct ResponseBudget {
     permits: Arc<Semaphore>,
     total_kib: u32,
+    shares: Arc<Mutex<HashMap<IpAddr, u32>>>,
+}
+
+/// Why room for an answer was not given.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// The whole budget is held.
+    Spent,
+    /// The client holds its share already.
+    ClientShare,
+}
+
+impl From<Refused> for ApiError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Spent => ApiError::Overloaded,
+            Refused::ClientShare => ApiError::TooManyRequests {
+                retry_after: BUDGET_WAIT,
+            },
+        }
+    }
 }
 
 impl ResponseBudget {
@@ -48,21 +74,86 @@ impl ResponseBudget {
         ResponseBudget {
             permits: Arc::new(Semaphore::new(total_kib as usize)),
             total_kib,
+            shares: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
-    /// Room for `bytes` (rounded up to KiB, at most the whole budget, so
-    /// that one answer larger than the budget is still served alone),
-    /// waited for up to [`BUDGET_WAIT`]; `Overloaded` past that.
-    pub(crate) async fn reserve(&self, bytes: usize) -> Result<Reserved, ApiError> {
-        let kib = u32::try_from(bytes.div_ceil(1024))
+    /// A client's largest share, KiB (at least one whole answer's worth is
+    /// always possible: see [`kib_of`](Self::kib_of)).
+    fn client_cap(&self) -> u32 {
+        self.total_kib / 4
+    }
+
+    /// `bytes` in KiB, rounded up, at most a client's share (so that one
+    /// answer larger than the share is still served, alone).
+    fn kib_of(&self, bytes: usize) -> u32 {
+        u32::try_from(bytes.div_ceil(1024))
             .unwrap_or(u32::MAX)
-            .clamp(1, self.total_kib);
-        let acquire = self.permits.clone().acquire_many_owned(kib);
-        match tokio::time::timeout(BUDGET_WAIT, acquire).await {
-            Ok(Ok(permit)) => Ok(Reserved(permit)),
-            Ok(Err(_)) | Err(_) => Err(ApiError::Overloaded),
+            .clamp(1, self.client_cap().max(1))
+    }
+
+    /// Counts `kib` more against `client`'s share, or refuses. `own` is what
+    /// the asking request holds already: a client's first answer is always
+    /// let through, whatever its size.
+    fn take_share(&self, client: Option<IpAddr>, kib: u32, own: u32) -> Result<Share, Refused> {
+        let Some(ip) = client else {
+            return Ok(Share::none(self));
+        };
+        let mut shares = self.shares.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = shares.entry(ip).or_insert(0);
+        if *held > own && held.saturating_add(kib) > self.client_cap() {
+            return Err(Refused::ClientShare);
         }
+        *held += kib;
+        Ok(Share {
+            shares: self.shares.clone(),
+            client: Some((ip, kib)),
+        })
+    }
+
+    /// Room for `bytes` for `client`, waited for up to [`BUDGET_WAIT`].
+    pub(crate) async fn reserve(
+        &self,
+        bytes: usize,
+        client: Option<IpAddr>,
+    ) -> Result<Reserved, Refused> {
+        self.reserve_beside(bytes, client, 0, true).await
+    }
+
+    /// Room for `bytes` for `client` if there is some right now.
+    #[cfg(test)]
+    fn try_reserve(&self, bytes: usize, client: Option<IpAddr>) -> Result<Reserved, Refused> {
+        let kib = self.kib_of(bytes);
+        let share = self.take_share(client, kib, 0)?;
+        match self.permits.clone().try_acquire_many_owned(kib) {
+            Ok(permit) => Ok(Reserved { permit, share }),
+            Err(_) => Err(Refused::Spent),
+        }
+    }
+
+    /// Room for `bytes` more for a request of `client` that holds `own`
+    /// KiB already; waits up to [`BUDGET_WAIT`] when `wait`.
+    async fn reserve_beside(
+        &self,
+        bytes: usize,
+        client: Option<IpAddr>,
+        own: u32,
+        wait: bool,
+    ) -> Result<Reserved, Refused> {
+        let kib = self.kib_of(bytes);
+        let share = self.take_share(client, kib, own)?;
+        let permits = self.permits.clone();
+        let permit = if wait {
+            match tokio::time::timeout(BUDGET_WAIT, permits.acquire_many_owned(kib)).await {
+                Ok(Ok(permit)) => permit,
+                Ok(Err(_)) | Err(_) => return Err(Refused::Spent),
+            }
+        } else {
+            permits
+                .try_acquire_many_owned(kib)
+                .map_err(|_| Refused::Spent)?
+        };
+        Ok(Reserved { permit, share })
     }
 
     /// KiB of the budget not held by any answer (for tests).
@@ -70,15 +161,78 @@ impl ResponseBudget {
     fn available_kib(&self) -> usize {
         self.permits.available_permits()
     }
+
+    /// Clients holding a share (for tests).
+    #[cfg(test)]
+    fn clients(&self) -> usize {
+        self.shares
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// A client's part of a [`Reserved`], given back on drop.
+struct Share {
+    shares: Arc<Mutex<HashMap<IpAddr, u32>>>,
+    client: Option<(IpAddr, u32)>,
+}
+
+impl Share {
+    fn none(budget: &ResponseBudget) -> Self {
+        Share {
+            shares: budget.shares.clone(),
+            client: None,
+        }
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        let Some((ip, kib)) = self.client else { return };
+        let mut shares = self.shares.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(held) = shares.get_mut(&ip) {
+            *held = held.saturating_sub(kib);
+            if *held == 0 {
+                shares.remove(&ip);
+            }
+        }
+    }
 }
 
 /// A share of the [`ResponseBudget`], given back on drop.
-pub(crate) struct Reserved(OwnedSemaphorePermit);
+pub(crate) struct Reserved {
+    permit: OwnedSemaphorePermit,
+    share: Share,
+}
 
 impl Reserved {
+    /// Room for `bytes` more for the same request, waited for when `wait`.
+    pub(crate) async fn grow(
+        &mut self,
+        budget: &ResponseBudget,
+        bytes: usize,
+        wait: bool,
+    ) -> Result<(), Refused> {
+        let (client, own) = match self.share.client {
+            Some((ip, kib)) => (Some(ip), kib),
+            None => (None, 0),
+        };
+        let more = budget.reserve_beside(bytes, client, own, wait).await?;
+        self.merge(more);
+        Ok(())
+    }
+
     /// Adds `other` to this share.
     pub(crate) fn merge(&mut self, other: Reserved) {
-        self.0.merge(other.0);
+        self.permit.merge(other.permit);
+        // Merged shares of one request are of one client: add them up.
+        let mut other_share = other.share;
+        if let Some((_, mine)) = self.share.client.as_mut()
+            && let Some((_, theirs)) = other_share.client.take()
+        {
+            *mine += theirs;
+        }
     }
 }
 
@@ -264,7 +418,7 @@ mod tests {
             let text = base64url(len);
             let payload = Payload::from_text(text.clone());
             assert!(payload.is_base64url());
-            let held = budget.reserve(held_bytes(&payload)).await.unwrap();
+            let held = budget.reserve(held_bytes(&payload), None).await.unwrap();
             let (json, frames) = collect(PasteBody::new(payload, held)).await;
             let parsed: api_types::GetPasteResponse = serde_json::from_slice(&json).unwrap();
             assert_eq!(parsed.data, text, "{len}");
@@ -272,7 +426,7 @@ mod tests {
         }
         // Text that needs escaping is built whole, through serde_json.
         let payload = Payload::from_text("\"quoted\" ✓ \n".repeat(10_000));
-        let held = budget.reserve(held_bytes(&payload)).await.unwrap();
+        let held = budget.reserve(held_bytes(&payload), None).await.unwrap();
         let (json, frames) = collect(PasteBody::new(payload, held)).await;
         let parsed: api_types::GetPasteResponse = serde_json::from_slice(&json).unwrap();
         assert_eq!(parsed.data, "\"quoted\" ✓ \n".repeat(10_000));
@@ -283,18 +437,53 @@ mod tests {
     #[tokio::test]
     async fn a_spent_budget_sheds_reads_until_answers_are_dropped() {
         let budget = ResponseBudget::new(1);
-        let payload = Payload::from_text(base64url(600 * 1024));
-        let first = budget.reserve(held_bytes(&payload)).await.unwrap();
+        let payload = Payload::from_text(base64url(200 * 1024));
+        let each = held_bytes(&payload);
+        assert!(each < 256 * 1024, "within a client's share");
+        let mut held = Vec::new();
+        while let Ok(r) = budget.try_reserve(each, None) {
+            held.push(r);
+        }
+        assert_eq!(held.len(), 1024 * 1024 / each.div_ceil(1024) / 1024);
         assert!(matches!(
-            budget.reserve(held_bytes(&payload)).await,
-            Err(ApiError::Overloaded)
+            budget.reserve(each, None).await,
+            Err(Refused::Spent)
         ));
-        let body = PasteBody::new(payload.clone(), first);
-        drop(body);
-        // A share larger than the whole budget takes all of it, alone.
-        let huge = budget.reserve(10 * 1024 * 1024).await.unwrap();
-        assert_eq!(budget.available_kib(), 0);
-        drop(huge);
-        assert!(budget.reserve(held_bytes(&payload)).await.is_ok());
+        let first = held.pop().unwrap();
+        drop(PasteBody::new(payload.clone(), first));
+        assert!(budget.try_reserve(each, None).is_ok());
+        drop(held);
+        assert_eq!(budget.available_kib(), 1024, "all given back");
+    }
+
+    #[tokio::test]
+    async fn one_client_holds_at_most_a_quarter_of_the_budget() {
+        let budget = ResponseBudget::new(4);
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        // A's first answer is always possible, even one larger than a
+        // share, also when it is reserved in two steps.
+        let mut held = budget.reserve(PART, Some(a)).await.unwrap();
+        held.grow(&budget, 2 * 1024 * 1024, false).await.unwrap();
+        assert!(matches!(
+            budget.try_reserve(1024, Some(a)),
+            Err(Refused::ClientShare)
+        ));
+        // Another client is not affected, nor are requests with no address.
+        let other = budget.reserve(512 * 1024, Some(b)).await.unwrap();
+        let anonymous = budget.try_reserve(512 * 1024, None).unwrap();
+        held.merge(anonymous);
+        drop((held, other));
+        assert_eq!(
+            budget.clients(),
+            0,
+            "nothing kept of clients holding nothing"
+        );
+        assert_eq!(budget.available_kib(), 4 * 1024);
+        // Small answers of one client add up to its share, then are refused.
+        let mut small = Vec::new();
+        while let Ok(r) = budget.try_reserve(100 * 1024, Some(a)) {
+            small.push(r);
+        }
+        assert_eq!(small.len(), 10, "1 MiB share / 100 KiB");
     }
 }

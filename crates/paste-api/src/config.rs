@@ -76,7 +76,8 @@ pub struct HttpConfig {
     pub max_bodies_per_client: usize,
     /// MiB of paste answers held at once across all requests, until their
     /// clients have taken them; a read that would exceed it waits briefly,
-    /// then gets 503 + `Retry-After`.
+    /// then gets 503 + `Retry-After`. One client (IP) may hold a quarter of
+    /// it (429 past that; its first answer always passes).
     pub response_memory_mib: usize,
     /// Measurement only (`planshare-loadtest tenancy`): serve every paste
     /// request as the default tenant without looking at keys or hosts, to

@@ -474,6 +474,7 @@ async fn unindex(state: &AppState, tenant_id: &TenantId, id: &str) {
 pub(crate) async fn get_paste(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
+    client: Option<Extension<ClientIp>>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let id = id
@@ -481,7 +482,8 @@ pub(crate) async fn get_paste(
         .and_then(|Path(id)| PasteId::parse(&id).ok())
         .ok_or(ApiError::RouteNotFound)?;
     // `HEAD` here is upstream's generic 404 (see the router): always a take.
-    read(&state, &resolved, id, true, ReadMode::Take).await
+    let client = client.as_ref().map(|Extension(ip)| ip);
+    read(&state, &resolved, client, id, true, ReadMode::Take).await
 }
 
 /// How a paste is read: `GET` hands it over; `HEAD` only looks.
@@ -511,6 +513,7 @@ impl ReadMode {
 pub(crate) async fn read(
     state: &AppState,
     resolved: &Resolved,
+    client: Option<&ClientIp>,
     id: PasteId,
     compat: bool,
     mode: ReadMode,
@@ -520,16 +523,27 @@ pub(crate) async fn read(
     // asked (so that, with the budget spent, no more payloads are loaded),
     // the rest once the size is known, before a burn-after-read paste is
     // claimed (so that a shed read never loses it).
+    // A read that finds the budget spent once it knows the size lets go of
+    // the payload while it waits, then reads it again: waiting reads hold
+    // nothing.
     let budget = &state.inner.response_budget;
-    let mut held = budget.reserve(answer::PART).await?;
-    let paste = with_timeout(state, state.inner.store.get(&key))
+    let client = client.map(|ClientIp(ip)| *ip);
+    let mut held = budget.reserve(answer::PART, client).await?;
+    let mut paste = with_timeout(state, state.inner.store.get(&key))
         .await
         .map_err(|e| ApiError::from_store(e, compat))?;
-    held.merge(
-        budget
-            .reserve(answer::held_bytes(&paste.payload).saturating_sub(answer::PART))
-            .await?,
-    );
+    let rest = answer::held_bytes(&paste.payload).saturating_sub(answer::PART);
+    match held.grow(budget, rest, false).await {
+        Ok(()) => {}
+        Err(answer::Refused::Spent) => {
+            drop(paste);
+            held.grow(budget, rest, true).await?;
+            paste = with_timeout(state, state.inner.store.get(&key))
+                .await
+                .map_err(|e| ApiError::from_store(e, compat))?;
+        }
+        Err(refused) => return Err(refused.into()),
+    }
     if paste.burn_after_read && mode == ReadMode::Peek {
         let tenant_id = resolved.tenant.id.clone();
         let id = key.id().to_string();

@@ -25,6 +25,7 @@ use crate::error::ApiError;
 use crate::handlers::paste::{self, NewPaste};
 use crate::handlers::{catalog_call, is_json, parse_object};
 use crate::middleware::json_response;
+use crate::ratelimit::ClientIp;
 use crate::resolve::Resolved;
 use crate::state::AppState;
 
@@ -227,13 +228,15 @@ fn paste_id(id: Result<Path<String>, PathRejection>) -> Result<PasteId, ApiError
 pub(crate) async fn get(
     State(state): State<AppState>,
     Extension(resolved): Extension<Arc<Resolved>>,
+    client: Option<Extension<ClientIp>>,
     method: http::Method,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     // axum answers `HEAD` with this handler (and drops the body): a `HEAD`
     // must not burn a burn-after-read paste.
     let mode = paste::ReadMode::of(&method);
-    paste::read(&state, &resolved, paste_id(id)?, false, mode).await
+    let client = client.as_ref().map(|Extension(ip)| ip);
+    paste::read(&state, &resolved, client, paste_id(id)?, false, mode).await
 }
 
 /// `DELETE /api/v1/pastes/{id}` — 204.

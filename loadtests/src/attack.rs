@@ -61,6 +61,11 @@ pub(crate) struct AttackArgs {
     /// Size of the paste the slow readers ask for, in MiB of text.
     #[arg(long, default_value_t = 5)]
     paste_mib: usize,
+    /// Client addresses the attacking connections come from, in turn
+    /// (127.0.1.1, 127.0.1.2, …; at most 250): 1 is one client, more
+    /// spreads the attack past the per-client caps.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=250))]
+    addresses: u8,
     /// Extra server environment, `KEY=VALUE` (repeatable).
     #[arg(long = "server-env", value_parser = parse_env)]
     server_env: Vec<(String, String)>,
@@ -87,16 +92,44 @@ pub(crate) async fn attack(args: AttackArgs) -> anyhow::Result<()> {
     let duration = Duration::from_secs(args.seconds.max(1));
     match args.scenario {
         Scenario::SlowBodies => {
-            slow_bodies(&server, args.connections.unwrap_or(530), duration).await?;
+            let connections = args.connections.unwrap_or(530);
+            slow_bodies(&server, connections, duration, args.addresses).await?;
         }
         Scenario::SlowReaders => {
             let connections = args.connections.unwrap_or(800);
-            slow_readers(&server, connections, duration, args.paste_mib).await?;
+            slow_readers(
+                &server,
+                connections,
+                duration,
+                args.paste_mib,
+                args.addresses,
+            )
+            .await?;
         }
     }
     server.ensure_running()?;
     server.terminate(Duration::from_secs(30)).await?;
     Ok(())
+}
+
+/// The address attacking connection `i` comes from (of `addresses`).
+fn attacker_address(i: usize, addresses: u8) -> Ipv4Addr {
+    let n = u8::try_from(i % usize::from(addresses.max(1))).unwrap_or(0);
+    Ipv4Addr::new(127, 0, 1, n + 1)
+}
+
+/// A connection to `addr` from `from`, with a receive buffer of `recv` bytes.
+async fn connect_from(
+    from: Ipv4Addr,
+    addr: SocketAddr,
+    recv: Option<u32>,
+) -> std::io::Result<TcpStream> {
+    let socket = TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::new(IpAddr::V4(from), 0))?;
+    if let Some(size) = recv {
+        socket.set_recv_buffer_size(size)?;
+    }
+    socket.connect(addr).await
 }
 
 // ---- slow bodies ---------------------------------------------------------
@@ -105,15 +138,16 @@ async fn slow_bodies(
     server: &ServerProcess,
     connections: usize,
     duration: Duration,
+    addresses: u8,
 ) -> anyhow::Result<()> {
     let addr = server.addr();
     println!(
-        "slow bodies: {connections} connections from 127.0.0.1, a body byte a second, {} s",
+        "slow bodies: {connections} connections from {addresses} address(es), a body byte a second, {} s",
         duration.as_secs()
     );
     let started = Instant::now();
     let attackers: Vec<_> = (0..connections)
-        .map(|_| tokio::spawn(trickle(addr, duration)))
+        .map(|i| tokio::spawn(trickle(addr, attacker_address(i, addresses), duration)))
         .collect();
     let normal = tokio::spawn(normal_client(addr, duration));
     let probes = tokio::spawn(probe_loop(addr, duration));
@@ -144,9 +178,9 @@ async fn slow_bodies(
 
 /// One attacking connection: the head and a first byte, then a byte a
 /// second, until the server answers or closes, or `duration` ends.
-async fn trickle(addr: SocketAddr, duration: Duration) -> (u16, Duration) {
+async fn trickle(addr: SocketAddr, from: Ipv4Addr, duration: Duration) -> (u16, Duration) {
     let started = Instant::now();
-    let Ok(mut stream) = TcpStream::connect(addr).await else {
+    let Ok(mut stream) = connect_from(from, addr, None).await else {
         return (0, started.elapsed());
     };
     let head = "POST /api/paste HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
@@ -253,9 +287,7 @@ async fn request(
 ) -> (u16, String, Duration) {
     let started = Instant::now();
     let exchange = async {
-        let socket = TcpSocket::new_v4()?;
-        socket.bind(SocketAddr::new(IpAddr::V4(NORMAL_CLIENT), 0))?;
-        let mut stream = socket.connect(addr).await?;
+        let mut stream = connect_from(NORMAL_CLIENT, addr, None).await?;
         let request = format!(
             "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
@@ -301,6 +333,7 @@ async fn slow_readers(
     connections: usize,
     duration: Duration,
     paste_mib: usize,
+    addresses: u8,
 ) -> anyhow::Result<()> {
     let addr = server.addr();
     let pid = server.pid();
@@ -325,14 +358,21 @@ async fn slow_readers(
     let id = json_string(&answer, "id").context("no id in the create answer")?;
     let idle_kib = memory_kib(pid, MemoryField::Rss)?;
     println!(
-        "slow readers: {connections} connections ask for a {paste_mib} MiB paste with a 4 KiB receive buffer and never read, {} s; idle RSS {:.1} MiB",
+        "slow readers: {connections} connections from {addresses} address(es) ask for a {paste_mib} MiB paste with a 4 KiB receive buffer and never read, {} s; idle RSS {:.1} MiB",
         duration.as_secs(),
         kib_to_mib(idle_kib)
     );
     let started = Instant::now();
     let path = format!("/api/paste/{id}");
     let readers: Vec<_> = (0..connections)
-        .map(|_| tokio::spawn(never_read(addr, path.clone(), duration)))
+        .map(|i| {
+            tokio::spawn(never_read(
+                addr,
+                attacker_address(i, addresses),
+                path.clone(),
+                duration,
+            ))
+        })
         .collect();
     let normal = tokio::spawn({
         let path = path.clone();
@@ -390,12 +430,15 @@ async fn slow_readers(
 /// seconds: the end of the stream within them means the server had closed
 /// the connection (a live one would have sent the rest of the answer and
 /// kept the connection open).
-async fn never_read(addr: SocketAddr, path: String, duration: Duration) -> (u16, bool) {
+async fn never_read(
+    addr: SocketAddr,
+    from: Ipv4Addr,
+    path: String,
+    duration: Duration,
+) -> (u16, bool) {
     let started = Instant::now();
     let connect = async {
-        let socket = TcpSocket::new_v4()?;
-        socket.set_recv_buffer_size(4096)?;
-        let mut stream = socket.connect(addr).await?;
+        let mut stream = connect_from(from, addr, Some(4096)).await?;
         let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
         stream.write_all(request.as_bytes()).await?;
         let mut status_line = [0u8; 12];

@@ -11,6 +11,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use crate::limits::client_from;
 use crate::tenants_support as ts;
 
 /// `POST /api/v1/pastes` anonymously on the default tenant.
@@ -246,10 +247,7 @@ async fn bodies_that_trickle_do_not_take_the_server_down() {
         .collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
 
-    let normal = reqwest::Client::builder()
-        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
-        .build()
-        .unwrap();
+    let normal = client_from("127.0.0.2");
     let until = Instant::now() + Duration::from_secs(4);
     let mut served = 0;
     while Instant::now() < until {
@@ -415,10 +413,7 @@ async fn readers_that_never_read_hold_a_bounded_memory_for_a_bounded_time() {
     assert_eq!(shed + answered.len(), 8);
     // Another client is served meanwhile: one address holds at most a
     // quarter of the budget.
-    let other = reqwest::Client::builder()
-        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
-        .build()
-        .unwrap();
+    let other = client_from("127.0.0.2");
     let read = other
         .get(app.url(&format!("/api/paste/{id}")))
         .send()
@@ -566,34 +561,20 @@ async fn a_delete_token_deletes_a_keyed_tenants_paste_without_its_key() {
             let id = created["id"].as_str().unwrap();
             let token = created["deleteToken"].as_str().unwrap();
             let path = format!("{route}/{id}");
+            let delete =
+                |token: String| app.client.delete(app.url(&path)).bearer_auth(token).send();
+            let read =
+                || ts::keyed(&app, Method::GET, &format!("/api/v1/pastes/{id}"), &t.key).send();
             // A well-formed token of another paste deletes nothing.
-            let wrong = app
-                .client
-                .delete(app.url(&path))
-                .bearer_auth("A".repeat(43))
-                .send()
-                .await
-                .unwrap();
+            let wrong = delete("A".repeat(43)).await.unwrap();
             assert_eq!(wrong.status(), 404, "{db:?} {route}");
-            let read = ts::keyed(&app, Method::GET, &format!("/api/v1/pastes/{id}"), &t.key)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(read.status(), 200, "{db:?} {route}: survives a wrong token");
+            let after = read().await.unwrap().status();
+            assert_eq!(after, 200, "{db:?} {route}: survives a wrong token");
             // Its own token, with no key and no host of the tenant: deleted.
-            let deleted = app
-                .client
-                .delete(app.url(&path))
-                .bearer_auth(token)
-                .send()
-                .await
-                .unwrap();
+            let deleted = delete(token.to_owned()).await.unwrap();
             assert_eq!(deleted.status(), 204, "{db:?} {route}");
-            let read = ts::keyed(&app, Method::GET, &format!("/api/v1/pastes/{id}"), &t.key)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(read.status(), 404, "{db:?} {route}: still readable");
+            let after = read().await.unwrap().status();
+            assert_eq!(after, 404, "{db:?} {route}: still readable");
         }
         // The index entry went with it: nothing left to list.
         let (status, list) = ts::status_json(

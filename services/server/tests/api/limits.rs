@@ -132,7 +132,7 @@ fn assert_burst(outcomes: &[Outcome], burst: usize, per_sec: f64, elapsed: Durat
 }
 
 /// A client whose connections come from `ip` (any 127.x.y.z on Linux).
-fn client_from(ip: &str) -> Client {
+pub(crate) fn client_from(ip: &str) -> Client {
     Client::builder()
         .local_address(ip.parse::<IpAddr>().unwrap())
         .build()

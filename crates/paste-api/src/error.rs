@@ -381,7 +381,39 @@ impl ApiError {
                 Some(retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0))
                     .map(|s| s.max(1))
             }
-            _ => None,
+            // Listed one by one, no wildcard: a new variant does not compile
+            // until it says whether it promises recovery.
+            ApiError::RouteNotFound
+            | ApiError::InvalidJsonBody
+            | ApiError::MissingData
+            | ApiError::PayloadTooLarge { .. }
+            | ApiError::PasteNotFound { .. }
+            | ApiError::PasteDamaged { .. }
+            | ApiError::InvalidPasteId
+            | ApiError::Unauthorized
+            | ApiError::MethodNotAllowed { .. }
+            | ApiError::BodyTimeout
+            | ApiError::BodyTooSlow { .. }
+            | ApiError::BodyRead
+            | ApiError::Internal(_)
+            | ApiError::Forbidden
+            | ApiError::UnsupportedMediaType
+            | ApiError::MalformedJson
+            | ApiError::BodyTooLarge
+            | ApiError::UnknownField { .. }
+            | ApiError::InvalidField(_)
+            | ApiError::InvalidValue(_)
+            | ApiError::InvalidId { .. }
+            | ApiError::NotFound
+            | ApiError::Conflict(_)
+            | ApiError::Protected(_)
+            | ApiError::DataTooLarge { .. }
+            | ApiError::TenantDisabled
+            | ApiError::QuotaExceeded
+            | ApiError::IdempotencyMismatch
+            | ApiError::InvalidIdempotencyKey
+            | ApiError::MalformedHead(_)
+            | ApiError::UnsupportedTransferCoding => None,
         }
     }
 
@@ -487,6 +519,119 @@ impl IntoResponse for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One of every variant (the match below has no wildcard, so a new
+    /// variant must be added here to compile).
+    fn every_variant() -> Vec<ApiError> {
+        let second = Duration::from_secs(1);
+        let all = vec![
+            ApiError::RouteNotFound,
+            ApiError::InvalidJsonBody,
+            ApiError::MissingData,
+            ApiError::PayloadTooLarge { max_size: 1 },
+            ApiError::PasteNotFound { compat: true },
+            ApiError::PasteDamaged { reason: "x".into() },
+            ApiError::InvalidPasteId,
+            ApiError::Unauthorized,
+            ApiError::MethodNotAllowed { allow: "GET" },
+            ApiError::BodyTimeout,
+            ApiError::BodyTooSlow { min_rate: 1 },
+            ApiError::BodyRead,
+            ApiError::StoreUnavailable {
+                retry_after: second,
+                source: None,
+            },
+            ApiError::Overloaded,
+            ApiError::ShuttingDown,
+            ApiError::Internal("x".into()),
+            ApiError::Forbidden,
+            ApiError::UnsupportedMediaType,
+            ApiError::MalformedJson,
+            ApiError::BodyTooLarge,
+            ApiError::UnknownField { field: None },
+            ApiError::InvalidField("x".into()),
+            ApiError::InvalidValue("x".into()),
+            ApiError::InvalidId { what: "x" },
+            ApiError::NotFound,
+            ApiError::Conflict("x"),
+            ApiError::Protected("x"),
+            ApiError::TooManyRequests {
+                retry_after: second,
+            },
+            ApiError::DataTooLarge { max_size: 1 },
+            ApiError::TenantDisabled,
+            ApiError::QuotaExceeded,
+            ApiError::IdempotencyInProgress {
+                retry_after: second,
+            },
+            ApiError::IdempotencyMismatch,
+            ApiError::InvalidIdempotencyKey,
+            ApiError::MalformedHead("x"),
+            ApiError::UnsupportedTransferCoding,
+            ApiError::CatalogUnavailable {
+                retry_after: second,
+                source: None,
+            },
+        ];
+        for error in &all {
+            match error {
+                ApiError::RouteNotFound
+                | ApiError::InvalidJsonBody
+                | ApiError::MissingData
+                | ApiError::PayloadTooLarge { .. }
+                | ApiError::PasteNotFound { .. }
+                | ApiError::PasteDamaged { .. }
+                | ApiError::InvalidPasteId
+                | ApiError::Unauthorized
+                | ApiError::MethodNotAllowed { .. }
+                | ApiError::BodyTimeout
+                | ApiError::BodyTooSlow { .. }
+                | ApiError::BodyRead
+                | ApiError::StoreUnavailable { .. }
+                | ApiError::Overloaded
+                | ApiError::ShuttingDown
+                | ApiError::Internal(_)
+                | ApiError::Forbidden
+                | ApiError::UnsupportedMediaType
+                | ApiError::MalformedJson
+                | ApiError::BodyTooLarge
+                | ApiError::UnknownField { .. }
+                | ApiError::InvalidField(_)
+                | ApiError::InvalidValue(_)
+                | ApiError::InvalidId { .. }
+                | ApiError::NotFound
+                | ApiError::Conflict(_)
+                | ApiError::Protected(_)
+                | ApiError::TooManyRequests { .. }
+                | ApiError::DataTooLarge { .. }
+                | ApiError::TenantDisabled
+                | ApiError::QuotaExceeded
+                | ApiError::IdempotencyInProgress { .. }
+                | ApiError::IdempotencyMismatch
+                | ApiError::InvalidIdempotencyKey
+                | ApiError::MalformedHead(_)
+                | ApiError::UnsupportedTransferCoding
+                | ApiError::CatalogUnavailable { .. } => {}
+            }
+        }
+        all
+    }
+
+    /// Every answer that tells the client to come back (503, 429, and the
+    /// 409 of a create in progress) says when, and no other does.
+    #[test]
+    fn every_answer_that_promises_recovery_says_when() {
+        for error in every_variant() {
+            let name = format!("{error:?}");
+            let response = error.into_response();
+            let status = response.status();
+            let retry_after = response.headers().get(header::RETRY_AFTER);
+            let promises = status == StatusCode::SERVICE_UNAVAILABLE
+                || status == StatusCode::TOO_MANY_REQUESTS
+                || name.starts_with("IdempotencyInProgress");
+            assert_eq!(retry_after.is_some(), promises, "{name}: {status}");
+        }
+    }
 
     #[test]
     fn size_labels_match_upstream() {

@@ -34,6 +34,6 @@ pub use config::{AdminConfig, HttpConfig, PasteConfig, split_origins};
 pub use error::ApiError;
 pub use openapi::{openapi, openapi_json};
 pub use ratelimit::LimitsConfig;
-pub use router::{admin_router, admin_router_with, router, router_with};
+pub use router::{admin_router, admin_router_with, behind_admin_gate, router, router_with};
 pub use state::{AppState, Readiness};
 pub use tenants::CACHE_TTL;

@@ -84,6 +84,15 @@ pub fn admin_router_with(state: AppState, extra: Router<AppState>) -> Router {
     with_shared_layers(admin_routes(&state).merge(extra), state)
 }
 
+/// `routes` behind the admin API's gate ([`admin::gate`]): the admin bearer
+/// token, compared by digest in constant time; refusals audited; a tenant
+/// API key `403`, anything else `401`; the generic 404 while no admin
+/// token is set. For the server's own routes that only operators may see
+/// (`/metrics` on the public listener).
+pub fn behind_admin_gate(state: &AppState, routes: Router<AppState>) -> Router<AppState> {
+    routes.route_layer(from_fn_with_state(state.clone(), admin::gate))
+}
+
 /// `/admin`, gated. The gate wraps the admin router as a whole, outside its
 /// method routers, so that with the admin API off not even an `Allow` header
 /// (which axum adds to method fallbacks) betrays it.

@@ -13,13 +13,12 @@ use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::response::IntoResponse as _;
 use axum::routing::{MethodRouter, get};
-use http::{HeaderMap, HeaderValue, header};
+use http::{HeaderValue, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use metrics_exporter_prometheus::PrometheusHandle;
 use paste_api::{ApiError, AppState};
-use subtle::ConstantTimeEq as _;
 use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
@@ -80,7 +79,7 @@ impl Server {
                 let mut extra = axum::Router::new();
                 if let Some(handle) = &metrics {
                     // The internal listener: scrapes need no token.
-                    extra = extra.route("/metrics", metrics_route(handle, &catalog, None));
+                    extra = extra.route("/metrics", metrics_route(handle, &catalog));
                 }
                 Some((listener, paste_api::admin_router_with(state.clone(), extra)))
             }
@@ -92,11 +91,10 @@ impl Server {
             && admin.is_none()
             && !admin_token.is_empty()
         {
-            // The public listener: only with the admin token.
-            extra = extra.route(
-                "/metrics",
-                metrics_route(handle, &catalog, Some(admin_token.to_owned())),
-            );
+            // The public listener: only with the admin token, checked by
+            // the admin API's own gate.
+            let route = axum::Router::new().route("/metrics", metrics_route(handle, &catalog));
+            extra = paste_api::behind_admin_gate(&state, route);
         }
         let mut router = paste_api::router_with(state.clone(), extra);
         if settings.portal.enabled {
@@ -309,21 +307,12 @@ fn read_buffer_cap(max_header_bytes: usize) -> usize {
 /// tenant count is exported (label cardinality stays bounded).
 const MAX_TENANT_GAUGES: usize = 100;
 
-/// `GET /metrics`: the Prometheus text format. With `token`, only for
-/// `Authorization: Bearer <token>` (`401` otherwise). Served behind the
-/// API's shared layers (security headers, `OPTIONS`), never shed.
-fn metrics_route(
-    handle: &PrometheusHandle,
-    catalog: &Arc<LazyCatalog>,
-    token: Option<String>,
-) -> MethodRouter<AppState> {
+/// `GET /metrics`: the Prometheus text format. Served behind the API's
+/// shared layers (security headers, `OPTIONS`), never shed; on the public
+/// listener also behind the admin gate ([`paste_api::behind_admin_gate`]).
+fn metrics_route(handle: &PrometheusHandle, catalog: &Arc<LazyCatalog>) -> MethodRouter<AppState> {
     let (handle, catalog) = (handle.clone(), catalog.clone());
-    let get_metrics = get(move |headers: HeaderMap| async move {
-        if let Some(token) = token
-            && !bearer_matches(&headers, &token)
-        {
-            return ApiError::Unauthorized.into_response();
-        }
+    let get_metrics = get(move || async move {
         record_tenant_usage(&catalog).await;
         crate::telemetry::count_dropped_log_lines();
         let mut response = handle.render().into_response();
@@ -337,15 +326,6 @@ fn metrics_route(
         response
     });
     get_metrics.fallback(|| async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } })
-}
-
-/// Whether `headers` carry `Authorization: Bearer <token>` (constant time).
-fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| bool::from(given.trim().as_bytes().ct_eq(token.as_bytes())))
 }
 
 /// Sets `planshare_tenants` and, for at most [`MAX_TENANT_GAUGES`] tenants,

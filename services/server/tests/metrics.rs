@@ -170,7 +170,13 @@ async fn the_main_listener_serves_metrics_only_with_the_admin_token() {
         .unwrap();
     assert_eq!(options.status(), StatusCode::NO_CONTENT);
     assert_security_headers(options.headers(), "OPTIONS");
-    let post = app.client.post(&url).send().await.unwrap();
+    let post = app
+        .client
+        .post(&url)
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(post.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(post.headers()["allow"], "GET, HEAD");
     assert_security_headers(post.headers(), "405");
@@ -182,6 +188,28 @@ async fn the_main_listener_serves_metrics_only_with_the_admin_token() {
         .await
         .unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    // The admin API's gate: a token of the right length but wrong is a 401
+    // like any other, a tenant API key a 403.
+    let same_length = "x".repeat(ADMIN_TOKEN.len());
+    let wrong = app
+        .client
+        .get(&url)
+        .bearer_auth(&same_length)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let tenant_key = tenancy::ApiKey::generate().unwrap();
+    let forbidden = app
+        .client
+        .get(&url)
+        .bearer_auth(tenant_key.expose_secret())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forbidden.status(), StatusCode::FORBIDDEN);
+    let body: serde_json::Value = forbidden.json().await.unwrap();
+    assert_eq!(body["code"], "forbidden", "{body}");
     app.create_ok("x").await;
     let right = app
         .client

@@ -319,11 +319,7 @@ pub const ENV_VARS: &[EnvVar] = &[
         name: "PLANSHARE_PORTAL",
         setting: "portal.enabled (on | off)",
         apply: |s, v| {
-            s.portal.enabled = match v.trim() {
-                "on" => true,
-                "off" => false,
-                other => return Err(format!("expected on or off, got {other:?}")),
-            };
+            s.portal.enabled = switch(v)?;
             Ok(())
         },
     },
@@ -371,7 +367,7 @@ pub const ENV_VARS: &[EnvVar] = &[
         name: "PLANSHARE_TENANCY_BYPASS",
         setting: "http.tenancy_bypass",
         apply: |s, v| {
-            s.http.tenancy_bypass = matches!(v.trim(), "1" | "true" | "on");
+            s.http.tenancy_bypass = switch(v)?;
             Ok(())
         },
     },
@@ -379,25 +375,16 @@ pub const ENV_VARS: &[EnvVar] = &[
         name: "PLANSHARE_RATE_LIMITS",
         setting: "limits (on | off)",
         apply: |s, v| {
-            match v.trim() {
-                "on" => {
-                    s.limits = LimitsConfig {
-                        trusted_proxies: std::mem::take(&mut s.limits.trusted_proxies),
-                        redis_url: std::mem::take(&mut s.limits.redis_url),
-                        ..LimitsConfig::default()
-                    }
-                }
-                "off" => {
-                    s.limits = LimitsConfig {
-                        trusted_proxies: std::mem::take(&mut s.limits.trusted_proxies),
-                        redis_url: std::mem::take(&mut s.limits.redis_url),
-                        ..LimitsConfig::off()
-                    }
-                }
-                other => {
-                    return Err(format!("expected on or off, got {other:?}"));
-                }
-            }
+            let base = if switch(v)? {
+                LimitsConfig::default()
+            } else {
+                LimitsConfig::off()
+            };
+            s.limits = LimitsConfig {
+                trusted_proxies: std::mem::take(&mut s.limits.trusted_proxies),
+                redis_url: std::mem::take(&mut s.limits.redis_url),
+                ..base
+            };
             Ok(())
         },
     },
@@ -457,11 +444,7 @@ pub const ENV_VARS: &[EnvVar] = &[
         name: "PLANSHARE_METRICS",
         setting: "telemetry.metrics",
         apply: |s, v| {
-            s.telemetry.metrics = match v.trim() {
-                "on" => true,
-                "off" => false,
-                _ => return Err("`on` or `off`".into()),
-            };
+            s.telemetry.metrics = switch(v)?;
             Ok(())
         },
     },
@@ -528,6 +511,17 @@ pub const UPSTREAM_ENV_VARS: &[EnvVar] = &[
         },
     },
 ];
+
+/// The one parser of every on/off variable: `on`/`off`, `true`/`false`,
+/// `yes`/`no` or `1`/`0`, any case; anything else (a typo such as `ture`)
+/// stops start-up with the variable named (see [`SettingsError::Env`]).
+fn switch(v: &str) -> Result<bool, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err("expected on or off (also true/false, yes/no, 1/0)".into()),
+    }
+}
 
 fn parse<T: std::str::FromStr>(value: &str, expected: &str) -> Result<T, String> {
     value.trim().parse().map_err(|_| expected.to_owned())
@@ -836,6 +830,42 @@ mod tests {
         }
         let err = load(&[("PLANSHARE_LIMITS_REDIS_URL", "http://cache")]).unwrap_err();
         assert!(err.to_string().contains("redis_url"), "{err}");
+    }
+
+    #[test]
+    fn every_switch_takes_the_same_words_and_refuses_typos() {
+        type Read = fn(&Settings) -> bool;
+        let switches: [(&str, Read); 4] = [
+            ("PLANSHARE_PORTAL", |s| s.portal.enabled),
+            ("PLANSHARE_TENANCY_BYPASS", |s| s.http.tenancy_bypass),
+            ("PLANSHARE_RATE_LIMITS", |s| s.limits != LimitsConfig::off()),
+            ("PLANSHARE_METRICS", |s| s.telemetry.metrics),
+        ];
+        for (var, read) in switches {
+            for (word, on) in [
+                ("on", true),
+                ("ON", true),
+                ("true", true),
+                ("yes", true),
+                (" 1 ", true),
+                ("off", false),
+                ("False", false),
+                ("no", false),
+                ("0", false),
+            ] {
+                let s = load(&[(var, word)]).unwrap_or_else(|e| panic!("{var}={word}: {e}"));
+                assert_eq!(read(&s), on, "{var}={word}");
+            }
+            for typo in ["ture", "enabled", ""] {
+                let err = load(&[(var, typo)]).unwrap_err().to_string();
+                assert_eq!(
+                    err,
+                    format!(
+                        "invalid value {typo:?} in {var}: expected on or off (also true/false, yes/no, 1/0)"
+                    ),
+                );
+            }
+        }
     }
 
     #[test]

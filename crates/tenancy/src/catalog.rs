@@ -898,11 +898,35 @@ async fn open_sqlite(url: &str, config: &CatalogConfig) -> Result<Catalog, Catal
         .synchronous(SqliteSynchronous::Full)
         .foreign_keys(true)
         .busy_timeout(Duration::from_millis(config.busy_timeout_ms));
+    // The directory the file is to live in is created, as for every other
+    // path a setting names; a file that cannot be opened is a configuration
+    // problem with its path and reason, not a passing outage.
+    let file = options.get_filename().to_owned();
+    let on_disk = !file.as_os_str().is_empty() && file.as_os_str() != ":memory:";
+    if on_disk && let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CatalogError::Invalid(format!(
+                "cannot create the directory of the SQLite catalog {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     let pool = SqlitePoolOptions::new()
         .max_connections(config.max_connections.max(1))
         .acquire_timeout(Duration::from_millis(config.acquire_timeout_ms))
         .connect_with(options)
-        .await?;
+        .await
+        .map_err(|e| match &e {
+            // SQLITE_CANTOPEN (14) and SQLITE_PERM (3), SQLITE_READONLY (8):
+            // the file itself is the problem.
+            sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("14" | "3" | "8")) => {
+                CatalogError::Invalid(format!(
+                    "cannot open the SQLite catalog {}: {e}",
+                    file.display()
+                ))
+            }
+            _ => CatalogError::from(e),
+        })?;
     Ok(Catalog {
         pool: Pool::Sqlite(pool),
         key_lookups: Arc::default(),

@@ -301,3 +301,43 @@ async fn postgres_dump_never_contains_a_plaintext_key() {
     drop(conn);
     catalog.close().await;
 }
+
+/// A SQLite catalog's directory is created when missing (as every other
+/// path a setting names is); a file that cannot be opened is `Invalid`, a
+/// configuration problem naming the path and why, not a passing outage to
+/// retry forever.
+#[tokio::test]
+async fn a_sqlite_catalog_creates_its_directory_and_names_a_path_it_cannot_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("srv/pastes/deeper/catalog.sqlite");
+    let catalog = Catalog::open(&CatalogConfig::new(format!(
+        "sqlite://{}",
+        nested.display()
+    )))
+    .await
+    .unwrap();
+    catalog.default_tenant().await.unwrap();
+    assert!(nested.is_file(), "no catalog file at {}", nested.display());
+    catalog.close().await;
+
+    // Its parent is a file: the directory cannot be made.
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let under_a_file = blocker.join("catalog.sqlite");
+    // The name is a directory: SQLite cannot open it.
+    let a_directory = dir.path().join("a-directory");
+    std::fs::create_dir(&a_directory).unwrap();
+    for path in [under_a_file, a_directory] {
+        let err = Catalog::open(&CatalogConfig::new(format!("sqlite://{}", path.display())))
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{} opened", path.display()));
+        match err {
+            CatalogError::Invalid(message) => assert!(
+                message.contains(&*path.parent().unwrap().to_string_lossy()),
+                "{message}"
+            ),
+            other => panic!("{}: {other:?}", path.display()),
+        }
+    }
+}

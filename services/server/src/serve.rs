@@ -386,7 +386,10 @@ fn open_in_background(catalog: Arc<LazyCatalog>) {
             match catalog.get().await {
                 Ok(_) => return,
                 Err(error) => {
-                    tracing::warn!(%error, "tenant catalog not available yet; retrying");
+                    // With its cause: "catalog unavailable" alone says nothing.
+                    let cause = std::error::Error::source(&error)
+                        .map_or_else(String::new, |source| source.to_string());
+                    tracing::warn!(%error, cause, "tenant catalog not available yet; retrying");
                     tokio::time::sleep(Duration::from_secs(2)).await;
                 }
             }

@@ -574,6 +574,13 @@ impl Settings {
     }
 
     fn resolve_paths(&mut self) -> Result<(), SettingsError> {
+        // Upstream's `PASTE_DATA_DIR` (or `[store.fs] path`) without a data
+        // directory of our own means "my data lives here": the catalog goes
+        // there too, not into a user directory nobody created.
+        if self.server.data_dir.as_os_str().is_empty() && !self.store.fs.path.as_os_str().is_empty()
+        {
+            self.server.data_dir = self.store.fs.path.clone();
+        }
         if self.server.data_dir.as_os_str().is_empty() {
             self.server.data_dir =
                 dirs::data_dir()
@@ -780,6 +787,35 @@ mod tests {
         assert!(!printed.contains("0tlp-pw") && !format!("{s:?}").contains("0tlp-pw"));
         let refused = load(&[("PLANSHARE_OTLP_ENDPOINT", "ftp://user:0tlp-pw@h")]).unwrap_err();
         assert!(!refused.to_string().contains("0tlp-pw"), "{refused}");
+    }
+
+    #[test]
+    fn upstreams_data_directory_holds_the_catalog_too() {
+        let only = |vars: &'static [(&'static str, &'static str)]| {
+            Settings::load(None, &|name| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| (*v).to_owned())
+            })
+            .unwrap()
+        };
+        let s = only(&[("PASTE_DATA_DIR", "/srv/pastes")]);
+        assert_eq!(s.store.fs.path, PathBuf::from("/srv/pastes"));
+        assert_eq!(s.server.data_dir, PathBuf::from("/srv/pastes"));
+        assert_eq!(s.catalog.url, "sqlite:///srv/pastes/catalog.sqlite");
+        // A data directory of planshare's own still wins for the catalog.
+        let s = only(&[
+            ("PASTE_DATA_DIR", "/srv/pastes"),
+            ("PLANSHARE_DATA_DIR", "/srv/planshare"),
+        ]);
+        assert_eq!(s.store.fs.path, PathBuf::from("/srv/pastes"));
+        assert_eq!(s.catalog.url, "sqlite:///srv/planshare/catalog.sqlite");
+        // As does a catalog URL.
+        let s = only(&[
+            ("PASTE_DATA_DIR", "/srv/pastes"),
+            ("PLANSHARE_DATABASE_URL", "sqlite:///elsewhere/c.sqlite"),
+        ]);
+        assert_eq!(s.catalog.url, "sqlite:///elsewhere/c.sqlite");
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod error;
 mod open;
 mod paste;
 mod share;
+mod terminal;
 
 use std::io::Write as _;
 use std::process::ExitCode;

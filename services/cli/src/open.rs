@@ -18,6 +18,7 @@ use share_codec::{
 use crate::env::Env;
 use crate::error::CliError;
 use crate::paste::ApiArgs;
+use crate::terminal::safe_text;
 
 /// The largest payload `open` inflates (a decompression bomb stops here); the
 /// portal's limit too (`MAX_INFLATED` in `codec.js`). `share` refuses to make
@@ -102,9 +103,11 @@ pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
 fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<String, CliError> {
     match format {
         // The document alone: nothing to re-anchor.
+        // Text formats carry the link author's text to a terminal: control
+        // characters are dropped (`terminal::safe_text`); JSON escapes them.
         Format::Markdown => Ok(match (&payload.html, payload.is_html()) {
-            (Some(html), true) => html.clone(),
-            _ => payload.plan.clone(),
+            (Some(html), true) => safe_text(html).into_owned(),
+            _ => safe_text(&payload.plan).into_owned(),
         }),
         Format::Feedback => {
             let reanchored = reanchor(&payload.plan, &payload.annotations);
@@ -113,13 +116,14 @@ fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<St
             {
                 warn(&warning);
             }
-            Ok(export_annotations(
+            let feedback = export_annotations(
                 &reanchored.blocks,
                 &reanchored.annotations,
                 &payload.global_attachments,
                 DEFAULT_TITLE,
                 DEFAULT_SUBJECT,
-            ))
+            );
+            Ok(safe_text(&feedback).into_owned())
         }
         Format::Json => {
             let reanchored = reanchor(&payload.plan, &payload.annotations);

@@ -602,3 +602,62 @@ async fn the_api_key_never_goes_to_a_paste_api_a_link_names() {
         );
     }
 }
+
+/// A link's plan and comments cannot drive the reader's terminal: the text
+/// formats drop control characters (ESC, CSI, OSC 8 and 52, BEL, CR); the
+/// JSON output keeps them, escaped, exactly.
+#[tokio::test]
+async fn a_link_cannot_drive_the_terminal() {
+    let esc = "\u{1b}";
+    let plan = format!(
+        "# Plan{esc}]0;owned{bell}\n\nStep one {esc}[2J{esc}[Hwipe\n\nclick {esc}]8;;https://evil.test{esc}\\here{esc}]8;;{esc}\\ and {csi}31mred\r\n",
+        bell = '\u{7}',
+        csi = '\u{9b}'
+    );
+    let annotations = serde_json::json!([
+        {"type": "COMMENT", "originalText": "Step one", "text": format!("copy {esc}]52;c;ZXZpbA=={bell} this", bell = '\u{7}')},
+        {"type": "GLOBAL_COMMENT", "text": format!("{esc}[1A{esc}[2Koverwritten")}
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("annotations.json");
+    std::fs::write(&file, annotations.to_string()).unwrap();
+    let shared = planshare(
+        &[
+            "share",
+            "-",
+            "--hash",
+            "--annotations",
+            file.to_str().unwrap(),
+        ],
+        &[],
+        &plan,
+    )
+    .await;
+    assert_eq!(shared.code, 0, "{}", shared.stderr);
+    let link = shared.stdout.trim_end();
+    for format in ["feedback", "markdown"] {
+        let run = planshare(&["open", link, "--format", format], &[], "").await;
+        assert_eq!(run.code, 0, "{format}: {}", run.stderr);
+        let control = run
+            .stdout
+            .chars()
+            .find(|&c| c.is_control() && c != '\n' && c != '\t');
+        assert_eq!(control, None, "{format}: {:?}", run.stdout);
+    }
+    let markdown = planshare(&["open", link, "--format", "markdown"], &[], "").await;
+    assert!(
+        markdown.stdout.contains("Step one [2J[Hwipe"),
+        "{:?}",
+        markdown.stdout
+    );
+    let feedback = planshare(&["open", link, "--format", "feedback"], &[], "").await;
+    assert!(feedback.stdout.contains("this"), "{:?}", feedback.stdout);
+    assert!(
+        feedback.stdout.contains("overwritten"),
+        "{:?}",
+        feedback.stdout
+    );
+    let json = planshare(&["open", link, "--format", "json"], &[], "").await;
+    let opened: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(opened["plan"], plan.as_str(), "JSON keeps the text exactly");
+}

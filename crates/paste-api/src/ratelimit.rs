@@ -242,10 +242,45 @@ impl KeyExtractor for ClientIpKey {
 }
 
 /// A strict per-IP limiter whose tokens are spent by failures; an IP that
-/// runs dry is blocked until its next token.
+/// runs dry is blocked until its next token. An escalating one (the
+/// not-found limiter) doubles the block each time the same IP runs dry
+/// again, up to [`MAX_PENALTY`]; the doubling is forgotten one step per
+/// [`PENALTY_DECAY`] without a block.
 pub(crate) struct Penalty {
     limiter: DefaultKeyedRateLimiter<IpAddr>,
-    blocked: Mutex<HashMap<IpAddr, Instant>>,
+    blocked: Mutex<HashMap<IpAddr, Block>>,
+    escalates: bool,
+}
+
+/// An IP's block: until when, and how many doublings it has earned.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    until: Instant,
+    level: u32,
+}
+
+/// The longest block an escalating limiter gives.
+const MAX_PENALTY: Duration = Duration::from_secs(3600);
+/// Quiet time that takes one doubling off.
+const PENALTY_DECAY: Duration = Duration::from_secs(600);
+
+/// The block after `previous` for a base wait of `base`, at `now`: the
+/// level decayed by the quiet time since the previous block ended, plus
+/// one; the wait `base × 2^level`, at most [`MAX_PENALTY`].
+fn escalated(previous: Option<Block>, base: Duration, now: Instant) -> Block {
+    let level = previous.map_or(0, |b| {
+        let quiet = now.saturating_duration_since(b.until);
+        let decayed = u32::try_from(quiet.as_secs() / PENALTY_DECAY.as_secs()).unwrap_or(u32::MAX);
+        b.level.saturating_sub(decayed) + 1
+    });
+    let wait = base
+        .max(Duration::from_secs(1))
+        .saturating_mul(2u32.saturating_pow(level.min(20)))
+        .min(MAX_PENALTY);
+    Block {
+        until: now + wait,
+        level,
+    }
 }
 
 /// Most IPs remembered as blocked at once (beyond it, the limiter alone still
@@ -253,32 +288,43 @@ pub(crate) struct Penalty {
 const MAX_BLOCKED: usize = 65_536;
 
 impl Penalty {
-    fn new(per_min: u32, burst: u32) -> Option<Penalty> {
+    fn new(per_min: u32, burst: u32, escalates: bool) -> Option<Penalty> {
         let per_min = NonZeroU32::new(per_min)?;
         let burst = NonZeroU32::new(burst)?;
         Some(Penalty {
             limiter: RateLimiter::keyed(Quota::per_minute(per_min).allow_burst(burst)),
             blocked: Mutex::new(HashMap::new()),
+            escalates,
         })
     }
 
     /// How long `ip` is still blocked, if it is.
     pub(crate) fn blocked(&self, ip: IpAddr) -> Option<Duration> {
         let blocked = self.blocked.lock().unwrap_or_else(PoisonError::into_inner);
-        let until = *blocked.get(&ip)?;
-        until.checked_duration_since(Instant::now())
+        let block = *blocked.get(&ip)?;
+        block.until.checked_duration_since(Instant::now())
     }
 
-    /// Records one failure of `ip`; `Some(wait)` when it has none left.
+    /// Records one failure of `ip`; `Some(wait)` when it has none left (the
+    /// wait that the `Retry-After` names: the real one).
     pub(crate) fn strike(&self, ip: IpAddr) -> Option<Duration> {
         let clock = DefaultClock::default();
         let denied = self.limiter.check_key(&ip).err()?;
-        let wait = denied.wait_time_from(clock.now());
+        let base = denied.wait_time_from(clock.now());
+        let now = Instant::now();
         let mut blocked = self.blocked.lock().unwrap_or_else(PoisonError::into_inner);
+        let block = if self.escalates {
+            escalated(blocked.get(&ip).copied(), base, now)
+        } else {
+            Block {
+                until: now + base,
+                level: 0,
+            }
+        };
         if blocked.len() < MAX_BLOCKED || blocked.contains_key(&ip) {
-            blocked.insert(ip, Instant::now() + wait);
+            blocked.insert(ip, block);
         }
-        Some(wait)
+        Some(block.until.saturating_duration_since(now))
     }
 
     fn clean(&self) {
@@ -286,7 +332,13 @@ impl Penalty {
         self.limiter.shrink_to_fit();
         let now = Instant::now();
         let mut blocked = self.blocked.lock().unwrap_or_else(PoisonError::into_inner);
-        blocked.retain(|_, until| *until > now);
+        // Kept while blocked, or while a doubling is still remembered.
+        blocked.retain(|_, b| {
+            b.until > now
+                || (b.level > 0
+                    && now.saturating_duration_since(b.until)
+                        < PENALTY_DECAY.saturating_mul(b.level))
+        });
         blocked.shrink_to_fit();
     }
 
@@ -342,8 +394,8 @@ impl Limiters {
                 .iter()
                 .filter_map(|s| Cidr::parse(s))
                 .collect(),
-            failed_auth: Penalty::new(config.failed_auth_per_min, config.failed_auth_burst),
-            not_found: Penalty::new(config.not_found_per_min, config.not_found_burst),
+            failed_auth: Penalty::new(config.failed_auth_per_min, config.failed_auth_burst, false),
+            not_found: Penalty::new(config.not_found_per_min, config.not_found_burst, true),
             per_key: config.per_key,
             keys: Mutex::new(HashMap::new()),
             shared: shared_limiter(config),
@@ -501,7 +553,7 @@ mod tests {
 
     #[test]
     fn a_penalty_blocks_after_its_burst() {
-        let p = Penalty::new(1, 3).unwrap();
+        let p = Penalty::new(1, 3, false).unwrap();
         let a = ip("192.0.2.1");
         for _ in 0..3 {
             assert_eq!(p.strike(a), None);
@@ -511,6 +563,53 @@ mod tests {
         assert!(wait > Duration::ZERO && wait <= Duration::from_secs(60));
         assert!(p.blocked(a).is_some());
         assert_eq!(p.blocked(ip("192.0.2.2")), None);
+    }
+
+    #[test]
+    fn repeated_blocks_double_up_to_the_cap_and_decay_when_quiet() {
+        let t0 = Instant::now();
+        let base = Duration::from_secs(2);
+        let first = escalated(None, base, t0);
+        assert_eq!(first.until - t0, base, "the first block is the plain wait");
+        // Blocked again right after: 4 s, 8 s, 16 s …
+        let mut block = first;
+        let mut waits = Vec::new();
+        for _ in 0..4 {
+            let now = block.until;
+            block = escalated(Some(block), base, now);
+            waits.push((block.until - now).as_secs());
+        }
+        assert_eq!(waits, [4, 8, 16, 32]);
+        // … never more than the cap.
+        let mut now = block.until;
+        for _ in 0..30 {
+            now = block.until;
+            block = escalated(Some(block), base, now);
+        }
+        assert_eq!(block.until - now, MAX_PENALTY);
+        // Quiet for two decay periods after the block takes two doublings off.
+        let level = block.level;
+        let later = block.until + PENALTY_DECAY * 2;
+        let after = escalated(Some(block), base, later);
+        assert_eq!(after.level, level - 2 + 1);
+        // Quiet for long enough forgets it all: the plain wait again, doubled once.
+        let much_later = block.until + PENALTY_DECAY * 1000;
+        let fresh = escalated(Some(block), base, much_later);
+        assert_eq!(fresh.until - much_later, base * 2);
+    }
+
+    #[test]
+    fn the_not_found_limiter_escalates_and_names_the_real_wait() {
+        let p = Penalty::new(1, 3, true).unwrap();
+        let a = ip("192.0.2.9");
+        for _ in 0..3 {
+            assert_eq!(p.strike(a), None);
+        }
+        let first = p.strike(a).unwrap();
+        let second = p.strike(a).unwrap();
+        assert!(second > first + first / 2, "{first:?} then {second:?}");
+        let left = p.blocked(a).unwrap();
+        assert!(left <= second && left + Duration::from_secs(1) > second);
     }
 
     #[test]

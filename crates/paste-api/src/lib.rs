@@ -4,8 +4,8 @@
 //!
 //! The two upstream routes, `POST /api/paste` and `GET /api/paste/{id}` (plus
 //! `OPTIONS` anywhere), are *compat routes*: they answer byte for byte as the
-//! upstream Plannotator paste service does, except where `shared/WIRE.md`'s
-//! decisions table says otherwise. Everything else is a new route with
+//! upstream Plannotator paste service does, except where the README's list
+//! "Where planshare deliberately differs from upstream" says otherwise. Everything else is a new route with
 //! `{"error", "code"}` bodies.
 //!
 //! This crate wires `paste-store` to HTTP. It must not open sockets or read

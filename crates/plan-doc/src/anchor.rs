@@ -1,5 +1,5 @@
 //! Re-anchoring: shared annotations carry only their text, so after a load
-//! each one is found again in the plan (`shared/WIRE.md` §7). Reviewers
+//! each one is found again in the plan, by the stages below. Reviewers
 //! select text in the *rendered* plan, so the search runs over two texts per
 //! block: its source (`content`) and its rendered text
 //! ([`Block::rendered_text`]: `**JWT**` reads `JWT`, `[docs](u)` reads

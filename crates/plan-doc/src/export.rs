@@ -1,5 +1,5 @@
-//! The feedback export: upstream's `exportAnnotations`, byte for byte
-//! (`shared/WIRE.md` §8). Its output is what the reviewer sends back to the
+//! The feedback export: upstream's `exportAnnotations`, byte for byte (the
+//! vectors in `testdata/` were recorded from it). Its output is what the reviewer sends back to the
 //! agent, so the wording, blank lines and the en dash in line ranges are
 //! part of the format.
 //!

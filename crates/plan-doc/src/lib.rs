@@ -14,7 +14,8 @@
 //! re-anchoring of text selected in the rendered page.
 //! `refs.rs`, `html.rs` and `text.rs` are private helpers of the parser:
 //! reference-link resolution, HTML block extents and JavaScript string
-//! semantics. Formats: `shared/WIRE.md` §7–§8.
+//! semantics. The formats are described where they are implemented
+//! (`anchor.rs`, `export.rs`) and pinned by the vectors in `testdata/`.
 
 mod anchor;
 mod blocks;

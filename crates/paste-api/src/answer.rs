@@ -27,8 +27,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ApiError;
 
-/// Answers up to this many bytes are built whole; larger base64url answers
-/// are encoded in parts of this size (a multiple of 4: whole base64 groups).
+/// The size of the parts a long base64url answer is encoded in (a multiple
+/// of 4: whole base64 groups).
 pub(crate) const PART: usize = 64 * 1024;
 
 /// How long a read waits for room in the budget before it is shed.
@@ -246,9 +246,14 @@ pub(crate) fn held_bytes(payload: &Payload) -> usize {
     }
 }
 
+/// Answers up to this long are built whole (one buffer, one frame: the
+/// cheapest for the common sizes); longer base64url ones in [`PART`]s.
+/// Either way the budget counts what they hold.
+const STREAM_FROM: usize = 1024 * 1024;
+
 /// Whether an answer of `payload` is written in parts.
 fn streams(payload: &Payload) -> bool {
-    payload.is_base64url() && payload.text_len() > PART
+    payload.is_base64url() && payload.text_len() > STREAM_FROM
 }
 
 /// The body of a paste read: `{"data":"<text>"}`, built whole when small or
@@ -414,7 +419,14 @@ mod tests {
     #[tokio::test]
     async fn answers_are_the_json_of_the_text_whole_or_in_parts() {
         let budget = ResponseBudget::new(16);
-        for len in [4, PART - 4, PART, PART + 4, 3 * PART + 100, 5 * 1024 * 1024] {
+        for len in [
+            4,
+            PART,
+            STREAM_FROM,
+            STREAM_FROM + 4,
+            STREAM_FROM + PART + 100,
+            5 * 1024 * 1024,
+        ] {
             let text = base64url(len);
             let payload = Payload::from_text(text.clone());
             assert!(payload.is_base64url());
@@ -422,7 +434,12 @@ mod tests {
             let (json, frames) = collect(PasteBody::new(payload, held)).await;
             let parsed: api_types::GetPasteResponse = serde_json::from_slice(&json).unwrap();
             assert_eq!(parsed.data, text, "{len}");
-            assert_eq!(frames, text.len().div_ceil(PART).max(1), "{len}");
+            let expected = if text.len() > STREAM_FROM {
+                text.len().div_ceil(PART)
+            } else {
+                1
+            };
+            assert_eq!(frames, expected, "{len}");
         }
         // Text that needs escaping is built whole, through serde_json.
         let payload = Payload::from_text("\"quoted\" ✓ \n".repeat(10_000));
@@ -437,7 +454,7 @@ mod tests {
     #[tokio::test]
     async fn a_spent_budget_sheds_reads_until_answers_are_dropped() {
         let budget = ResponseBudget::new(1);
-        let payload = Payload::from_text(base64url(200 * 1024));
+        let payload = Payload::from_text(base64url(100 * 1024));
         let each = held_bytes(&payload);
         assert!(each < 256 * 1024, "within a client's share");
         let mut held = Vec::new();

@@ -171,7 +171,9 @@ fn max_raw_bytes(max_units: usize) -> u64 {
 /// Reads the whole body, refusing it once it holds more decoded UTF-16 code
 /// units than `rules.max_units` (413), takes longer than `rules.timeout` or
 /// arrives slower than `rules.min_rate` after `rules.grace` (408), or would
-/// overdraw the budget (503).
+/// overdraw the budget (503). A refused oversized body is read to its end
+/// and thrown away first, within bounds ([`drain`]), so that a client still
+/// sending it hears the 413.
 pub(crate) async fn read_limited(
     headers: &HeaderMap,
     body: Body,
@@ -182,24 +184,24 @@ pub(crate) async fn read_limited(
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > max_raw_bytes(max_units)) {
-        return Err(ApiError::PayloadTooLarge { max_size });
-    }
     let capacity = declared
         .and_then(|len| usize::try_from(len).ok())
         .unwrap_or(0)
         .min(INITIAL_CAPACITY_CAP);
     let started = tokio::time::Instant::now();
-    let read = async move {
-        let mut body = body;
+    let mut body = body;
+    let mut received: u64 = 0;
+    let mut slot: Option<BodySlot> = None;
+    let read = async {
+        if declared.is_some_and(|len| len > max_raw_bytes(max_units)) {
+            return Err(ApiError::PayloadTooLarge { max_size });
+        }
         let mut reservation = None;
         // A body that arrives in one frame is kept as it is; only a second
         // frame starts a buffer to gather them in.
         let mut first: Option<Bytes> = None;
         let mut buf: Option<BytesMut> = None;
         let mut units = DecodedUnits::default();
-        let mut received: u64 = 0;
-        let mut slot: Option<BodySlot> = None;
         let slow_at = started + SLOW_BODY_AFTER;
         loop {
             let needs_slot = slot.is_none() && rules.slow.is_some();
@@ -246,7 +248,6 @@ pub(crate) async fn read_limited(
                 }
             }
         }
-        drop(slot);
         let bytes = match (buf, first) {
             (Some(buf), _) => buf.freeze(),
             (None, first) => first.unwrap_or_default(),
@@ -256,9 +257,65 @@ pub(crate) async fn read_limited(
             _reservation: reservation,
         })
     };
-    tokio::time::timeout(rules.timeout, read)
+    let read = tokio::time::timeout(rules.timeout, read)
         .await
-        .map_err(|_| ApiError::BodyTimeout)?
+        .map_err(|_| ApiError::BodyTimeout)?;
+    if let Err(ApiError::PayloadTooLarge { .. }) = &read
+        && declared.is_none_or(|len| len <= DRAIN_LIMIT)
+    {
+        drain(&mut body, started, received, rules, slot).await;
+    }
+    read
+}
+
+/// The most of a refused body that is read and thrown away before the
+/// refusal is sent. A browser whose upload is cut off by a closed
+/// connection reports a network failure, never the answer; so the rest of
+/// an oversized body is read (into nothing) up to this many bytes in all,
+/// as long as it keeps the body's rate and timeout. Past any of these
+/// bounds the connection is closed after the answer instead.
+const DRAIN_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Reads the rest of a refused body and drops it, within [`DRAIN_LIMIT`],
+/// the body's rate and timeout and its client's cap of slow bodies (the
+/// body takes one of its client's places once slow, as while it was read).
+/// `received` counts what was read of it before (since `started`).
+async fn drain(
+    body: &mut Body,
+    started: tokio::time::Instant,
+    mut received: u64,
+    rules: &BodyRules<'_>,
+    mut slot: Option<BodySlot>,
+) {
+    let slow_at = started + SLOW_BODY_AFTER;
+    let end = started + rules.timeout;
+    while received <= DRAIN_LIMIT {
+        let needs_slot = slot.is_none() && rules.slow.is_some();
+        if needs_slot && tokio::time::Instant::now() >= slow_at {
+            if let Some((clients, ip)) = rules.slow {
+                match clients.enter(ip) {
+                    Ok(place) => slot = Some(place),
+                    Err(_) => return,
+                }
+            }
+            continue;
+        }
+        let deadline = rate_deadline(started, received, rules.min_rate, rules.grace).min(end);
+        let wake = if needs_slot {
+            deadline.min(slow_at)
+        } else {
+            deadline
+        };
+        match tokio::time::timeout_at(wake, body.frame()).await {
+            Ok(Some(Ok(frame))) => {
+                if let Ok(chunk) = frame.into_data() {
+                    received += chunk.len() as u64;
+                }
+            }
+            Err(_) if wake < deadline => {}
+            Ok(None | Some(Err(_))) | Err(_) => return,
+        }
+    }
 }
 
 /// When a body that has delivered `received` bytes since `started` falls

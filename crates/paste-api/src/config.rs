@@ -102,6 +102,28 @@ impl Default for HttpConfig {
     }
 }
 
+/// The request-head limits the API answers itself, with a JSON `431` that
+/// carries CORS headers like every other answer (the server's
+/// `server.max_header_bytes` and `server.max_headers`). The HTTP parser is
+/// given twice these as its own hard limits, so a browser meets this answer
+/// and not the parser's bare one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadLimits {
+    /// Bytes of request line and header fields together.
+    pub max_bytes: usize,
+    /// Header fields (each repeated field counts).
+    pub max_headers: usize,
+}
+
+impl Default for HeadLimits {
+    fn default() -> Self {
+        HeadLimits {
+            max_bytes: 32 * 1024,
+            max_headers: 64,
+        }
+    }
+}
+
 /// Origins come as a list in TOML or as upstream's comma-separated string
 /// (each entry trimmed, empty entries dropped).
 pub mod origins {

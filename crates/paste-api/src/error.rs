@@ -167,6 +167,10 @@ pub enum ApiError {
     /// through (more than one `Host`); the message says how.
     #[error("malformed request head: {0}")]
     MalformedHead(&'static str),
+    /// The request head is larger than [`crate::HeadLimits`] allows (in
+    /// bytes or in header fields).
+    #[error("request head too large")]
+    HeadTooLarge,
     /// A `Transfer-Encoding` other than `chunked` alone (RFC 9112 §6.1: a
     /// coding the server does not understand is answered 501).
     #[error("unsupported transfer coding")]
@@ -354,6 +358,12 @@ impl ApiError {
                 Some("invalid-idempotency-key"),
             ),
             MalformedHead(why) => (StatusCode::BAD_REQUEST, (*why).into(), Some("bad-request")),
+            HeadTooLarge => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "the request's header fields are too large or too many: send fewer or smaller headers"
+                    .into(),
+                Some("headers-too-large"),
+            ),
             UnsupportedTransferCoding => (
                 StatusCode::NOT_IMPLEMENTED,
                 "unsupported Transfer-Encoding: only chunked is accepted".into(),
@@ -413,6 +423,7 @@ impl ApiError {
             | ApiError::IdempotencyMismatch
             | ApiError::InvalidIdempotencyKey
             | ApiError::MalformedHead(_)
+            | ApiError::HeadTooLarge
             | ApiError::UnsupportedTransferCoding => None,
         }
     }
@@ -567,6 +578,7 @@ mod tests {
             ApiError::IdempotencyMismatch,
             ApiError::InvalidIdempotencyKey,
             ApiError::MalformedHead("x"),
+            ApiError::HeadTooLarge,
             ApiError::UnsupportedTransferCoding,
             ApiError::CatalogUnavailable {
                 retry_after: second,
@@ -610,6 +622,7 @@ mod tests {
                 | ApiError::IdempotencyMismatch
                 | ApiError::InvalidIdempotencyKey
                 | ApiError::MalformedHead(_)
+                | ApiError::HeadTooLarge
                 | ApiError::UnsupportedTransferCoding
                 | ApiError::CatalogUnavailable { .. } => {}
             }

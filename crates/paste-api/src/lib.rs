@@ -30,7 +30,7 @@ mod shared_limit;
 mod state;
 mod tenants;
 
-pub use config::{AdminConfig, HttpConfig, PasteConfig, split_origins};
+pub use config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, split_origins};
 pub use error::ApiError;
 pub use openapi::{openapi, openapi_json};
 pub use ratelimit::LimitsConfig;

@@ -24,6 +24,7 @@ use serde::Serialize;
 use tower::{Layer, Service};
 use tracing::Instrument;
 
+use crate::config::HeadLimits;
 use crate::error::{ApiError, LoggedError};
 use crate::resolve::{Resolved, limit_clients};
 use crate::state::AppState;
@@ -105,7 +106,7 @@ where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
     let started = Instant::now();
-    let head = check_head(&mut request);
+    let head = check_head(&mut request, state.inner.head);
     let method = request.method().clone();
     let route = request.extensions().get::<MatchedPath>().cloned();
     let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
@@ -140,8 +141,13 @@ where
 /// no tenant is picked by the first); a transfer coding other than
 /// `chunked` alone is a 501, not read as plain chunked; and a request in
 /// absolute form (`GET http://host/path`) is for the target's host, whatever
-/// `Host` says (§3.2.2), so its `Host` is replaced by the target's.
-fn check_head(request: &mut Request) -> Result<(), ApiError> {
+/// `Host` says (§3.2.2), so its `Host` is replaced by the target's. A head
+/// over `limits` is a 431 answered here, so that it carries CORS headers
+/// like every other answer (hyper's own 431, past twice the limits, cannot).
+fn check_head(request: &mut Request, limits: HeadLimits) -> Result<(), ApiError> {
+    if head_size(request) > limits.max_bytes || request.headers().len() > limits.max_headers {
+        return Err(ApiError::HeadTooLarge);
+    }
     let headers = request.headers_mut();
     if headers.get_all(header::HOST).iter().nth(1).is_some() {
         headers.remove(header::HOST);
@@ -171,6 +177,21 @@ fn check_head(request: &mut Request) -> Result<(), ApiError> {
         request.headers_mut().insert(header::HOST, host);
     }
     Ok(())
+}
+
+/// About the bytes of `request`'s head on the wire: the request line, each
+/// field as `name: value\r\n`, and the blank line.
+fn head_size(request: &Request) -> usize {
+    let uri = request.uri();
+    let target = uri.path_and_query().map_or(1, |p| p.as_str().len())
+        + uri.authority().map_or(0, |a| a.as_str().len());
+    let line = request.method().as_str().len() + 1 + target + " HTTP/1.1\r\n".len();
+    let fields: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    line + fields + 2
 }
 
 /// Upstream's JSON content type, byte for byte.

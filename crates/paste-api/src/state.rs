@@ -11,7 +11,7 @@ use tokio::sync::{Mutex, Semaphore};
 
 use crate::answer::ResponseBudget;
 use crate::body::{BodyBudget, BodyClients};
-use crate::config::{AdminConfig, HttpConfig, PasteConfig};
+use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig};
 use crate::index_writer::IndexWriter;
 use crate::purge::Purger;
 use crate::ratelimit::{Limiters, LimitsConfig};
@@ -36,6 +36,8 @@ pub(crate) struct Inner {
     pub(crate) limits: LimitsConfig,
     pub(crate) limiters: Limiters,
     pub(crate) http: HttpConfig,
+    /// The request-head limits answered with a JSON 431.
+    pub(crate) head: HeadLimits,
     pub(crate) in_flight: Arc<Semaphore>,
     pub(crate) body_budget: BodyBudget,
     /// Memory of paste answers not yet written.
@@ -57,6 +59,7 @@ impl AppState {
         catalog: Arc<LazyCatalog>,
         paste: PasteConfig,
         http: HttpConfig,
+        head: HeadLimits,
         admin: AdminConfig,
         limits: LimitsConfig,
     ) -> Self {
@@ -78,6 +81,7 @@ impl AppState {
                 admin,
                 store,
                 http,
+                head,
                 http_metrics: crate::metrics::HttpMetrics::default(),
             }),
         }

@@ -302,7 +302,8 @@ pub mod raw {
         send(addr, request.as_bytes()).await
     }
 
-    fn parse(buf: &[u8]) -> RawResponse {
+    /// Parses an answer read off a socket (status 0 when it has no head).
+    pub fn parse(buf: &[u8]) -> RawResponse {
         let text = String::from_utf8_lossy(buf);
         let Some((head, body)) = text.split_once("\r\n\r\n") else {
             return RawResponse {

@@ -65,6 +65,10 @@ impl Server {
             catalog.clone(),
             settings.paste.clone(),
             settings.http.clone(),
+            paste_api::HeadLimits {
+                max_bytes: settings.server.max_header_bytes.max(1024),
+                max_headers: settings.server.max_headers.max(1),
+            },
             settings.admin.clone(),
             settings.limits.clone(),
         );
@@ -282,9 +286,16 @@ async fn serve_connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(Duration::from_secs(config.header_read_timeout_secs.max(1)))
-        .max_header_size(config.max_header_bytes.max(1024))
-        .max_headers(config.max_headers.max(1))
+        // The API answers heads over the configured limits itself (a JSON
+        // 431 with CORS headers, `paste_api::HeadLimits`); the parser's own
+        // limits, twice those, only stop what no browser sends.
+        .max_header_size(parser_head_cap(config.max_header_bytes))
+        .max_headers(config.max_headers.max(1).saturating_mul(2))
         .max_buf_size(read_buffer_cap(config.max_header_bytes))
+        // A client that shuts down its sending side once its request is
+        // out (`nc -N`, a test's dropped write half) is still answered:
+        // without this hyper drops the request at that end of input.
+        .half_close(true)
         .keep_alive(true);
     let write_timeout = Duration::from_secs(config.write_timeout_secs.max(1));
     let io = TokioIo::new(WriteTimeout::new(stream, write_timeout));
@@ -294,13 +305,19 @@ async fn serve_connection(
     }
 }
 
-/// The most a connection's read buffer may grow to: twice the largest
-/// request head, at least 64 KiB. hyper's default (~400 KB) let each
+/// The largest request head the HTTP parser takes: twice the configured
+/// limit, which the API itself answers with a JSON 431.
+fn parser_head_cap(max_header_bytes: usize) -> usize {
+    max_header_bytes.max(1024).saturating_mul(2)
+}
+
+/// The most a connection's read buffer may grow to: the parser's head cap
+/// (twice the configured head limit), at least 64 KiB. hyper's default (~400 KB) let each
 /// keep-alive connection that once carried a 100 KB upload hold a 256 KB
 /// buffer: with 128 such connections that was 33 MB, over half of the
 /// server's heap at its peak (massif). Bodies are read in pieces of this size.
 fn read_buffer_cap(max_header_bytes: usize) -> usize {
-    max_header_bytes.saturating_mul(2).max(64 * 1024)
+    parser_head_cap(max_header_bytes).max(64 * 1024)
 }
 
 /// Most tenants that get per-tenant usage gauges; with more, only the

@@ -15,6 +15,7 @@ mod attack;
 mod bad_input;
 mod connections;
 mod delete;
+mod early_errors;
 mod fs_only;
 mod lifecycle;
 mod limits;

@@ -7,7 +7,15 @@
 // Actions: {"author": name} · {"comment": [quote, text]} · {"delete": quote} ·
 //   {"global": text} · {"remove": index} · {"share": true} (hash link) ·
 //   {"short": true} (short link through the paste API) · {"import": link} ·
-//   {"feedback": true} · {"keyboardShare": true} · {"print": pdfPath}
+//   {"feedback": true} · {"keyboardShare": true} · {"print": pdfPath} ·
+//   {"shortThenDelete": true} (short link, then "Delete this link" in the share
+//   dialog; outputs JSON {link, note}) · {"goto": "last"|url} (opens the last link
+//   made in this run, or url, in the same browser; outputs JSON {error, detail,
+//   deleteVisible}) · {"deleteOpened": true} ("Delete this link" in the bar;
+//   outputs JSON {note, status, deleteVisible}) · {"oversized": bytes} and
+//   {"longUrl": chars} (a create with that big a body, a read with that long
+//   a query, sent by the page to its paste API; output "<status> <error>"
+//   or "network error: …")
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
 //   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error", "errorDetail" }],
 //   "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }
@@ -52,6 +60,43 @@ async function select(page, quote) {
   await page.waitForSelector("#selection-tools:not([hidden])", { timeout: 5000 });
 }
 
+/** The last link a share action made in this session. */
+let lastLink = null;
+
+/** Confirms the open delete dialog; returns its note once the request ended. */
+async function confirmDelete(page) {
+  await page.waitForSelector("#delete-dialog[open]", { timeout: 5000 });
+  await page.click("#delete-confirm");
+  await page.waitForFunction(() => {
+    const note = document.getElementById("delete-note").textContent;
+    return note !== "" && !note.startsWith("Deleting");
+  }, null, { timeout: 15000 });
+  const note = await page.textContent("#delete-note");
+  await page.click("#delete-cancel");
+  return note;
+}
+
+/** The page's paste API, as the portal's configuration names it. */
+async function pageFetch(page, what, size) {
+  return page.evaluate(async ({ what, size }) => {
+    const config = await (await fetch("/config.json")).json();
+    const api = (config.pasteApiUrl || location.origin).replace(/\/+$/, "");
+    try {
+      const response = what === "oversized"
+        ? await fetch(`${api}/api/paste`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: `{"data":"${"A".repeat(size)}"}`,
+        })
+        : await fetch(`${api}/api/paste/AAAAAAAAAAAAAAAA?pad=${"a".repeat(size)}`);
+      const body = await response.json().catch(() => ({}));
+      return `${response.status} ${body.error ?? ""}`;
+    } catch (error) {
+      return `network error: ${error}`;
+    }
+  }, { what, size });
+}
+
 async function act(page, action) {
   if (action.author !== undefined) {
     await page.fill("#author", action.author);
@@ -84,8 +129,44 @@ async function act(page, action) {
     await page.waitForFunction(() => document.getElementById("share-link").value !== "");
     const link = await page.inputValue("#share-link");
     await page.click("#share-dialog button[value=close]");
+    lastLink = link;
     return link;
   }
+  if (action.shortThenDelete) {
+    await page.click("#share");
+    await page.waitForSelector("#share-short:not([hidden])", { timeout: 5000 });
+    await page.click("#share-short");
+    await page.waitForSelector("#share-delete:not([hidden])", { timeout: 10000 });
+    const link = await page.inputValue("#share-link");
+    await page.click("#share-delete");
+    const note = await confirmDelete(page);
+    await page.click("#share-dialog button[value=close]");
+    lastLink = link;
+    return JSON.stringify({ link, note });
+  }
+  if (action.goto !== undefined) {
+    await page.goto(action.goto === "last" ? lastLink : action.goto);
+    await page.waitForFunction(() => {
+      const status = document.getElementById("status");
+      return status && status.textContent !== "Loading…";
+    }, null, { timeout: 15000 });
+    return JSON.stringify(await page.evaluate(() => ({
+      error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+      detail: document.getElementById("error-detail")?.textContent ?? null,
+      deleteVisible: !document.getElementById("delete-link").hidden,
+    })));
+  }
+  if (action.deleteOpened) {
+    await page.click("#delete-link");
+    const note = await confirmDelete(page);
+    return JSON.stringify({
+      note,
+      status: await page.textContent("#status"),
+      deleteVisible: await page.isVisible("#delete-link"),
+    });
+  }
+  if (action.oversized !== undefined) return pageFetch(page, "oversized", action.oversized);
+  if (action.longUrl !== undefined) return pageFetch(page, "longUrl", action.longUrl);
   if (action.short) {
     await page.click("#share");
     await page.waitForSelector("#share-short:not([hidden])", { timeout: 5000 });
@@ -98,6 +179,7 @@ async function act(page, action) {
     const note = await page.textContent("#share-note");
     await page.click("#share-dialog button[value=close]");
     if (!link.includes("/p/")) throw new Error(`no short link: ${note}`);
+    lastLink = link;
     return link;
   }
   if (action.import !== undefined) {

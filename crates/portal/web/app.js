@@ -1,7 +1,9 @@
 // planshare portal: opens a share link in the browser, lets a reviewer add
 // annotations, and shares the result again. Hash links (`/#<payload>`) and
 // short links (`/p/<id>#key=…[&paste=…]`) are decoded here, so the key in
-// the fragment never leaves the page. Formats: shared/WIRE.md §2–§8.
+// the fragment never leaves the page. The formats (payload JSON, deflate +
+// base64url, AES-GCM short-link encryption) are those upstream's clients
+// write; the README's "API" section and `crates/share-codec` describe them.
 // Everything untrusted that is not the plan's markdown (annotations,
 // authors, image names) enters the page as text only.
 
@@ -20,6 +22,7 @@ import {
 import { clearHighlights, highlight, placeable } from "{{anchor.js}}";
 import { disableSanitizerForTests, render, renderHtml } from "{{render.js}}";
 import { feedbackText } from "{{feedback.js}}";
+import { deleteLink, ownsLink, rememberLink } from "{{owned.js}}";
 
 export * from "{{codec.js}}";
 export * from "{{anchor.js}}";
@@ -37,6 +40,11 @@ const AUTHOR_KEY = "planshare.author";
 /** What is on the page: the plan (markdown or raw HTML), its annotations
  * and global attachments. */
 const state = { plan: "", html: null, annotations: [], attachments: [], config: {}, next: 0, fromShort: false };
+
+/** The short link "Delete this link" acts on, `{ api, id }`: the one just
+ * made in the share dialog, or the one this page was opened from when this
+ * browser made it (it holds the delete token). */
+const deletable = { shared: null, opened: null, pending: null };
 
 const $ = (id) => document.getElementById(id);
 
@@ -305,7 +313,8 @@ function currentPayload() {
   return payloadOf(state.plan, state.annotations, state.attachments);
 }
 
-/** Stores the current review as an encrypted paste and returns its link. */
+/** Stores the current review as an encrypted paste and returns its link,
+ * its paste `{ api, id }`, and whether this browser kept its delete token. */
 async function createShortLink() {
   const compressed = await encodePayload(currentPayload());
   const { key, data } = await encrypt(compressed);
@@ -328,9 +337,11 @@ async function createShortLink() {
     throw new Error(typeof body.error === "string" ? body.error : "Share payload is too large");
   }
   if (!response.ok) throw new Error("Short URL service unavailable");
-  const { id } = await response.json();
+  const { id, deleteToken, expiresAt } = await response.json();
   if (typeof id !== "string" || !/^[A-Za-z0-9]{6,16}$/.test(id)) throw new Error("Short URL service unavailable");
-  return shortUrl(shareBase(), id, key, api);
+  // An upstream paste service sends no token: such a link cannot be taken back.
+  const kept = typeof deleteToken === "string" && rememberLink(api, id, deleteToken, expiresAt);
+  return { url: shortUrl(shareBase(), id, key, api), paste: { api, id }, kept, token: typeof deleteToken === "string" };
 }
 
 async function openShare() {
@@ -338,6 +349,8 @@ async function openShare() {
   const short = $("share-short");
   const note = $("share-note");
   note.textContent = "";
+  $("share-delete").hidden = true;
+  deletable.shared = null;
   $("share-dialog").showModal();
   if (state.html !== null) {
     // Raw HTML has no hash form: it is always shared as a short link.
@@ -359,12 +372,50 @@ async function makeShort() {
   const note = $("share-note");
   note.textContent = "Creating a short link…";
   try {
-    $("share-link").value = await createShortLink();
+    const made = await createShortLink();
+    $("share-link").value = made.url;
     note.textContent = "Short link created: the key stays in the link, the paste service only sees ciphertext.";
+    if (made.kept) {
+      deletable.shared = made.paste;
+      $("share-delete").hidden = false;
+      note.textContent += " This browser keeps its delete token, so you can delete the link later.";
+    } else if (made.token) {
+      note.textContent += " This browser does not allow the page to keep its delete token, so it cannot be deleted later.";
+    }
   } catch (error) {
     note.textContent = error.message;
   }
   $("share-link").select();
+}
+
+// --- Delete a link this browser made -------------------------------------
+
+function askDelete(paste) {
+  deletable.pending = paste;
+  $("delete-note").textContent = "";
+  $("delete-confirm").hidden = false;
+  $("delete-cancel").textContent = "Cancel";
+  $("delete-dialog").showModal();
+}
+
+async function confirmDelete() {
+  const paste = deletable.pending;
+  if (!paste) return;
+  const note = $("delete-note");
+  note.textContent = "Deleting…";
+  $("delete-confirm").disabled = true;
+  const outcome = await deleteLink(paste.api, paste.id);
+  $("delete-confirm").disabled = false;
+  note.textContent = outcome.message;
+  if (!outcome.deleted) return;
+  $("delete-confirm").hidden = true;
+  $("delete-cancel").textContent = "Done";
+  for (const key of ["shared", "opened"]) {
+    if (deletable[key]?.id === paste.id && deletable[key]?.api === paste.api) deletable[key] = null;
+  }
+  $("share-delete").hidden = deletable.shared === null;
+  $("delete-link").hidden = deletable.opened === null;
+  if (deletable.opened === null) $("status").textContent = outcome.message;
 }
 
 // --- Import ---------------------------------------------------------------
@@ -506,6 +557,9 @@ function wire() {
   });
   $("share").addEventListener("click", openShare);
   $("share-short").addEventListener("click", makeShort);
+  $("share-delete").addEventListener("click", () => askDelete(deletable.shared));
+  $("delete-link").addEventListener("click", () => askDelete(deletable.opened));
+  $("delete-confirm").addEventListener("click", confirmDelete);
   $("import").addEventListener("click", () => {
     $("import-note").textContent = "";
     $("import-link").value = "";
@@ -533,6 +587,11 @@ async function main() {
     } catch (error) {
       fail(SHORT_ERROR, error);
       return;
+    }
+    const api = pasteApiFor(new URLSearchParams(fragment.replace(/^#/, "")).get("paste"));
+    if (api && ownsLink(api, short[1])) {
+      deletable.opened = { api, id: short[1] };
+      $("delete-link").hidden = false;
     }
     history.replaceState(null, "", "/");
     return;

@@ -118,7 +118,7 @@ async fn annotate_share_and_reopen() {
 
 /// A plan whose hash link is well past 2048 characters (words that do not
 /// compress away).
-fn long_plan() -> String {
+pub(crate) fn long_plan() -> String {
     let mut plan = String::from("# Long plan\n\n");
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     for line in 0..60 {

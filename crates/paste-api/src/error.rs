@@ -10,7 +10,7 @@ use http::{HeaderValue, StatusCode, header};
 use paste_store::StoreError;
 use tenancy::CatalogError;
 
-use crate::middleware::json_response;
+use crate::response::json_response;
 
 /// Upstream's body for any path or method it does not serve.
 pub(crate) const ROUTE_NOT_FOUND: &str =

@@ -48,7 +48,7 @@ pub(crate) fn rate_limited(limiter: &'static str, mut response: Response) -> Res
 }
 
 /// The HTTP series, recorded for every request by
-/// [`crate::middleware::EdgeLayer`].
+/// [`crate::edge::EdgeLayer`].
 ///
 /// Building a series' labels and looking it up in the recorder's registry
 /// costs more than recording, so the handles are kept here by route, method

@@ -25,7 +25,7 @@ use utoipa_axum::routes;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::error::ApiError;
-use crate::middleware::JSON_CONTENT_TYPE;
+use crate::response::JSON_CONTENT_TYPE;
 use crate::state::AppState;
 
 /// Where the document is served.

@@ -1,23 +1,18 @@
-//! The layers that decide who a paste request is from and for:
-//! [`limit_clients`] (client IP, penalty limiters) over every route, and
-//! [`resolve`] (tenant, API key, per-key limit) over the paste routes.
+//! The layer that decides who a paste request is for: [`resolve`] (tenant,
+//! API key, per-key limit) over the paste routes.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock as _, DefaultClock};
-use http::{Method, StatusCode, header};
+use http::header;
 use tenancy::KeyId;
-use tower::Service;
 
-use crate::error::{ApiError, LoggedError};
-use crate::handlers::bearer_token;
+use crate::error::ApiError;
+use crate::extract::bearer_token;
 use crate::metrics::rate_limited;
-use crate::middleware::{Shedding, shed_load};
-use crate::ratelimit::{ClientIp, client_ip, peer_of};
 use crate::shared_limit::Verdict;
 use crate::state::AppState;
 use crate::tenants::{KeyOwner, ResolveError, TenantView};
@@ -52,73 +47,6 @@ impl Resolved {
 /// tokens never start with `pst_`).
 fn presented_api_key(request: &Request) -> Option<&str> {
     bearer_token(request.headers()).filter(|t| t.starts_with("pst_"))
-}
-
-/// Attributes the request to a client IP and applies the penalty limiters:
-/// an IP that failed authentication too often gets 429 on every request
-/// carrying credentials; one that read too many absent pastes gets 429 on
-/// paste reads. Runs on every route (admin included).
-///
-/// Part of [`crate::middleware::Edge`]; `inner` is reached through the
-/// load shedder.
-pub(crate) async fn limit_clients<S>(
-    state: &AppState,
-    mut request: Request,
-    inner: S,
-    shedding: Shedding,
-) -> Response
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-{
-    let limiters = &state.inner.limiters;
-    let ip = client_ip(peer_of(&request), request.headers(), &limiters.trusted);
-    request.extensions_mut().insert(ClientIp(ip));
-    let has_credentials = request.headers().contains_key(header::AUTHORIZATION);
-    let reads_pastes = matches!(
-        *request.method(),
-        Method::GET | Method::HEAD | Method::DELETE
-    ) && is_paste_path(request.uri().path());
-    if has_credentials && let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.blocked(ip))
-    {
-        // Every attempt is an event, refused ones included.
-        tracing::warn!(client.ip = %ip, "authentication attempt refused: too many failures");
-        return rate_limited(
-            "failed_auth",
-            ApiError::TooManyRequests { retry_after: wait }.into_response(),
-        );
-    }
-    if reads_pastes && let Some(wait) = limiters.not_found.as_ref().and_then(|p| p.blocked(ip)) {
-        return rate_limited(
-            "not_found",
-            ApiError::TooManyRequests { retry_after: wait }.into_response(),
-        );
-    }
-    let response = shed_load(state, request, inner, shedding).await;
-    if response.status() == StatusCode::UNAUTHORIZED {
-        tracing::warn!(client.ip = %ip, "authentication failed");
-        if let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.strike(ip)) {
-            return rate_limited(
-                "failed_auth",
-                ApiError::TooManyRequests { retry_after: wait }.into_response(),
-            );
-        }
-    } else if reads_pastes
-        && response
-            .extensions()
-            .get::<LoggedError>()
-            .is_some_and(|e| matches!(*e.0, ApiError::PasteNotFound { .. }))
-        && let Some(wait) = limiters.not_found.as_ref().and_then(|p| p.strike(ip))
-    {
-        return rate_limited(
-            "not_found",
-            ApiError::TooManyRequests { retry_after: wait }.into_response(),
-        );
-    }
-    response
-}
-
-fn is_paste_path(path: &str) -> bool {
-    path.starts_with("/api/paste/") || path.starts_with("/api/v1/pastes/")
 }
 
 /// Resolves the tenant of a paste request: its API key's (401 for a bad

@@ -13,9 +13,9 @@ use tower_governor::governor::GovernorConfigBuilder;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use utoipa_axum::routes;
 
+use crate::edge::EdgeLayer;
 use crate::error::ApiError;
 use crate::handlers::{admin, health, paste, pastes};
-use crate::middleware::EdgeLayer;
 use crate::ratelimit::ClientIpKey;
 use crate::state::AppState;
 use crate::{openapi, resolve};

@@ -25,8 +25,9 @@ use tenancy::{ApiKey, KeyId, KeyInfo, NewTenant, Tenant, TenantId};
 
 use crate::body;
 use crate::error::ApiError;
-use crate::handlers::{bearer_token, catalog_call, is_json, parse_object};
-use crate::middleware::json_response;
+use crate::extract::{bearer_token, is_json, parse_object};
+use crate::handlers::catalog_call;
+use crate::response::json_response;
 use crate::state::AppState;
 
 /// Largest admin request body (a tenant with 100 hosts and 100 origins fits).

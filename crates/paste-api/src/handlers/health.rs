@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
 use crate::error::ApiError;
-use crate::middleware::json_response;
+use crate::response::json_response;
 use crate::state::AppState;
 
 /// `GET /healthz`: the process is up and serving.

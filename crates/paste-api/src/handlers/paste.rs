@@ -25,11 +25,12 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::answer::{self, PasteBody};
 use crate::body::{self, ENVELOPE_ALLOWANCE};
+use crate::edge::PlaceAfterBody;
 use crate::error::ApiError;
-use crate::handlers::bearer_token;
-use crate::middleware::{JSON_CONTENT_TYPE, PlaceAfterBody, json_response};
+use crate::extract::bearer_token;
 use crate::ratelimit::ClientIp;
 use crate::resolve::Resolved;
+use crate::response::{JSON_CONTENT_TYPE, json_response};
 use crate::state::AppState;
 
 /// Fresh ids tried when the store already holds the drawn one.

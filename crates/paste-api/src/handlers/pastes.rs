@@ -22,11 +22,12 @@ use serde::Deserialize;
 
 use crate::body;
 use crate::error::ApiError;
+use crate::extract::{is_json, parse_object};
+use crate::handlers::catalog_call;
 use crate::handlers::paste::{self, NewPaste};
-use crate::handlers::{catalog_call, is_json, parse_object};
-use crate::middleware::json_response;
 use crate::ratelimit::ClientIp;
 use crate::resolve::Resolved;
+use crate::response::json_response;
 use crate::state::AppState;
 
 /// `POST /api/v1/pastes` — 201 `{id, deleteToken, expiresAt, burnAfterRead?}`.

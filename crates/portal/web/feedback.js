@@ -986,9 +986,19 @@ const FOLDED = { "“": '"', "”": '"', "„": '"', "‟": '"', "″": '"', "�
  * their emoji, curly quotes, dashes and `…` the ASCII they are typed as;
  * variation selectors dropped. Mapped back to `s`. */
 export function foldPlainText(s) {
+  const special = /[:\u201c\u201d\u201e\u201f\u2033\u2018\u2019\u201a\u201b\u2032\u2026\u2014\u2013\ufe0f]/g;
+  // Nothing to fold: the text is its own source.
+  if (!special.test(s)) return new Mapped(s);
   const out = new Builder();
   const shortcode = /:([a-z_]+):/y;
   for (let i = 0; i < s.length; ) {
+    special.lastIndex = i;
+    const next = special.exec(s)?.index ?? s.length;
+    if (next > i) {
+      out.literal(s.slice(i, next), i);
+      i = next;
+      continue;
+    }
     shortcode.lastIndex = i;
     const code = s[i] === ":" ? shortcode.exec(s) : null;
     if (code) {
@@ -1076,24 +1086,28 @@ export class Grams {
   }
 }
 
+/** Whether the UTF-16 unit `c` is whitespace to `\s`. */
+export function isSpaceCode(c) {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
 /** `s` with whitespace runs as one space and trimmed, and for each unit of
  * the result the unit of `s` it came from (a space: the run's first). */
 export function normalizeWithMap(s) {
-  let out = "";
-  const map = [];
-  let pending = -1;
-  for (let i = 0; i < s.length; i++) {
-    if (isSpace(s[i])) {
-      if (pending < 0) pending = i;
-      continue;
+  const out = collapseSpaces(s);
+  const map = new Int32Array(out.length);
+  let i = 0;
+  while (i < s.length && isSpaceCode(s.charCodeAt(i))) i++;
+  for (let j = 0; j < out.length; j++) {
+    map[j] = i;
+    if (isSpaceCode(s.charCodeAt(i))) {
+      while (i < s.length && isSpaceCode(s.charCodeAt(i))) i++;
+    } else {
+      i++;
     }
-    if (pending >= 0 && out) {
-      out += " ";
-      map.push(pending);
-    }
-    pending = -1;
-    out += s[i];
-    map.push(i);
   }
   return { out, map };
 }
@@ -1137,17 +1151,36 @@ class Layer {
     });
   }
 
+  /** A layer whose texts read the same as this one's (with other maps to
+   * the source), so its derived texts and sequence sets serve this one. */
+  sameTextAs(other) {
+    if (other.joined === this.joined && other.spaced === this.spaced) this.twin = other;
+    return this;
+  }
+
   get joinedGrams() {
-    return (this._joinedGrams ??= new Grams(this.joined));
+    return (this._joinedGrams ??= this.twin?.joinedGrams ?? new Grams(this.joined));
   }
 
   /** The `\n`-joined texts whitespace-normalised, with the map back. */
   get normalized() {
-    return (this._normalized ??= normalizeWithMap(this.spaced));
+    return (this._normalized ??= this.twin?.normalized ?? normalizeWithMap(this.spaced));
   }
 
   get normalizedGrams() {
-    return (this._normalizedGrams ??= new Grams(this.normalized.out));
+    return (this._normalizedGrams ??= this.twin?.normalizedGrams ?? new Grams(this.normalized.out));
+  }
+
+  /** Whether a normalised needle may be in the normalised texts, as far as
+   * the joined texts tell: normalising changes only whitespace, so each of
+   * the needle's 4-unit sequences without a space is in the joined texts
+   * if it is in the normalised ones. Rules out most absent text without
+   * building the normalised texts. */
+  mayHoldNormalized(needle) {
+    for (const piece of needle.split(" ")) {
+      if (piece.length >= 4 && !this.joinedGrams.mayContain(piece)) return false;
+    }
+    return true;
   }
 
   toSource([sb, so], [eb, eo]) {
@@ -1179,7 +1212,7 @@ class Layer {
 
   /** The first occurrence of a normalised needle in the normalised texts. */
   findNormalized(needle, budget) {
-    if (!this.normalizedGrams.mayContain(needle)) return null;
+    if (!this.mayHoldNormalized(needle) || !this.normalizedGrams.mayContain(needle)) return null;
     const { out, map } = this.normalized;
     const at = scanText(out, needle, 0, budget);
     if (at < 0) return null;
@@ -1201,7 +1234,8 @@ export class SearchIndex {
   }
 
   get folded() {
-    return (this._folded ??= new Layer(this.rendered.texts.map((t) => t.compose(foldPlainText(t.text)))));
+    this._folded ??= new Layer(this.rendered.texts.map((t) => t.compose(foldPlainText(t.text)))).sameTextAs(this.rendered);
+    return this._folded;
   }
 
   /** The five steps for `needle` within `budget` (`{ left }`): `{ how,

@@ -1,17 +1,22 @@
-// The highlighter's work is bounded (anchor.js): the portal's own module,
-// driven in the page on a large repetitive plan made of text nodes.
+// The highlighter (anchor.js): the portal's own module, driven in the page
+// on a large repetitive plan made of text nodes (its work is bounded), and
+// the real page opening a link whose annotations hold typeset text.
 //
 // Input (stdin, JSON): { "chromium", "base", "sections", "absent", "copies",
-//   "recombined", "budgetScans" }: a plan of `sections` sections; case
-//   "absent": `absent` annotations whose text is not in the plan, one found
-//   by each lookup (in one node, across nodes, whitespace-normalised), and
-//   `copies` annotations quoting the plan's last line, highlighted within a
-//   budget of `budgetScans` passes over the text; case "recombined":
-//   `recombined` texts that are not in the plan but whose every 4-character
-//   piece is, within the same budget.
+//   "recombined", "budgetScans", "typeset"?: { "url", "expected" } }: a plan
+//   of `sections` sections (its markdown and a page of text nodes showing
+//   it); case "absent": `absent` annotations whose text is not in the plan,
+//   one found by each step that applies (in one block, across blocks,
+//   whitespace-normalised), and `copies` annotations quoting the plan's
+//   last line, highlighted within a budget of `budgetScans` passes over the
+//   text; case "recombined": `recombined` texts that are not in the plan but
+//   whose every 4-character piece is, within the same budget. Case
+//   "typeset": open `url` and read what each annotation's marks cover
+//   (`expected`: id → text, null for not highlighted).
 // Output (stdout, JSON): { "textLength", "absent": { "placed", "notSearched",
 //   "notFound", "wrongMarks", "sameWithDefaultBudget" }, "recombined": {
-//   "hows": ["not-found" | "not-searched" | "placed", …] } }.
+//   "hows": ["not-found" | "not-searched" | "placed", …] }, "typeset"?: {
+//   "marks", "notFound", "failures" } }.
 
 import { chromium } from "playwright-core";
 
@@ -31,8 +36,12 @@ try {
   await page.goto(`${input.base}/`);
   const report = await page.evaluate(async (input) => {
     const m = await import(document.querySelector("script[type=module]").src);
-    /** A fresh plan: per section a heading, a paragraph and two list items,
-     * a line break between elements (as rendered HTML has), then a last line. */
+    /** The plan's markdown, and a fresh page showing it: per section a
+     * heading, a paragraph and two list items, a line break between
+     * elements (as rendered HTML has), then a last line. */
+    const markdown = "## Step\n\nThe service retries failed writes with backoff and logs each attempt.\n\n" +
+      "- check the queue depth\n- alert on errors\n\n";
+    const source = `${markdown.repeat(input.sections)}Signed off after the review.\n`;
     const plan = () => {
       const root = document.createElement("div");
       const add = (tag, text) => {
@@ -70,14 +79,14 @@ try {
       return shown;
     };
     const root = plan();
-    const result = m.highlight(root, annotations, budget);
+    const result = m.highlight(root, annotations, { plan: source, budget });
     const shown = marks(root);
     const expected = Object.fromEntries(found.map(([id, , covers]) => [id, covers]));
     for (let i = 0; i < input.copies; i++) expected[`copy-${i}`] = "Signed off after the review";
     const wrongMarks = Object.entries(expected)
       .filter(([id, covers]) => shown[id] !== covers)
       .map(([id, covers]) => ({ id, expected: covers, got: shown[id] ?? null }));
-    const again = m.highlight(plan(), annotations);
+    const again = m.highlight(plan(), annotations, { plan: source });
     const absent = {
       placed: result.placed.size,
       notSearched: result.notSearched.size,
@@ -92,16 +101,35 @@ try {
       const text = `${"check t".slice(i % 5)}he ${rest.slice(0, 20 + (Math.floor(i / 5) % (rest.length - 20)))}`;
       recombined.push(comment(`r-${i}`, text));
     }
-    const budgeted = m.highlight(plan(), recombined, budget);
+    const budgeted = m.highlight(plan(), recombined, { plan: source, budget });
     const hows = recombined.map((a) =>
       budgeted.placed.has(a.id) ? "placed" : budgeted.notSearched.has(a.id) ? "not-searched" : "not-found");
-    const unbounded = m.highlight(plan(), recombined);
+    const unbounded = m.highlight(plan(), recombined, { plan: source });
     return {
       textLength,
       absent,
       recombined: { hows, placedUnbounded: unbounded.placed.size, notSearchedUnbounded: unbounded.notSearched.size },
     };
   }, input);
+  if (input.typeset) {
+    const shown = await browser.newPage();
+    await shown.goto(input.typeset.url);
+    await shown.waitForFunction(() => {
+      const status = document.getElementById("status");
+      return status && /annotation/.test(status.textContent);
+    }, null, { timeout: 15000 });
+    const got = await shown.evaluate(() => ({
+      marks: [...document.querySelectorAll("#plan mark[data-bind-id]")].reduce((all, m) => {
+        all[m.dataset.bindId] = (all[m.dataset.bindId] ?? "") + m.textContent;
+        return all;
+      }, {}),
+      notFound: [...document.querySelectorAll("#annotation-list li.not-found")].map((li) => li.dataset.annotationId),
+    }));
+    const failures = Object.entries(input.typeset.expected)
+      .filter(([id, covers]) => (got.marks[id] ?? null) !== covers)
+      .map(([id, covers]) => ({ id, expected: covers, got: got.marks[id] ?? null }));
+    report.typeset = { ...got, failures };
+  }
   process.stdout.write(JSON.stringify(report));
 } finally {
   await browser.close();

@@ -210,7 +210,7 @@ function refresh() {
   const plan = $("plan");
   clearHighlights(plan);
   const { placed, notSearched } =
-    state.html === null ? highlight(plan, state.annotations) : { placed: new Set(), notSearched: new Set() };
+    state.html === null ? highlight(plan, state.annotations, { plan: state.plan }) : { placed: new Set(), notSearched: new Set() };
   const list = $("annotation-list");
   list.replaceChildren(...state.annotations.map((a) => annotationItem(a, placed, notSearched)));
   const files = $("attachment-list");

@@ -1,14 +1,17 @@
-// The feedback text of "Copy feedback" (shared/WIRE.md §7–§8): the plan
-// split into upstream's blocks, each annotation re-found in them, and
-// upstream's `exportAnnotations` text, byte for byte. A port of the Rust
-// crate `plan-doc` (blocks.rs, refs.rs, html.rs, render.rs, anchor.rs,
-// export.rs) as `planshare open --format feedback` uses it, so the portal
-// and the CLI give the same text for the same link. Pure: no DOM.
+// The feedback text of "Copy feedback": the plan split into upstream's
+// blocks, each annotation re-found in them, and upstream's
+// `exportAnnotations` text, byte for byte. A port of the Rust crate
+// `plan-doc` (blocks.rs, refs.rs, html.rs, render.rs, anchor.rs, export.rs)
+// as `planshare open --format feedback` uses it, so the portal and the CLI
+// give the same text for the same link; the portal's highlighter
+// (anchor.js) re-finds annotations with the same search. Pure: no DOM.
 //
 // Offsets are JavaScript string offsets (UTF-16 code units) throughout;
 // plan-doc works in UTF-8 bytes and converts, which finds the same
 // matches. `plan-doc`'s linear-time index structures are kept where a
-// hostile plan could otherwise make the search quadratic.
+// hostile plan could otherwise make the search quadratic. The differential
+// test `crates/plan-doc/tests/js_ports.rs` holds this module to plan-doc on
+// generated plans and annotations.
 
 /** Upstream's default document title. */
 export const DEFAULT_TITLE = "Plan Feedback";
@@ -17,7 +20,8 @@ export const DEFAULT_SUBJECT = "plan";
 
 const isSpace = (c) => c !== undefined && c !== "" && /\s/.test(c);
 const isWord = (c) => c !== undefined && c !== "" && /\w/.test(c);
-const collapseSpaces = (s) => s.trim().replace(/\s+/g, " ");
+/** `s.trim()` with whitespace runs as one space. */
+export const collapseSpaces = (s) => s.trim().replace(/\s+/g, " ");
 const count = (s, c) => s.split(c).length - 1;
 /** Length of the character starting at `i` (2 for a surrogate pair). */
 const charLen = (s, i) => (/[\ud800-\udbff]/.test(s[i] ?? "") && /[\udc00-\udfff]/.test(s[i + 1] ?? "") ? 2 : 1);
@@ -981,10 +985,22 @@ const FOLDED = { "“": '"', "”": '"', "„": '"', "‟": '"', "″": '"', "�
 /** Upstream's plain-text transform folded out: known `:shortcodes:` become
  * their emoji, curly quotes, dashes and `…` the ASCII they are typed as;
  * variation selectors dropped. Mapped back to `s`. */
-function foldPlainText(s) {
+export function foldPlainText(s) {
+  const special = /[:\u201c\u201d\u201e\u201f\u2033\u2018\u2019\u201a\u201b\u2032\u2026\u2014\u2013\ufe0f]/g;
+  // Nothing to fold: the text is its own source.
+  if (!special.test(s)) return new Mapped(s);
   const out = new Builder();
+  const shortcode = /:([a-z_]+):/y;
   for (let i = 0; i < s.length; ) {
-    const code = s[i] === ":" ? /^:([a-z_]+):/.exec(s.slice(i, i + 40)) : null;
+    special.lastIndex = i;
+    const next = special.exec(s)?.index ?? s.length;
+    if (next > i) {
+      out.literal(s.slice(i, next), i);
+      i = next;
+      continue;
+    }
+    shortcode.lastIndex = i;
+    const code = s[i] === ":" ? shortcode.exec(s) : null;
     if (code) {
       const emoji = Object.hasOwn(EMOJI, code[1]) ? EMOJI[code[1]] : null;
       if (emoji) out.replaced(emoji.replaceAll("\ufe0f", ""), i, i + code[0].length);
@@ -1002,25 +1018,96 @@ function foldPlainText(s) {
 }
 
 // --- Re-anchoring (plan-doc anchor.rs) ---------------------------------------
+//
+// Five steps, the first that finds the text wins, and within a step the
+// first occurrence in document order: (1) verbatim in one block's source;
+// (2) verbatim in one block's rendered text; (3) verbatim across blocks, in
+// the sources joined with nothing between them, then in the rendered texts
+// joined so; (4) whitespace-normalised (runs of whitespace as one space,
+// ends trimmed, blocks joined by a line break), sources then rendered
+// texts; (5) upstream's plain-text transform (emoji shortcodes, smart
+// punctuation) folded out of the needle and of the rendered texts, the
+// needle also rendered itself, and steps 2–4 again over those. `anchor.js`
+// runs the same search for the portal's highlights.
+//
+// The work is bounded as in plan-doc: each layer's texts are joined once,
+// with a set of their 4-unit sequences (text holding a sequence the layer
+// lacks is absent without a scan), and every scan is charged to a budget
+// (`{ left }`, in UTF-16 code units): a search that would start once it is
+// spent throws NOT_SEARCHED.
+
+/** Code units of plan text one re-anchoring may scan in all (about a
+ * second of `indexOf`; hundreds of passes over a 5 MB plan). Text that is
+ * not in the plan is mostly ruled out without a scan, and a text quoted by
+ * several annotations is searched once. */
+export const SEARCH_BUDGET = 2 ** 30;
+
+/** Thrown by a search that would scan past its budget. */
+export const NOT_SEARCHED = Symbol("not searched");
+
+/** `text.indexOf(needle, from)`, charging the units looked at (to the end
+ * of the match, or of the text) to `budget`; throws NOT_SEARCHED when
+ * nothing is left before the scan. */
+export function scanText(text, needle, from, budget) {
+  if (budget.left <= 0) throw NOT_SEARCHED;
+  const at = text.indexOf(needle, from);
+  budget.left -= Math.max(1, at < 0 ? text.length - from : at + needle.length - from);
+  return at;
+}
+
+/** The 4-unit sequences of a text, hashed into a bit set (four to eight
+ * bits per unit, at most 32 MiB): a needle holding a sequence that is not
+ * in the set is not in the text. Shorter needles are never ruled out. */
+export class Grams {
+  constructor(text) {
+    let bits = 1 << 12;
+    while (bits < text.length * 4 && bits < 2 ** 28) bits *= 2;
+    this.shift = 32 - Math.log2(bits);
+    this.words = new Uint32Array(bits / 32);
+    for (let i = 0; i + 4 <= text.length; i++) {
+      const bit = this.bit(text, i);
+      this.words[bit >>> 5] |= 1 << (bit & 31);
+    }
+  }
+
+  bit(text, i) {
+    let h = Math.imul(text.charCodeAt(i), 0x9e3779b1) ^ text.charCodeAt(i + 1);
+    h = Math.imul(h, 0x85ebca6b) ^ text.charCodeAt(i + 2);
+    h = Math.imul(h, 0xc2b2ae35) ^ text.charCodeAt(i + 3);
+    return Math.imul(h, 0x9e3779b1) >>> this.shift;
+  }
+
+  mayContain(needle) {
+    for (let i = 0; i + 4 <= needle.length; i++) {
+      const bit = this.bit(needle, i);
+      if (!(this.words[bit >>> 5] & (1 << (bit & 31)))) return false;
+    }
+    return true;
+  }
+}
+
+/** Whether the UTF-16 unit `c` is whitespace to `\s`. */
+export function isSpaceCode(c) {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
 
 /** `s` with whitespace runs as one space and trimmed, and for each unit of
- * the result the unit of `s` it came from. */
-function normalizeWithMap(s) {
-  let out = "";
-  const map = [];
-  let pending = -1;
-  for (let i = 0; i < s.length; i++) {
-    if (isSpace(s[i])) {
-      if (pending < 0) pending = i;
-      continue;
+ * the result the unit of `s` it came from (a space: the run's first). */
+export function normalizeWithMap(s) {
+  const out = collapseSpaces(s);
+  const map = new Int32Array(out.length);
+  let i = 0;
+  while (i < s.length && isSpaceCode(s.charCodeAt(i))) i++;
+  for (let j = 0; j < out.length; j++) {
+    map[j] = i;
+    if (isSpaceCode(s.charCodeAt(i))) {
+      while (i < s.length && isSpaceCode(s.charCodeAt(i))) i++;
+    } else {
+      i++;
     }
-    if (pending >= 0 && out) {
-      out += " ";
-      map.push(pending);
-    }
-    pending = -1;
-    out += s[i];
-    map.push(i);
   }
   return { out, map };
 }
@@ -1046,22 +1133,54 @@ function locateEnd(starts, end) {
 }
 
 /** One text per block (sources, rendered or folded), prepared for search.
- * A hit is `[[startBlock, startOffset], [endBlock, endOffset]]` in source. */
+ * A hit is `[[startBlock, startOffset], [endBlock, endOffset]]` in the
+ * blocks' sources. */
 class Layer {
   constructor(texts) {
     this.texts = texts;
     this.joined = "";
     this.starts = [];
     this.spacedStarts = [];
-    let spaced = "";
+    this.spaced = "";
     texts.forEach((t, i) => {
       this.starts.push(this.joined.length);
       this.joined += t.text;
-      if (i > 0) spaced += "\n";
-      this.spacedStarts.push(spaced.length);
-      spaced += t.text;
+      if (i > 0) this.spaced += "\n";
+      this.spacedStarts.push(this.spaced.length);
+      this.spaced += t.text;
     });
-    this.normalized = normalizeWithMap(spaced);
+  }
+
+  /** A layer whose texts read the same as this one's (with other maps to
+   * the source), so its derived texts and sequence sets serve this one. */
+  sameTextAs(other) {
+    if (other.joined === this.joined && other.spaced === this.spaced) this.twin = other;
+    return this;
+  }
+
+  get joinedGrams() {
+    return (this._joinedGrams ??= this.twin?.joinedGrams ?? new Grams(this.joined));
+  }
+
+  /** The `\n`-joined texts whitespace-normalised, with the map back. */
+  get normalized() {
+    return (this._normalized ??= this.twin?.normalized ?? normalizeWithMap(this.spaced));
+  }
+
+  get normalizedGrams() {
+    return (this._normalizedGrams ??= this.twin?.normalizedGrams ?? new Grams(this.normalized.out));
+  }
+
+  /** Whether a normalised needle may be in the normalised texts, as far as
+   * the joined texts tell: normalising changes only whitespace, so each of
+   * the needle's 4-unit sequences without a space is in the joined texts
+   * if it is in the normalised ones. Rules out most absent text without
+   * building the normalised texts. */
+  mayHoldNormalized(needle) {
+    for (const piece of needle.split(" ")) {
+      if (piece.length >= 4 && !this.joinedGrams.mayContain(piece)) return false;
+    }
+    return true;
   }
 
   toSource([sb, so], [eb, eo]) {
@@ -1070,27 +1189,32 @@ class Layer {
     return start === null || end === null ? null : [[sb, start], [eb, end]];
   }
 
-  /** The first block whose text contains `needle`. */
-  findInBlock(needle) {
-    for (let b = 0; b < this.texts.length; b++) {
-      const at = this.texts[b].text.indexOf(needle);
-      const hit = at < 0 ? null : this.toSource([b, at], [b, at + needle.length]);
-      if (hit) return hit;
+  /** One scan of the joined texts: `{ inBlock, joined }`, the first
+   * occurrence inside one block (the first block holding it) and the first
+   * occurrence at all. An occurrence across a block boundary before the
+   * first one inside a block restarts the scan one unit further. */
+  findVerbatim(needle, budget) {
+    const found = { inBlock: null, joined: null };
+    if (!this.joinedGrams.mayContain(needle)) return found;
+    for (let from = 0, at; (at = scanText(this.joined, needle, from, budget)) >= 0; from = at + 1) {
+      if (from === 0) found.joined = this.toSource(locate(this.starts, at), locateEnd(this.starts, at + needle.length));
+      const [b, offset] = locate(this.starts, at);
+      if (offset + needle.length <= this.texts[b].text.length) {
+        const hit = this.toSource([b, offset], [b, offset + needle.length]);
+        if (hit) {
+          found.inBlock = hit;
+          break;
+        }
+      }
     }
-    return null;
+    return found;
   }
 
-  /** The first occurrence of `needle` in the texts joined with nothing between. */
-  findJoined(needle) {
-    const at = this.joined.indexOf(needle);
-    if (at < 0) return null;
-    return this.toSource(locate(this.starts, at), locateEnd(this.starts, at + needle.length));
-  }
-
-  /** The first occurrence of a normalised needle in the normalised texts joined by `\n`. */
-  findNormalized(needle) {
+  /** The first occurrence of a normalised needle in the normalised texts. */
+  findNormalized(needle, budget) {
+    if (!this.mayHoldNormalized(needle) || !this.normalizedGrams.mayContain(needle)) return null;
     const { out, map } = this.normalized;
-    const at = out.indexOf(needle);
+    const at = scanText(out, needle, 0, budget);
     if (at < 0) return null;
     const start = locate(this.spacedStarts, map[at]);
     return this.toSource(start, locateEnd(this.spacedStarts, map[at + needle.length - 1] + 1));
@@ -1099,7 +1223,7 @@ class Layer {
 
 /** The blocks' texts for many searches; the rendered and folded layers are
  * built on first use. */
-class SearchIndex {
+export class SearchIndex {
   constructor(blocks) {
     this.blocks = blocks;
     this.source = new Layer(blocks.map((b) => new Mapped(b.content)));
@@ -1110,40 +1234,71 @@ class SearchIndex {
   }
 
   get folded() {
-    return (this._folded ??= new Layer(this.rendered.texts.map((t) => t.compose(foldPlainText(t.text)))));
+    this._folded ??= new Layer(this.rendered.texts.map((t) => t.compose(foldPlainText(t.text)))).sameTextAs(this.rendered);
+    return this._folded;
   }
 
-  /** Finds `needle`: exact in a block's source, exact in a block's rendered
-   * text, across blocks (sources, then rendered), whitespace-normalised
-   * (sources, then rendered), then with the plain-text transform folded
-   * out. The first occurrence in document order wins within each step. */
-  find(needle) {
-    if (!needle) return notFound();
-    const { source } = this;
-    let hit = source.findInBlock(needle);
-    if (hit) return this.anchor("exact", hit);
-    if ((hit = this.rendered.findInBlock(needle))) return this.anchor("rendered", hit);
-    if ((hit = source.findJoined(needle) ?? this.rendered.findJoined(needle))) return this.anchor("cross-block", hit);
+  /** The five steps for `needle` within `budget` (`{ left }`): `{ how,
+   * hit }` or null; throws NOT_SEARCHED when the budget runs out. */
+  search(needle, budget = { left: Infinity }) {
+    if (!needle) return null;
+    const source = this.source.findVerbatim(needle, budget);
+    if (source.inBlock) return { how: "exact", hit: source.inBlock };
+    const rendered = this.rendered.findVerbatim(needle, budget);
+    if (rendered.inBlock) return { how: "rendered", hit: rendered.inBlock };
+    const joined = source.joined ?? rendered.joined;
+    if (joined) return { how: "cross-block", hit: joined };
     const normalized = collapseSpaces(needle);
-    if (!normalized) return notFound();
-    if ((hit = source.findNormalized(normalized) ?? this.rendered.findNormalized(normalized))) {
-      return this.anchor("normalized", hit);
+    if (!normalized) return null;
+    for (const layer of [this.source, this.rendered]) {
+      const hit = layer.findNormalized(normalized, budget);
+      if (hit) return { how: "normalized", hit };
     }
+    const hit = this.findTransformed(needle, budget);
+    return hit && { how: "transformed", hit };
+  }
+
+  /** Step 5: the needle folded (and rendered, then folded) against the
+   * folded rendered texts: in one block, across blocks, then normalised. */
+  findTransformed(needle, budget) {
     const needles = [foldPlainText(needle).text];
     const rendered = foldPlainText(renderInline(needle).text).text;
     if (rendered !== needles[0]) needles.push(rendered);
     const tries = needles.filter(Boolean);
     const layer = this.folded;
-    const first = (list, f) => list.reduce((found, n) => found ?? f(n), null);
-    hit = first(tries, (n) => layer.findInBlock(n)) ?? first(tries, (n) => layer.findJoined(n)) ??
-      first(tries.map(collapseSpaces).filter(Boolean), (n) => layer.findNormalized(n));
-    return hit ? this.anchor("transformed", hit) : notFound();
+    let joined = null;
+    for (const n of tries) {
+      const found = layer.findVerbatim(n, budget);
+      if (found.inBlock) return found.inBlock;
+      joined ??= found.joined;
+    }
+    if (joined) return joined;
+    for (const n of tries.map(collapseSpaces)) {
+      if (!n) continue;
+      const hit = layer.findNormalized(n, budget);
+      if (hit) return hit;
+    }
+    return null;
+  }
+
+  /** Where `needle` is: `{found, how, blockId, startOffset, endOffset,
+   * endBlockId, endBlockOffset}` (offsets into block contents); `how` is
+   * "not-found", or "not-searched" when `budget` ran out first. */
+  find(needle, budget = { left: Infinity }) {
+    let found;
+    try {
+      found = this.search(needle, budget);
+    } catch (error) {
+      if (error !== NOT_SEARCHED) throw error;
+      return missing("not-searched");
+    }
+    return found ? this.anchor(found.how, found.hit) : missing("not-found");
   }
 
   anchor(how, [[sb, so], [eb, eo]]) {
     const start = this.blocks[sb];
     const end = this.blocks[eb];
-    if (!start || !end) return notFound();
+    if (!start || !end) return missing("not-found");
     const startOffset = Math.min(so, start.content.length);
     let endOffset = Math.min(eo, end.content.length);
     if (sb === eb) endOffset = Math.max(endOffset, startOffset);
@@ -1155,28 +1310,33 @@ class SearchIndex {
   }
 }
 
-const notFound = () => ({
-  found: false, how: "not-found", blockId: "", startOffset: 0, endOffset: 0, endBlockId: "", endBlockOffset: 0,
+const missing = (how) => ({
+  found: false, how, blockId: "", startOffset: 0, endOffset: 0, endBlockId: "", endBlockOffset: 0,
 });
 
 /** Global comments and annotations on diff content are never placed. */
 const isPlaced = (a) => a.type !== "GLOBAL_COMMENT" && !a.diffContext;
 
-/** Where `needle` is in the blocks: `{found, how, blockId, startOffset,
- * endOffset, endBlockId, endBlockOffset}` (offsets into block contents). */
+/** Where `needle` is in the blocks (see `SearchIndex.find`), unbounded. */
 export function findText(blocks, needle) {
   return new SearchIndex(blocks).find(needle);
 }
 
 /** Copies of the annotations, each re-found in the blocks by its
- * `originalText`: `blockId`, `startOffset` and `endOffset` set, or `""`
- * and 0 when not found (it then sorts first, without a line label).
- * Global comments and diff annotations are returned unchanged. */
-export function anchorAnnotations(blocks, annotations) {
+ * `originalText` within `budget` (code units scanned in all): `blockId`,
+ * `startOffset` and `endOffset` set, or `""` and 0 when not found or not
+ * searched (it then sorts first, without a line label). A text quoted by
+ * several annotations is searched once. Global comments and diff
+ * annotations are returned unchanged. */
+export function anchorAnnotations(blocks, annotations, budget = SEARCH_BUDGET) {
   const index = new SearchIndex(blocks);
+  const left = { left: budget };
+  const seen = new Map();
   return annotations.map((annotation) => {
     if (!isPlaced(annotation)) return { ...annotation };
-    const { blockId, startOffset, endOffset } = index.find(annotation.originalText ?? "");
+    const text = annotation.originalText ?? "";
+    if (!seen.has(text)) seen.set(text, index.find(text, left));
+    const { blockId, startOffset, endOffset } = seen.get(text);
     return { ...annotation, blockId, startOffset, endOffset };
   });
 }

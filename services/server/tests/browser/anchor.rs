@@ -1,12 +1,32 @@
-//! The portal's highlighter is bounded (`crates/portal/web/anchor.js`), the
-//! shape of issue 22's link at a scale a test runs quickly: a large
-//! repetitive plan with thousands of annotations that are not in it. Work
-//! is counted in characters scanned (the search budget), never in time.
+//! The portal's highlighter (`crates/portal/web/anchor.js`). Its work is
+//! bounded, on the shape of issue 22's link at a scale a test runs
+//! quickly: a large repetitive plan with thousands of annotations that are
+//! not in it (work is counted in characters scanned, the search budget,
+//! never in time). And it finds what `planshare open` finds: issue 23's
+//! plan, typed with straight quotes, `--`, `...` and `:rocket:`, with
+//! annotations selected in upstream's typeset rendering.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use testkit::TestApp;
 
 use crate::{harness, run_harness};
+
+/// Issue 23's example: the plan's source is typed plainly; the annotations
+/// hold what a reviewer selected where upstream typesets it. (annotation
+/// text, what its highlight covers on the page, or `None`: not in the plan).
+const TYPESET_PLAN: &str = "# Launch notes\n\nWe said \"ship it\" -- then waited... for the :rocket: launch.\n\n- Pages 3--5 cover the \"rollback\" plan\n- It's done...\n";
+const TYPESET: &[(&str, Option<&str>)] = &[
+    ("We said “ship it”", Some("We said \"ship it\"")),
+    ("ship it” – then", Some("ship it\" -- then")),
+    ("then waited… for", Some("then waited... for")),
+    ("the 🚀 launch", Some("the :rocket: launch")),
+    (
+        "Pages 3–5 cover the “rollback” plan",
+        Some("Pages 3--5 cover the \"rollback\" plan"),
+    ),
+    ("It’s done…", Some("It's done...")),
+    ("It’s finished…", None),
+];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_highlighter_rules_out_absent_text_and_stops_at_its_budget() {
@@ -14,6 +34,16 @@ async fn the_highlighter_rules_out_absent_text_and_stops_at_its_budget() {
         return;
     };
     let app = TestApp::spawn(&[]).await;
+    let tuples: Vec<Value> = TYPESET
+        .iter()
+        .map(|(text, _)| json!(["C", text, "typeset", null, null]))
+        .collect();
+    let hash = share_codec::compress(&json!({"p": TYPESET_PLAN, "a": tuples}).to_string());
+    let expected: serde_json::Map<String, Value> = TYPESET
+        .iter()
+        .enumerate()
+        .map(|(i, (_, covers))| (format!("shared-{i}"), json!(covers)))
+        .collect();
     let input = json!({
         "chromium": chromium,
         "base": app.base_url,
@@ -22,6 +52,7 @@ async fn the_highlighter_rules_out_absent_text_and_stops_at_its_budget() {
         "copies": 200,
         "recombined": 200,
         "budgetScans": 10,
+        "typeset": {"url": format!("{}/#{hash}", app.base_url), "expected": expected},
     });
     let report = run_harness(&dir, "anchor.mjs", &input).await;
     assert!(report["textLength"].as_u64().unwrap() > 200_000, "{report}");
@@ -62,4 +93,20 @@ async fn the_highlighter_rules_out_absent_text_and_stops_at_its_budget() {
     // Unbounded (the default budget), all of them are searched for.
     assert_eq!(recombined["notSearchedUnbounded"], 0, "{recombined}");
     assert_eq!(recombined["placedUnbounded"], 0, "{recombined}");
+
+    // Issue 23: every annotation the CLI re-finds is highlighted on the
+    // real page (which shows the source's plain punctuation), and the one
+    // it does not find is listed as not found.
+    let payload: share_codec::SharePayload =
+        share_codec::decode_hash(&hash, 64 * 1024 * 1024).unwrap();
+    let cli: Vec<bool> = plan_doc::reanchor(&payload.plan, &payload.annotations)
+        .anchors
+        .iter()
+        .map(|a| a.as_ref().is_some_and(|a| a.found))
+        .collect();
+    let want: Vec<bool> = TYPESET.iter().map(|(_, covers)| covers.is_some()).collect();
+    assert_eq!(cli, want, "what the CLI finds");
+    let typeset = &report["typeset"];
+    assert_eq!(typeset["failures"], json!([]), "{typeset}");
+    assert_eq!(typeset["notFound"], json!(["shared-6"]), "{typeset}");
 }

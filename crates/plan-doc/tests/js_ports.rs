@@ -1,0 +1,982 @@
+//! Differential test: the portal's JavaScript ports of this crate, run
+//! under Node (no browser), against plan-doc itself on generated plans and
+//! annotations.
+//!
+//! - `crates/portal/web/feedback.js` (the block parser, the re-anchoring
+//!   search and the feedback export): its blocks must equal
+//!   [`parse_blocks`]'s, and `feedbackText` must equal what `planshare open
+//!   --format feedback` prints ([`reanchor`], then [`export_annotations`]).
+//! - `crates/portal/web/anchor.js` (the portal's highlighter): for every
+//!   annotation text, its answer must be [`find_text`]'s — found or not, the
+//!   step that found it, and the blocks and offsets it covers — and when
+//!   plan-doc finds the text, the highlighter must place it on a page
+//!   showing the plan's rendered text, over that match (not another
+//!   occurrence), whenever the match shows any text. (On the portal's own
+//!   page, marked's rendering, a few constructs show differently, so there
+//!   the fixed cases below check it.)
+//!
+//! Each run generates [`DEFAULT_CASES`] cases from a fresh seed (plans with
+//! every block kind, inline markup, smart punctuation, `--`, `...`, emoji
+//! shortcodes and the characters upstream typesets them as, whitespace
+//! variations, CRLF and duplicated blocks; annotation texts cut from the
+//! plan's rendered text or source, across blocks or not, then perturbed),
+//! sends them to one Node process in batches, and compares. A failing case
+//! is shrunk (proptest's value trees) and printed with the seed; replay
+//! with `PLANSHARE_JS_PORTS_SEED=<seed>` (and `PLANSHARE_JS_PORTS_CASES=<n>`
+//! for more or fewer cases). Node is required: without it the test fails
+//! (scripts/install-deps installs nodejs).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashSet;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use plan_doc::{
+    Anchor, AnchorHow, Block, DEFAULT_SUBJECT, DEFAULT_TITLE, export_annotations, find_text,
+    parse_blocks, reanchor,
+};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::{Value, json};
+use share_codec::{Annotation, AnnotationType};
+
+/// Cases per run (each a plan with a few annotation texts).
+const DEFAULT_CASES: usize = 800;
+/// Cases sent to Node at once.
+const BATCH: usize = 200;
+/// Shrinking gives up after this many tries.
+const MAX_SHRINK_STEPS: usize = 4000;
+
+// --- The Node side ---------------------------------------------------------
+
+/// One Node process running `tests/js_ports/harness.mjs`: a JSON batch per
+/// line in, a JSON answer per line out.
+struct Harness {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Harness {
+    fn start() -> Self {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let web = manifest.join("../portal/web");
+        let script = manifest.join("tests/js_ports/harness.mjs");
+        let node = std::env::var_os("NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
+        let spawned = Command::new(&node)
+            .arg(&script)
+            .arg(&web)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) => panic!(
+                "cannot run `{}` ({e}): this test needs Node.js to run the portal's \
+                 JavaScript; scripts/install-deps installs it (apt-get install nodejs)",
+                node.display()
+            ),
+        };
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// The harness's results for `cases` (each `{markdown, needles, annotations}`).
+    fn run(&mut self, cases: &[Value]) -> Vec<Value> {
+        let line = json!({ "cases": cases }).to_string();
+        writeln!(self.stdin, "{line}").expect("write to node");
+        self.stdin.flush().expect("flush to node");
+        let mut answer = String::new();
+        let n = self.stdout.read_line(&mut answer).expect("read from node");
+        assert!(
+            n > 0,
+            "node exited without answering (its errors are above)"
+        );
+        let answer: Value = serde_json::from_str(&answer).expect("node answers JSON");
+        let results = answer["results"].as_array().expect("results").clone();
+        assert_eq!(results.len(), cases.len());
+        results
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// --- Generated cases -------------------------------------------------------
+
+/// Upstream's emoji shortcodes, read from plan-doc's own table (render.rs),
+/// so that every entry is exercised and a table that changes is followed.
+fn emoji_table() -> Vec<(String, String)> {
+    let source = include_str!("../src/render.rs");
+    let start = source.find("fn emoji(").expect("render.rs has fn emoji");
+    let end = start + source[start..].find("_ => return None").unwrap();
+    source[start..end]
+        .lines()
+        .filter_map(|line| {
+            let (name, emoji) = line.trim().split_once(" => ")?;
+            let unquote = |s: &str| {
+                s.trim_end_matches(',')
+                    .strip_prefix('"')?
+                    .strip_suffix('"')
+                    .map(str::to_owned)
+            };
+            Some((unquote(name)?, unquote(emoji)?))
+        })
+        .collect()
+}
+
+/// Inline pieces of plan text (markdown source).
+fn word() -> BoxedStrategy<String> {
+    let fixed: Vec<&'static str> = vec![
+        "auth",
+        "middleware",
+        "tokens",
+        "plan",
+        "the",
+        "Café",
+        "日本語",
+        "😀",
+        "x",
+        "a.b",
+        "1.5",
+        "it's",
+        "don't",
+        "\"quoted\"",
+        "'single'",
+        "--",
+        "---",
+        "...",
+        "wait...",
+        "3--5",
+        "a---b",
+        ":nope:",
+        ":Rocket:",
+        "::",
+        ":abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz:rocket:",
+        "“curly”",
+        "‘s’",
+        "—",
+        "–",
+        "…",
+        "„low“",
+        "′",
+        "″",
+        "❤️",
+        "🚀",
+        "⚠\u{fe0f}",
+        "**bold**",
+        "*em*",
+        "_em_",
+        "__strong__",
+        "***both***",
+        "~~gone~~",
+        "`code`",
+        "`a  b`",
+        "`\"q\" -- x`",
+        "[link](https://x.test)",
+        "[**b**](u)",
+        "[\"quoted\" link](u)",
+        "<https://x.test>",
+        "https://x.test/a",
+        "![img](i.png)",
+        "[[wiki|page]]",
+        "\\*",
+        "\\_",
+        "&amp;",
+        "&mdash;",
+        "&#8230;",
+        "&hellip;",
+        "<kbd>K</kbd>",
+        "$x^2$",
+        "2 * 3",
+        "snake_case",
+        "a\u{a0}b",
+        "|",
+        "#",
+        "-",
+        "\t",
+    ];
+    let codes: Vec<String> = emoji_table()
+        .into_iter()
+        .flat_map(|(name, emoji)| [format!(":{name}:"), emoji])
+        .collect();
+    prop_oneof![
+        6 => prop::sample::select(fixed).prop_map(str::to_owned),
+        1 => prop::sample::select(codes),
+        1 => "[a-z]{1,8}",
+    ]
+    .boxed()
+}
+
+/// A run of words with varied spacing.
+fn inline() -> BoxedStrategy<String> {
+    let sep = prop::sample::select(vec![" ", " ", " ", " ", "", "  ", "\t"]);
+    prop::collection::vec((word(), sep), 1..7)
+        .prop_map(|parts| {
+            let mut out = String::new();
+            for (i, (w, sep)) in parts.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                out.push_str(w);
+            }
+            out
+        })
+        .boxed()
+}
+
+/// One block of markdown source.
+fn block() -> BoxedStrategy<String> {
+    let line_break = prop::sample::select(vec!["\n", "\n", "  \n", "\\\n"]);
+    prop_oneof![
+        5 => (inline(), prop::option::of((line_break, inline())))
+            .prop_map(|(a, b)| match b {
+                Some((br, b)) => format!("{a}{br}{b}"),
+                None => a,
+            }),
+        2 => (1..4usize, inline()).prop_map(|(n, t)| format!("{} {t}", "#".repeat(n))),
+        3 => (
+            prop::sample::select(vec!["", "  ", "\t", "    "]),
+            prop::sample::select(vec!["- ", "* ", "1. ", "12. ", "- [ ] ", "- [x] "]),
+            inline(),
+            prop::option::of(inline()),
+        )
+            .prop_map(|(indent, marker, t, more)| match more {
+                Some(m) => format!("{indent}{marker}{t}\n{indent}  {m}"),
+                None => format!("{indent}{marker}{t}"),
+            }),
+        2 => (inline(), prop::option::of(inline())).prop_map(|(a, b)| match b {
+            Some(b) => format!("> {a}\n> {b}"),
+            None => format!("> {a}"),
+        }),
+        1 => (
+            prop::sample::select(vec!["NOTE", "TIP", "WARNING"]),
+            inline(),
+            inline(),
+        )
+            .prop_map(|(kind, a, b)| format!("> [!{kind}]\n> {a}\n> - {b}")),
+        2 => (inline(), inline(), inline(), inline())
+            .prop_map(|(a, b, c, d)| format!("| {a} | {b} |\n|---|:-:|\n| {c} | {d} |")),
+        1 => inline().prop_map(|t| format!("```rust\n{t}\n  {t}\n```")),
+        1 => inline().prop_map(|t| format!("<div>\n{t}\n</div>")),
+        1 => inline().prop_map(|t| format!("<details>\n<summary>{t}</summary>\n</details>")),
+        1 => inline().prop_map(|t| format!(":::note\n{t}\n:::")),
+        1 => inline().prop_map(|t| format!("$$\n{t}\n$$")),
+        1 => Just("---".to_owned()),
+    ]
+    .boxed()
+}
+
+/// How a plan is put together from its blocks.
+#[derive(Debug, Clone)]
+struct PlanSpec {
+    /// Each block and the separator before it.
+    blocks: Vec<(String, &'static str)>,
+    /// Blocks appended again at the end (indices, modulo the count).
+    duplicates: Vec<usize>,
+    crlf: bool,
+    frontmatter: bool,
+    trailing_newline: bool,
+}
+
+fn plan_spec() -> impl Strategy<Value = PlanSpec> {
+    let sep = prop::sample::select(vec!["\n\n", "\n\n", "\n", "\n\n\n"]);
+    (
+        prop::collection::vec((block(), sep), 1..9),
+        prop::collection::vec(any::<usize>(), 0..3),
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.1),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(blocks, duplicates, crlf, frontmatter, trailing_newline)| PlanSpec {
+                blocks,
+                duplicates,
+                crlf,
+                frontmatter,
+                trailing_newline,
+            },
+        )
+}
+
+impl PlanSpec {
+    fn markdown(&self) -> String {
+        let mut parts: Vec<(String, &str)> = self.blocks.clone();
+        for &d in &self.duplicates {
+            let copy = self.blocks[d % self.blocks.len()].clone();
+            parts.push((copy.0, "\n\n"));
+        }
+        let mut md = String::new();
+        if self.frontmatter {
+            md.push_str("---\ntitle: \"x\"\n---\n\n");
+        }
+        for (i, (block, sep)) in parts.iter().enumerate() {
+            if i > 0 {
+                md.push_str(sep);
+            }
+            md.push_str(block);
+        }
+        if self.trailing_newline {
+            md.push('\n');
+        }
+        if self.crlf {
+            md = md.replace('\n', "\r\n");
+        }
+        md
+    }
+}
+
+/// Where an annotation's text comes from, and what is done to it.
+#[derive(Debug, Clone)]
+struct NeedleSpec {
+    kind: u8,
+    a: usize,
+    b: usize,
+    len: usize,
+    perturb: Vec<(u8, usize)>,
+    absent: String,
+}
+
+fn needle_spec() -> impl Strategy<Value = NeedleSpec> {
+    (
+        0u8..8,
+        any::<usize>(),
+        any::<usize>(),
+        1usize..48,
+        prop::collection::vec((0u8..9, any::<usize>()), 0..3),
+        inline(),
+    )
+        .prop_map(|(kind, a, b, len, perturb, absent)| NeedleSpec {
+            kind,
+            a,
+            b,
+            len,
+            perturb,
+            absent,
+        })
+}
+
+#[derive(Debug, Clone)]
+struct CaseSpec {
+    plan: PlanSpec,
+    needles: Vec<NeedleSpec>,
+}
+
+fn case_spec() -> impl Strategy<Value = CaseSpec> {
+    (plan_spec(), prop::collection::vec(needle_spec(), 1..6))
+        .prop_map(|(plan, needles)| CaseSpec { plan, needles })
+}
+
+/// A generated case made concrete.
+#[derive(Debug, Clone)]
+struct Case {
+    markdown: String,
+    needles: Vec<String>,
+}
+
+/// `s[start..]`, at most `len` characters, starting at the `start`-th
+/// character (modulo the count).
+fn cut(s: &str, start: usize, len: usize) -> String {
+    let n = s.chars().count();
+    if n == 0 {
+        return String::new();
+    }
+    s.chars().skip(start % n).take(len).collect()
+}
+
+/// Upstream's typesetting, roughly: what a selection in its viewer holds.
+fn typeset(s: &str, emoji: &[(String, String)]) -> String {
+    let mut out = s.replace("...", "…").replace("---", "—").replace("--", "–");
+    for (name, e) in emoji {
+        out = out.replace(&format!(":{name}:"), e);
+    }
+    let mut open = true;
+    out.chars()
+        .map(|c| match c {
+            '"' => {
+                open = !open;
+                if open { '”' } else { '“' }
+            }
+            '\'' => '’',
+            c => c,
+        })
+        .collect()
+}
+
+/// The reverse: typographic characters as they are typed.
+fn untypeset(s: &str, emoji: &[(String, String)]) -> String {
+    let mut out = s
+        .replace(['“', '”'], "\"")
+        .replace(['‘', '’'], "'")
+        .replace('—', "---")
+        .replace('–', "--")
+        .replace('…', "...");
+    for (name, e) in emoji {
+        out = out.replace(e.as_str(), &format!(":{name}:"));
+    }
+    out
+}
+
+/// `s` with its `n`-th whitespace run (modulo the count) replaced.
+fn respace(s: &str, n: usize, with: &str) -> String {
+    let runs: Vec<(usize, usize)> = {
+        let mut runs = Vec::new();
+        let mut start = None;
+        for (i, c) in s.char_indices() {
+            match (c.is_whitespace(), start) {
+                (true, None) => start = Some(i),
+                (false, Some(st)) => {
+                    runs.push((st, i));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(st) = start {
+            runs.push((st, s.len()));
+        }
+        runs
+    };
+    if runs.is_empty() {
+        return s.to_owned();
+    }
+    let (a, b) = runs[n % runs.len()];
+    format!("{}{with}{}", &s[..a], &s[b..])
+}
+
+fn needle(
+    spec: &NeedleSpec,
+    markdown: &str,
+    blocks: &[Block],
+    emoji: &[(String, String)],
+) -> String {
+    let rendered: Vec<String> = blocks
+        .iter()
+        .map(|b| b.rendered_text().as_str().to_owned())
+        .collect();
+    let pick = |v: &[String]| -> String {
+        if v.is_empty() {
+            String::new()
+        } else {
+            v[spec.a % v.len()].clone()
+        }
+    };
+    let mut text = match spec.kind {
+        // Selected in one block of the rendered plan.
+        0 | 1 => cut(&pick(&rendered), spec.b, spec.len),
+        // Selected across blocks: as a selection reads it (line breaks) or
+        // as `textContent` does (nothing between).
+        2 => {
+            let sep = if spec.b.is_multiple_of(2) { "\n" } else { "" };
+            let start = rendered
+                .iter()
+                .take(spec.a % rendered.len().max(1))
+                .map(|r| r.chars().count() + sep.chars().count())
+                .sum::<usize>();
+            cut(&rendered.join(sep), start + spec.b % 7, spec.len + 10)
+        }
+        // A quote of one block's source.
+        3 => cut(
+            &pick(&blocks.iter().map(|b| b.content.clone()).collect::<Vec<_>>()),
+            spec.b,
+            spec.len,
+        ),
+        // A quote of the markdown, wherever it falls.
+        4 => cut(markdown, spec.a, spec.len),
+        // A whole block as rendered.
+        5 => pick(&rendered),
+        // Text that is probably not in the plan.
+        6 => spec.absent.clone(),
+        // Rendered, typeset as upstream shows it.
+        _ => typeset(&cut(&pick(&rendered), spec.b, spec.len), emoji),
+    };
+    for &(how, n) in &spec.perturb {
+        text = match how {
+            0 => typeset(&text, emoji),
+            1 => untypeset(&text, emoji),
+            2 => respace(&text, n, ["  ", "\n", "\t", "\n  ", "\r\n", " "][n % 6]),
+            3 => format!(
+                "{}{text}{}",
+                [" ", "\n", "  "][n % 3],
+                [" ", "\n", ""][n / 3 % 3]
+            ),
+            4 => text.replace('\n', "\r\n"),
+            5 => {
+                let chars: Vec<char> = text.chars().collect();
+                if chars.is_empty() {
+                    text
+                } else {
+                    let at = n % chars.len();
+                    chars[..at].iter().chain(&chars[at + 1..]).collect()
+                }
+            }
+            6 => text.split_whitespace().collect::<Vec<_>>().join(" "),
+            7 => text.trim().to_owned(),
+            _ => text.repeat(2),
+        };
+    }
+    text
+}
+
+impl CaseSpec {
+    fn concrete(&self, emoji: &[(String, String)]) -> Case {
+        let markdown = self.plan.markdown();
+        let blocks = parse_blocks(&markdown);
+        let needles = self
+            .needles
+            .iter()
+            .map(|n| needle(n, &markdown, &blocks, emoji))
+            .collect();
+        Case { markdown, needles }
+    }
+}
+
+// --- Plan-doc's answers and the comparison ----------------------------------
+
+/// The annotations of a case: one per needle (comments, deletions and
+/// quick labels in turn) and a global comment.
+fn annotations(needles: &[String]) -> Vec<Annotation> {
+    let mut out: Vec<Annotation> = needles
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Annotation {
+            id: format!("a-{i}"),
+            kind: Some(if i % 3 == 1 {
+                AnnotationType::Deletion
+            } else {
+                AnnotationType::Comment
+            }),
+            original_text: text.clone(),
+            text: (i % 3 != 1).then(|| format!("note {i}")),
+            is_quick_label: i % 3 == 2,
+            ..Annotation::default()
+        })
+        .collect();
+    out.push(Annotation {
+        id: "g".into(),
+        kind: Some(AnnotationType::GlobalComment),
+        text: Some("overall".into()),
+        ..Annotation::default()
+    });
+    out
+}
+
+/// The annotation as the portal holds it (what the JS functions take).
+fn portal_annotation(a: &Annotation) -> Value {
+    json!({
+        "id": a.id,
+        "type": match a.kind {
+            Some(AnnotationType::Deletion) => "DELETION",
+            Some(AnnotationType::GlobalComment) => "GLOBAL_COMMENT",
+            _ => "COMMENT",
+        },
+        "originalText": a.original_text,
+        "text": a.text,
+        "isQuickLabel": a.is_quick_label,
+    })
+}
+
+fn case_json(case: &Case) -> Value {
+    let anns: Vec<Value> = annotations(&case.needles)
+        .iter()
+        .map(portal_annotation)
+        .collect();
+    json!({ "markdown": case.markdown, "needles": case.needles, "annotations": anns })
+}
+
+fn utf16(s: &str, byte: usize) -> usize {
+    s.get(..byte).unwrap_or(s).encode_utf16().count()
+}
+
+/// The source an anchor covers, blocks joined by `|`.
+fn covered(blocks: &[Block], a: &Anchor) -> String {
+    let Some(sb) = blocks.iter().position(|b| b.id == a.block_id) else {
+        return String::new();
+    };
+    let eb = blocks.iter().position(|b| b.id == a.end_block_id).unwrap();
+    if sb == eb {
+        return blocks[sb].content[a.start_offset..a.end_offset].to_owned();
+    }
+    let mut parts = vec![&blocks[sb].content[a.start_offset..]];
+    parts.extend(blocks[sb + 1..eb].iter().map(|b| b.content.as_str()));
+    parts.push(&blocks[eb].content[..a.end_block_offset]);
+    parts.join("|")
+}
+
+/// Where an anchor's match shows in the blocks' rendered texts joined by
+/// line breaks: the UTF-16 range from its first to its last rendered
+/// character that is not whitespace, or `None` when it shows no such text.
+fn shown_range(blocks: &[Block], a: &Anchor) -> Option<(usize, usize)> {
+    let sb = blocks.iter().position(|b| b.id == a.block_id)?;
+    let eb = blocks.iter().position(|b| b.id == a.end_block_id)?;
+    let mut base = 0;
+    let mut range: Option<(usize, usize)> = None;
+    for (i, block) in blocks.iter().enumerate() {
+        let r = block.rendered_text();
+        if (sb..=eb).contains(&i) {
+            let lo = if i == sb { a.start_offset } else { 0 };
+            let hi = if i == eb {
+                a.end_block_offset
+            } else {
+                block.content.len()
+            };
+            for (at, c) in r.as_str().char_indices() {
+                let inside = r
+                    .source_range(at..at + c.len_utf8())
+                    .is_some_and(|src| src.start >= lo && src.end <= hi);
+                if inside && !c.is_whitespace() {
+                    let from = base + utf16(r.as_str(), at);
+                    let to = from + c.len_utf16();
+                    range = Some(range.map_or((from, to), |(f, _)| (f, to)));
+                }
+            }
+        }
+        base += r.as_str().encode_utf16().count() + 1;
+    }
+    range
+}
+
+/// Everything the JavaScript got differently from plan-doc for one case.
+fn differences(case: &Case, result: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(error) = result.get("error") {
+        return vec![format!(
+            "the JavaScript threw: {}",
+            error.as_str().unwrap_or("")
+        )];
+    }
+    let blocks = parse_blocks(&case.markdown);
+    let expected_blocks = serde_json::to_value(&blocks).unwrap();
+    if result["blocks"] != expected_blocks {
+        out.push(format!(
+            "feedback.js parseBlocks differs:\n  plan-doc: {expected_blocks}\n  js:       {}",
+            result["blocks"]
+        ));
+    }
+    for (i, needle) in case.needles.iter().enumerate() {
+        let a = find_text(&blocks, needle);
+        let js = &result["anchors"][i];
+        let offsets = |id: &str, at: usize| {
+            blocks
+                .iter()
+                .find(|b| b.id == id)
+                .map_or(0, |b| utf16(&b.content, at))
+        };
+        let expected = json!({
+            "found": a.found,
+            "how": a.how,
+            "blockId": a.block_id,
+            "startOffset": offsets(&a.block_id, a.start_offset),
+            "endOffset": offsets(&a.block_id, a.end_offset),
+            "endBlockId": a.end_block_id,
+            "endBlockOffset": offsets(&a.end_block_id, a.end_block_offset),
+        });
+        let got: serde_json::Map<String, Value> = js
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "placed" | "shown"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if Value::Object(got.clone()) != expected {
+            out.push(format!(
+                "anchor.js differs for needle {i} {needle:?}:\n  plan-doc: {expected} covering {:?}\n  js:       {}",
+                covered(&blocks, &a),
+                Value::Object(got)
+            ));
+        } else if let Some((from, to)) = shown_range(&blocks, &a) {
+            // On a page showing the rendered texts, the highlight must
+            // cover part of the match's own text (not another occurrence).
+            let placed = js["placed"].as_array().map(|r| {
+                (
+                    r[0].as_u64().unwrap_or(0) as usize,
+                    r[1].as_u64().unwrap_or(0) as usize,
+                )
+            });
+            if !placed.is_some_and(|(f, t)| f < to && from < t) {
+                out.push(format!(
+                    "anchor.js found needle {i} {needle:?} ({:?}, covering {:?}, shown at {from}..{to}) \
+                     but placed it at {placed:?} on the page {:?}",
+                    a.how,
+                    covered(&blocks, &a),
+                    result["model"].as_str().unwrap_or("")
+                ));
+            }
+        }
+    }
+    let anns = annotations(&case.needles);
+    let r = reanchor(&case.markdown, &anns);
+    let expected = export_annotations(
+        &r.blocks,
+        &r.annotations,
+        &[],
+        DEFAULT_TITLE,
+        DEFAULT_SUBJECT,
+    );
+    if result["feedback"].as_str() != Some(expected.as_str()) {
+        out.push(format!(
+            "feedback.js feedbackText differs:\n  plan-doc: {expected:?}\n  js:       {}",
+            result["feedback"]
+        ));
+    }
+    out
+}
+
+fn seed() -> u64 {
+    match std::env::var("PLANSHARE_JS_PORTS_SEED") {
+        Ok(s) => s
+            .trim()
+            .parse()
+            .expect("PLANSHARE_JS_PORTS_SEED is a number"),
+        Err(_) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap();
+            now.as_secs() ^ u64::from(now.subsec_nanos()).rotate_left(32)
+        }
+    }
+}
+
+fn rng(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
+
+/// Shrinks a failing case's value tree, trying each simpler case in Node.
+fn shrink<T: ValueTree<Value = CaseSpec>>(
+    tree: &mut T,
+    harness: &mut Harness,
+    emoji: &[(String, String)],
+) -> (Case, Vec<String>) {
+    let fails = |harness: &mut Harness, case: &Case| {
+        let result = harness.run(&[case_json(case)]).remove(0);
+        differences(case, &result)
+    };
+    let mut best = tree.current().concrete(emoji);
+    let mut best_diffs = fails(harness, &best);
+    let mut steps = 0;
+    if tree.simplify() {
+        while steps < MAX_SHRINK_STEPS {
+            steps += 1;
+            let case = tree.current().concrete(emoji);
+            let diffs = fails(harness, &case);
+            if diffs.is_empty() {
+                if !tree.complicate() {
+                    break;
+                }
+            } else {
+                best = case;
+                best_diffs = diffs;
+                if !tree.simplify() {
+                    break;
+                }
+            }
+        }
+    }
+    (best, best_diffs)
+}
+
+#[test]
+fn the_javascript_ports_agree_with_plan_doc_on_generated_cases() {
+    let seed = seed();
+    let cases: usize = std::env::var("PLANSHARE_JS_PORTS_CASES")
+        .ok()
+        .map_or(DEFAULT_CASES, |n| {
+            n.trim().parse().expect("a number of cases")
+        });
+    let emoji = emoji_table();
+    assert!(
+        emoji.len() >= 30,
+        "render.rs's emoji table is read: {emoji:?}"
+    );
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng(seed));
+    let strategy = case_spec();
+    let mut trees: Vec<_> = (0..cases)
+        .map(|_| strategy.new_tree(&mut runner).unwrap())
+        .collect();
+    let mut harness = Harness::start();
+    let mut failing = None;
+    let mut steps = HashSet::new();
+    'batches: for start in (0..cases).step_by(BATCH) {
+        let end = (start + BATCH).min(cases);
+        let concrete: Vec<Case> = trees[start..end]
+            .iter()
+            .map(|t| t.current().concrete(&emoji))
+            .collect();
+        for case in &concrete {
+            let blocks = parse_blocks(&case.markdown);
+            steps.extend(case.needles.iter().map(|n| find_text(&blocks, n).how));
+        }
+        let json: Vec<Value> = concrete.iter().map(case_json).collect();
+        let results = harness.run(&json);
+        for (k, (case, result)) in concrete.iter().zip(&results).enumerate() {
+            if !differences(case, result).is_empty() {
+                failing = Some(start + k);
+                break 'batches;
+            }
+        }
+    }
+    let Some(index) = failing else {
+        // The generator reaches every step of the search.
+        if cases >= DEFAULT_CASES {
+            for how in [
+                AnchorHow::Exact,
+                AnchorHow::Rendered,
+                AnchorHow::CrossBlock,
+                AnchorHow::Normalized,
+                AnchorHow::Transformed,
+                AnchorHow::NotFound,
+            ] {
+                assert!(
+                    steps.contains(&how),
+                    "no generated text is found by {how:?} (seed {seed})"
+                );
+            }
+        }
+        return;
+    };
+    let (case, diffs) = shrink(&mut trees[index], &mut harness, &emoji);
+    panic!(
+        "the JavaScript ports disagree with plan-doc (seed {seed}, case {index} of {cases}; \
+         replay with PLANSHARE_JS_PORTS_SEED={seed}).\n\
+         Smallest failing case found:\n  markdown: {:?}\n  needles:  {:?}\n\n{}",
+        case.markdown,
+        case.needles,
+        diffs.join("\n\n")
+    );
+}
+
+/// Runs fixed cases through the harness and asserts they agree.
+fn assert_agree(cases: &[Case]) -> Vec<Value> {
+    let mut harness = Harness::start();
+    let results = harness.run(&cases.iter().map(case_json).collect::<Vec<_>>());
+    for (case, result) in cases.iter().zip(&results) {
+        let diffs = differences(case, result);
+        assert!(
+            diffs.is_empty(),
+            "{:?}\n{}",
+            case.markdown,
+            diffs.join("\n\n")
+        );
+    }
+    results
+}
+
+/// Issue 23's example: a plan with straight quotes, `--`, `...` and
+/// `:rocket:`, and annotations holding what a reviewer selected in
+/// upstream's rendering. The portal finds every one the CLI finds, and
+/// places it on the page.
+#[test]
+fn the_portal_finds_the_typeset_selections_the_cli_finds() {
+    let markdown = "# Launch notes\n\nWe said \"ship it\" -- then waited... for the :rocket: launch.\n\n- Pages 3--5 cover the \"rollback\" plan\n- It's done...\n";
+    let needles: Vec<String> = [
+        "We said “ship it”",
+        "ship it” – then",
+        "then waited… for",
+        "the 🚀 launch",
+        "Pages 3–5 cover the “rollback” plan",
+        "It’s done…",
+        "It’s finished…",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let case = Case {
+        markdown: markdown.to_owned(),
+        needles: needles.clone(),
+    };
+    let results = assert_agree(std::slice::from_ref(&case));
+    let blocks = parse_blocks(markdown);
+    let cli: Vec<bool> = needles
+        .iter()
+        .map(|n| find_text(&blocks, n).found)
+        .collect();
+    assert_eq!(cli, [true, true, true, true, true, true, false]);
+    let anchors = results[0]["anchors"].as_array().unwrap();
+    for (i, needle) in needles.iter().enumerate() {
+        assert_eq!(anchors[i]["found"], cli[i], "{needle}");
+        assert_eq!(
+            !anchors[i]["shown"].is_null(),
+            cli[i],
+            "{needle}: {}",
+            anchors[i]
+        );
+    }
+    // What the portal's page shows for them (marked keeps the source's
+    // punctuation and shortcodes).
+    assert_eq!(anchors[0]["shown"], "We said \"ship it\"");
+    assert_eq!(anchors[2]["shown"], "then waited... for");
+    assert_eq!(anchors[3]["shown"], "the :rocket: launch");
+    assert_eq!(
+        anchors[4]["shown"],
+        "Pages 3--5 cover the \"rollback\" plan"
+    );
+}
+
+/// Every emoji shortcode and every typographic character of plan-doc's
+/// tables, both ways round, is folded alike by the JavaScript.
+#[test]
+fn the_folding_tables_match_plan_doc() {
+    let emoji = emoji_table();
+    let mut cases = Vec::new();
+    for (name, e) in &emoji {
+        cases.push(Case {
+            markdown: format!("# Table\n\nBefore :{name}: after\n\nAgain {e} here\n"),
+            needles: vec![
+                format!("Before {e} after"),
+                format!("Before {} after", e.replace('\u{fe0f}', "")),
+                format!("Again :{name}: here"),
+                format!(":{name}:"),
+            ],
+        });
+    }
+    let typographic = [
+        ("“", "\""),
+        ("”", "\""),
+        ("„", "\""),
+        ("‟", "\""),
+        ("″", "\""),
+        ("‘", "'"),
+        ("’", "'"),
+        ("‚", "'"),
+        ("‛", "'"),
+        ("′", "'"),
+        ("…", "..."),
+        ("—", "---"),
+        ("–", "--"),
+    ];
+    for (fancy, plain) in typographic {
+        cases.push(Case {
+            markdown: format!("Plain a{plain}b here\n\nFancy c{fancy}d here\n"),
+            needles: vec![
+                format!("Plain a{fancy}b"),
+                format!("Fancy c{plain}d"),
+                format!("a{fancy}b here"),
+            ],
+        });
+    }
+    let results = assert_agree(&cases);
+    for (case, result) in cases.iter().zip(&results) {
+        for (needle, anchor) in case
+            .needles
+            .iter()
+            .zip(result["anchors"].as_array().unwrap())
+        {
+            assert_eq!(anchor["found"], true, "{needle:?} in {:?}", case.markdown);
+        }
+    }
+}

@@ -209,10 +209,13 @@ function show() {
 function refresh() {
   const plan = $("plan");
   clearHighlights(plan);
-  const { placed, notSearched } =
-    state.html === null ? highlight(plan, state.annotations, { plan: state.plan }) : { placed: new Set(), notSearched: new Set() };
+  const none = new Set();
+  const found =
+    state.html === null
+      ? highlight(plan, state.annotations, { plan: state.plan })
+      : { placed: none, notSearched: none, unshown: none };
   const list = $("annotation-list");
-  list.replaceChildren(...state.annotations.map((a) => annotationItem(a, placed, notSearched)));
+  list.replaceChildren(...state.annotations.map((a) => annotationItem(a, found)));
   const files = $("attachment-list");
   files.replaceChildren(
     ...state.attachments.map((image) => el("li", "meta", `${image.name} — ${image.path}`)),
@@ -222,7 +225,9 @@ function refresh() {
   $("status").textContent = `${n} annotation${n === 1 ? "" : "s"}`;
 }
 
-function annotationItem(a, placed, notSearched) {
+/** One annotation of the side list; `found` is what the highlighter
+ * reported (`placed`, `notSearched`, `unshown` sets of annotation ids). */
+function annotationItem(a, { placed, notSearched, unshown }) {
   const li = el("li");
   li.dataset.annotationId = a.id;
   li.append(el("div", "meta", [a.type ?? "UNKNOWN", a.author].filter(Boolean).join(" · ")));
@@ -239,7 +244,9 @@ function annotationItem(a, placed, notSearched) {
       li.classList.add("not-found");
       li.append(el("div", "meta", notSearched.has(a.id)
         ? "not searched: the plan is too large to look for every annotation"
-        : "not found in the plan"));
+        : unshown?.has(a.id)
+          ? "in the plan's text, but on a part the page shows as no text"
+          : "not found in the plan"));
     }
   }
   const remove = el("button", "link remove", "Remove");

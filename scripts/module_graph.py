@@ -118,7 +118,11 @@ def module_of(path, src):
 
 def graph(crate_dir):
     src = Path(crate_dir) / "src"
-    files = sorted(p for p in src.rglob("*.rs"))
+    files = sorted(p for p in src.rglob("*.rs") if "bin" not in p.relative_to(src).parts[:-1])
+    if (src / "lib.rs").exists():
+        # The binary beside a library is its own crate root; its modules
+        # are not the library's.
+        files = [p for p in files if p != src / "main.rs"]
     modules = {module_of(p, src): p for p in files}
     texts = {m: drop_test_items(strip_comments_and_strings(p.read_text())) for m, p in modules.items()}
 

@@ -3,22 +3,26 @@
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::response::IntoResponse as _;
-use axum::routing::MethodRouter;
 use governor::middleware::NoOpMiddleware;
 use tower::Layer as _;
 use tower::util::option_layer;
 use tower_governor::GovernorError;
 use tower_governor::GovernorLayer;
 use tower_governor::governor::GovernorConfigBuilder;
-use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
-use utoipa_axum::routes;
 
 use crate::edge::EdgeLayer;
 use crate::error::ApiError;
-use crate::handlers::{admin, health, paste, pastes};
+use crate::handlers::admin;
 use crate::ratelimit::ClientIpKey;
+use crate::resolve;
 use crate::state::AppState;
-use crate::{openapi, resolve};
+
+mod docs;
+mod tables;
+
+pub use docs::{openapi, openapi_json};
+
+use tables::{admin_api, paste_api, probe_api, route_not_found};
 
 /// The API router with all its layers.
 ///
@@ -67,7 +71,7 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
     };
     let routes = routes
         .merge(paste_routes(&state))
-        .merge(openapi::docs_routes())
+        .merge(docs::docs_routes())
         .merge(extra);
     with_shared_layers(routes, state)
 }
@@ -110,51 +114,6 @@ fn paste_routes(state: &AppState) -> Router<AppState> {
         .layer(option_layer(ip_limiter(state)))
 }
 
-/// The paste routes and their documentation, without layers.
-pub(crate) fn paste_api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(map_method_router(routes!(paste::create_paste), |m| {
-            m.fallback(route_not_found)
-        }))
-        .routes(map_method_router(
-            routes!(paste::get_paste, paste::delete_paste),
-            |m| m.head(route_not_found).fallback(route_not_found),
-        ))
-        .routes(with_method_fallback(
-            routes!(pastes::list, pastes::create),
-            "GET, HEAD, POST",
-        ))
-        .routes(with_method_fallback(
-            routes!(pastes::get, pastes::delete),
-            "GET, HEAD, DELETE",
-        ))
-}
-
-/// The probes and their documentation.
-pub(crate) fn probe_api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(with_method_fallback(routes!(health::healthz), "GET, HEAD"))
-        .routes(with_method_fallback(routes!(health::readyz), "GET, HEAD"))
-}
-
-/// Changes the axum side of a documented route.
-fn map_method_router(
-    (schemas, paths, method_router): UtoipaMethodRouter<AppState>,
-    map: impl FnOnce(MethodRouter<AppState>) -> MethodRouter<AppState>,
-) -> UtoipaMethodRouter<AppState> {
-    (schemas, paths, map(method_router))
-}
-
-/// A documented route whose other methods answer 405 with `Allow`.
-pub(crate) fn with_method_fallback(
-    route: UtoipaMethodRouter<AppState>,
-    allow: &'static str,
-) -> UtoipaMethodRouter<AppState> {
-    map_method_router(route, |m| {
-        m.fallback(move || async move { ApiError::MethodNotAllowed { allow } })
-    })
-}
-
 /// Probes, the generic 404, and the layers every request passes.
 fn with_shared_layers(routes: Router<AppState>, state: AppState) -> Router {
     let (probes, _) = probe_api().split_for_parts();
@@ -169,31 +128,6 @@ fn with_shared_layers(routes: Router<AppState>, state: AppState) -> Router {
 fn admin_router_inner(state: AppState) -> Router {
     let (routes, _) = admin_api().split_for_parts();
     routes.fallback(route_not_found).with_state(state)
-}
-
-/// The admin routes (below `/admin`) and their documentation.
-pub(crate) fn admin_api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(with_method_fallback(
-            routes!(admin::list_tenants, admin::create_tenant),
-            "GET, HEAD, POST",
-        ))
-        .routes(with_method_fallback(
-            routes!(
-                admin::get_tenant,
-                admin::update_tenant,
-                admin::delete_tenant
-            ),
-            "GET, HEAD, PATCH, DELETE",
-        ))
-        .routes(with_method_fallback(routes!(admin::disable_tenant), "POST"))
-        .routes(with_method_fallback(routes!(admin::enable_tenant), "POST"))
-        .routes(with_method_fallback(
-            routes!(admin::list_keys, admin::create_key),
-            "GET, HEAD, POST",
-        ))
-        .routes(with_method_fallback(routes!(admin::revoke_key), "DELETE"))
-        .routes(with_method_fallback(routes!(admin::usage), "GET, HEAD"))
 }
 
 /// The per-client-IP limiter (`tower-governor`), when `[limits] ip_per_sec`
@@ -227,8 +161,4 @@ fn ip_limiter(
         };
         ApiError::TooManyRequests { retry_after }.into_response()
     }))
-}
-
-async fn route_not_found() -> ApiError {
-    ApiError::RouteNotFound
 }

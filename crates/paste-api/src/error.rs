@@ -11,6 +11,7 @@ use paste_store::StoreError;
 use tenancy::CatalogError;
 
 use crate::response::json_response;
+use crate::service::PasteError;
 
 /// Upstream's body for any path or method it does not serve.
 pub(crate) const ROUTE_NOT_FOUND: &str =
@@ -446,6 +447,29 @@ impl ApiError {
 }
 
 impl ApiError {
+    /// Maps a paste operation's failure; `compat` picks the paste-not-found
+    /// answer of the calling route.
+    pub(crate) fn from_paste(err: PasteError, compat: bool) -> Self {
+        match err {
+            PasteError::NotFound => ApiError::PasteNotFound { compat },
+            PasteError::Damaged { reason } => ApiError::PasteDamaged { reason },
+            PasteError::CredentialRequired => ApiError::Unauthorized,
+            PasteError::QuotaExceeded => ApiError::QuotaExceeded,
+            PasteError::IdempotencyInProgress { retry_after } => {
+                ApiError::IdempotencyInProgress { retry_after }
+            }
+            PasteError::IdempotencyMismatch => ApiError::IdempotencyMismatch,
+            PasteError::Store(e) => ApiError::from_store(e, compat),
+            PasteError::CatalogOpen(e) => ApiError::from_catalog_open(e),
+            PasteError::Catalog(e) => ApiError::from_catalog(e),
+            PasteError::CatalogTimeout => ApiError::CatalogUnavailable {
+                retry_after: Duration::from_secs(1),
+                source: None,
+            },
+            PasteError::Internal(message) => ApiError::Internal(message),
+        }
+    }
+
     /// Maps a catalog failure of an admin operation.
     pub(crate) fn from_catalog(err: CatalogError) -> Self {
         match err {

@@ -1,11 +1,41 @@
-//! Reading what a request says, in the API's own terms: the bearer token,
-//! the JSON content type, and JSON object bodies whose faults are answered
-//! with the API's error bodies (no parser positions, no Rust type names).
+//! Reading what a request says, in the API's own terms: who it is for
+//! ([`Tenant`]), the bearer token, the idempotency key, the JSON content
+//! type, and JSON object bodies whose faults are answered with the API's
+//! error bodies (no parser positions, no Rust type names).
 
+use std::sync::Arc;
+
+use axum::extract::FromRequestParts;
+use http::request::Parts;
 use http::{HeaderMap, header};
 use serde::de::DeserializeOwned;
+use sha2::{Digest as _, Sha256};
 
 use crate::error::ApiError;
+use crate::service::TenantCtx;
+
+/// Longest accepted `Idempotency-Key`.
+const MAX_IDEMPOTENCY_KEY: usize = 255;
+
+/// Who a paste request is for, as the tenant resolution in front of the
+/// paste routes found it (API key, else host, else the default tenant;
+/// refusals are answered there). The only way a handler reaches the store:
+/// through the service, with this context.
+pub(crate) struct Tenant(pub(crate) Arc<TenantCtx>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Tenant {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts
+            .extensions
+            .get::<Arc<TenantCtx>>()
+            .cloned()
+            .map(Tenant)
+            // A paste route outside the resolution layer: a bug.
+            .ok_or_else(|| ApiError::Internal("no tenant resolved for a paste route".into()))
+    }
+}
 
 /// The token of a single well-formed `Authorization: Bearer <token>` header.
 pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
@@ -80,4 +110,79 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
         Some(_) => true,
         None => param.trim().is_empty(),
     })
+}
+
+/// `Idempotency-Key` with the SHA-256 of the body it came with.
+pub(crate) fn idempotency_key(
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Option<(String, [u8; 32])>, ApiError> {
+    let mut values = headers.get_all("idempotency-key").iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .filter(|k| {
+            values.next().is_none()
+                && (1..=MAX_IDEMPOTENCY_KEY).contains(&k.len())
+                && k.bytes().all(|b| b.is_ascii_graphic())
+        })
+        .ok_or(ApiError::InvalidIdempotencyKey)?;
+    Ok(Some((key.to_owned(), Sha256::digest(body).into())))
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    fn auth(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn only_one_well_formed_bearer_header_is_accepted() {
+        assert_eq!(bearer_token(&auth(&["Bearer abc"])), Some("abc"));
+        assert_eq!(bearer_token(&auth(&["bearer abc"])), Some("abc"));
+        for bad in [
+            &["Bearer "][..],
+            &["Bearer"],
+            &["Basic abc"],
+            &["Bearer a b"],
+            &["Bearer abc", "Bearer abc"],
+            &[],
+        ] {
+            assert_eq!(bearer_token(&auth(bad)), None, "{bad:?}");
+        }
+        let long = format!("Bearer {}", "a".repeat(10 * 1024));
+        assert_eq!(bearer_token(&auth(&[&long])), None);
+    }
+
+    #[test]
+    fn idempotency_keys_are_bounded_printable_and_single() {
+        let h = |vals: &[&str]| {
+            let mut h = HeaderMap::new();
+            for v in vals {
+                h.append("idempotency-key", HeaderValue::from_str(v).unwrap());
+            }
+            h
+        };
+        assert_eq!(idempotency_key(&h(&[]), b"x").unwrap(), None);
+        let (k, d) = idempotency_key(&h(&["abc-123"]), b"x").unwrap().unwrap();
+        assert_eq!(k, "abc-123");
+        assert_ne!(
+            d,
+            idempotency_key(&h(&["abc-123"]), b"y").unwrap().unwrap().1
+        );
+        for bad in [&["a b"][..], &["a", "b"], &[&"k".repeat(256)]] {
+            assert!(idempotency_key(&h(bad), b"x").is_err(), "{bad:?}");
+        }
+    }
 }

@@ -28,6 +28,7 @@ mod ratelimit;
 mod resolve;
 mod response;
 mod router;
+mod service;
 mod shared_limit;
 mod state;
 mod tenants;

@@ -8,40 +8,14 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock as _, DefaultClock};
 use http::header;
-use tenancy::KeyId;
 
 use crate::error::ApiError;
 use crate::extract::bearer_token;
 use crate::metrics::rate_limited;
+use crate::service::TenantCtx;
 use crate::shared_limit::Verdict;
 use crate::state::AppState;
-use crate::tenants::{KeyOwner, ResolveError, TenantView};
-
-/// The tenant a paste request is for, and the key it authenticated with.
-/// A request extension (for handlers) and a response extension (for CORS).
-#[derive(Debug)]
-pub(crate) struct Resolved {
-    pub(crate) tenant: Arc<TenantView>,
-    pub(crate) key: Option<Arc<KeyOwner>>,
-}
-
-impl Resolved {
-    /// Anonymous creates need a tenant that allows them.
-    pub(crate) fn may_create(&self) -> Result<(), ApiError> {
-        if self.key.is_none() && !self.tenant.allow_anonymous {
-            return Err(ApiError::Unauthorized);
-        }
-        Ok(())
-    }
-
-    /// Routes that act on a tenant's pastes as a whole need its key.
-    pub(crate) fn require_key(&self) -> Result<&KeyId, ApiError> {
-        self.key
-            .as_ref()
-            .map(|owner| &owner.key)
-            .ok_or(ApiError::Unauthorized)
-    }
-}
+use crate::tenants::ResolveError;
 
 /// A bearer that is an API key rather than a paste's delete token (delete
 /// tokens never start with `pst_`).
@@ -59,7 +33,7 @@ pub(crate) async fn resolve(
 ) -> Response {
     let directory = &state.inner.directory;
     if state.inner.http.tenancy_bypass {
-        let resolved = Arc::new(Resolved {
+        let resolved = Arc::new(TenantCtx {
             tenant: directory.default_tenant(),
             key: None,
         });
@@ -110,7 +84,7 @@ pub(crate) async fn resolve(
                         ApiError::TooManyRequests { retry_after: wait }.into_response(),
                     );
                 }
-                Resolved {
+                TenantCtx {
                     tenant,
                     key: Some(key),
                 }
@@ -129,7 +103,7 @@ pub(crate) async fn resolve(
             if !tenant.active {
                 return ApiError::TenantDisabled.into_response();
             }
-            Resolved { tenant, key: None }
+            TenantCtx { tenant, key: None }
         }
     };
     resolved.tenant.count_request();

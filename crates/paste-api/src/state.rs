@@ -12,9 +12,9 @@ use tokio::sync::{Mutex, Semaphore};
 use crate::answer::ResponseBudget;
 use crate::body::{BodyBudget, BodyClients};
 use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig};
-use crate::index_writer::IndexWriter;
 use crate::purge::Purger;
 use crate::ratelimit::{Limiters, LimitsConfig};
+use crate::service::PasteService;
 use crate::tenants::{CACHE_TTL, Directory};
 
 /// Everything a handler needs; cheap to clone.
@@ -31,8 +31,8 @@ pub(crate) struct Inner {
     pub(crate) admin: AdminConfig,
     /// Tenants and key checks, cached.
     pub(crate) directory: Directory,
-    /// Paste-index writes, committed in groups.
-    pub(crate) index_writer: IndexWriter,
+    /// The paste operations (store, catalog index, idempotency).
+    pub(crate) pastes: PasteService,
     pub(crate) limits: LimitsConfig,
     pub(crate) limiters: Limiters,
     pub(crate) http: HttpConfig,
@@ -68,7 +68,11 @@ impl AppState {
         AppState {
             inner: Arc::new(Inner {
                 directory: Directory::new(catalog.clone(), &paste),
-                index_writer: IndexWriter::new(catalog.clone()),
+                pastes: PasteService::new(
+                    store.clone(),
+                    catalog.clone(),
+                    Duration::from_secs(http.store_timeout_secs.max(1)),
+                ),
                 limiters: Limiters::new(&limits),
                 limits,
                 in_flight: Arc::new(Semaphore::new(http.max_in_flight.max(1))),

@@ -59,6 +59,12 @@ pub(crate) type KeyLimiter = governor::DefaultKeyedRateLimiter<KeyId>;
 const UNLIMITED_FROM: i64 = i64::MAX / 4;
 
 impl TenantView {
+    /// The view of `t`, for tests that need a tenant without a directory.
+    #[cfg(test)]
+    pub(crate) fn of(t: &Tenant) -> Option<TenantView> {
+        TenantView::from_tenant(t, Arc::default())
+    }
+
     fn from_tenant(t: &Tenant, requests: Arc<AtomicI64>) -> Option<TenantView> {
         let s = &t.settings;
         Some(TenantView {

@@ -9,7 +9,7 @@ use axum::response::Response;
 use tracing::Instrument;
 
 use crate::error::LoggedError;
-use crate::resolve::Resolved;
+use crate::service::TenantCtx;
 
 /// The target of the request span and the per-request line, so that a log
 /// filter can turn them off alone (`info,planshare::access=warn`) and keep
@@ -37,7 +37,7 @@ where
     );
     let response = next(request).instrument(span.clone()).await;
     let status = response.status().as_u16();
-    if let Some(resolved) = response.extensions().get::<Arc<Resolved>>() {
+    if let Some(resolved) = response.extensions().get::<Arc<TenantCtx>>() {
         span.record("tenant.id", resolved.tenant.id.as_str());
     }
     // Milliseconds to the microsecond: "0.146", not "0.14602700000000001".

@@ -9,7 +9,7 @@ use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 
-use crate::resolve::Resolved;
+use crate::service::TenantCtx;
 use crate::state::AppState;
 
 /// Upstream's values, sent unless a preflight asks for more.
@@ -53,7 +53,7 @@ where
         (r, host_tenant())
     } else {
         let response = next(request).await;
-        let tenant = match response.extensions().get::<Arc<Resolved>>() {
+        let tenant = match response.extensions().get::<Arc<TenantCtx>>() {
             Some(resolved) => resolved.tenant.clone(),
             None => host_tenant(),
         };

@@ -10,24 +10,21 @@
 //! Creates take `{"data", "ttl"?, "burnAfterRead"?}` as `application/json`
 //! (unknown fields → 422) and honour `Idempotency-Key`.
 
-use std::sync::Arc;
-
 use axum::Extension;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, Request, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
-use paste_store::{PasteId, Payload, now_ms};
+use paste_store::{PasteId, Payload};
 use serde::Deserialize;
 
 use crate::body;
 use crate::error::ApiError;
-use crate::extract::{is_json, parse_object};
-use crate::handlers::catalog_call;
-use crate::handlers::paste::{self, NewPaste};
+use crate::extract::{Tenant, idempotency_key, is_json, parse_object};
+use crate::handlers::paste;
 use crate::ratelimit::ClientIp;
-use crate::resolve::Resolved;
 use crate::response::json_response;
+use crate::service::NewPaste;
 use crate::state::AppState;
 
 /// `POST /api/v1/pastes` — 201 `{id, deleteToken, expiresAt, burnAfterRead?}`.
@@ -60,16 +57,17 @@ use crate::state::AppState;
 )]
 pub(crate) async fn create(
     State(state): State<AppState>,
-    Extension(resolved): Extension<Arc<Resolved>>,
+    Tenant(ctx): Tenant,
     request: Request,
 ) -> Result<Response, ApiError> {
-    resolved.may_create()?;
+    ctx.may_create()
+        .map_err(|e| ApiError::from_paste(e, false))?;
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
     if !is_json(headers) {
         return Err(ApiError::UnsupportedMediaType);
     }
-    let tenant = &resolved.tenant;
+    let tenant = &ctx.tenant;
     let too_large = ApiError::DataTooLarge {
         max_size: tenant.max_size,
     };
@@ -102,12 +100,12 @@ pub(crate) async fn create(
         payload: Payload::from_text(request.data),
         ttl_secs,
         burn_after_read: request.burn_after_read.unwrap_or(false),
-        idempotency: paste::idempotency_key(headers, &raw.bytes)?,
+        idempotency: idempotency_key(headers, &raw.bytes)?,
         always_index: true,
     };
     // Released (memory and body budget) before the store is waited for.
     drop(raw);
-    paste::create(&state, &resolved, new).await
+    paste::create(&state, &ctx, new).await
 }
 
 /// Query of `GET /api/v1/pastes`.
@@ -147,10 +145,11 @@ const MAX_PAGE: u32 = 1000;
 )]
 pub(crate) async fn list(
     State(state): State<AppState>,
-    Extension(resolved): Extension<Arc<Resolved>>,
+    Tenant(ctx): Tenant,
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    resolved.require_key()?;
+    ctx.require_key()
+        .map_err(|e| ApiError::from_paste(e, false))?;
     let Query(query) = query.map_err(|_| {
         ApiError::InvalidField("query: expected after=<paste id> and limit=1..1000".into())
     })?;
@@ -167,32 +166,29 @@ pub(crate) async fn list(
             "limit must be between 1 and {MAX_PAGE}"
         )));
     }
-    let tenant_id = resolved.tenant.id.clone();
-    let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
-    let after = query.after.clone();
-    let page = catalog_call(&state, |c| async move {
-        c.list_pastes_page(&tenant_id, now, after.as_deref(), i64::from(limit))
-            .await
-    })
-    .await?;
-    let next = page
-        .more
-        .then(|| page.pastes.last().map(|r| r.id.clone()))
-        .flatten();
+    let page = state
+        .inner
+        .pastes
+        .list(&ctx, query.after.as_deref(), limit)
+        .await
+        .map_err(|e| ApiError::from_paste(e, false))?;
     let pastes = page
         .pastes
         .into_iter()
-        .map(|r| api_types::PasteSummary {
-            id: r.id,
-            bytes: u64::try_from(r.bytes).unwrap_or(0),
-            created_at: u64::try_from(r.created_at).unwrap_or(0),
-            expires_at: u64::try_from(r.expires_at).unwrap_or(0),
-            burn_after_read: r.burn_after_read,
+        .map(|p| api_types::PasteSummary {
+            id: p.id,
+            bytes: p.bytes,
+            created_at: p.created_at,
+            expires_at: p.expires_at,
+            burn_after_read: p.burn_after_read,
         })
         .collect();
     Ok(json_response(
         StatusCode::OK,
-        &api_types::PasteList { pastes, next },
+        &api_types::PasteList {
+            pastes,
+            next: page.next,
+        },
     ))
 }
 
@@ -228,16 +224,16 @@ fn paste_id(id: Result<Path<String>, PathRejection>) -> Result<PasteId, ApiError
 )]
 pub(crate) async fn get(
     State(state): State<AppState>,
-    Extension(resolved): Extension<Arc<Resolved>>,
+    Tenant(ctx): Tenant,
     client: Option<Extension<ClientIp>>,
     method: http::Method,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     // axum answers `HEAD` with this handler (and drops the body): a `HEAD`
     // must not burn a burn-after-read paste.
-    let mode = paste::ReadMode::of(&method);
+    let mode = paste::read_mode(&method);
     let client = client.as_ref().map(|Extension(ip)| ip);
-    paste::read(&state, &resolved, client, paste_id(id)?, false, mode).await
+    paste::read(&state, &ctx, client, paste_id(id)?, false, mode).await
 }
 
 /// `DELETE /api/v1/pastes/{id}` — 204.
@@ -266,9 +262,9 @@ pub(crate) async fn get(
 )]
 pub(crate) async fn delete(
     State(state): State<AppState>,
-    Extension(resolved): Extension<Arc<Resolved>>,
+    Tenant(ctx): Tenant,
     headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
-    paste::delete(&state, &resolved, &headers, paste_id(id)?).await
+    paste::delete(&state, &ctx, &headers, paste_id(id)?).await
 }

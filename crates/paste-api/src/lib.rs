@@ -20,7 +20,6 @@ mod edge;
 mod error;
 mod extract;
 mod handlers;
-mod index_writer;
 pub mod metrics;
 mod openapi;
 mod purge;

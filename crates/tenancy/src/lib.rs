@@ -27,6 +27,7 @@ mod catalog;
 mod config;
 mod error;
 mod ids;
+mod index_writer;
 mod keys;
 mod lazy;
 mod model;
@@ -40,6 +41,7 @@ pub use catalog::{Backend, Catalog, NamespacePurge, PURGE_SETTLE_MS};
 pub use config::CatalogConfig;
 pub use error::{BoxError, CatalogError};
 pub use ids::{KeyId, TenantId};
+pub use index_writer::IndexWriter;
 pub use keys::{ApiKey, KeyDigest, KeyFormatError};
 pub use lazy::LazyCatalog;
 pub use model::{

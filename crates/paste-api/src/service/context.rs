@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use paste_store::{PasteId, PasteKey, PasteStore, StoreError};
-use tenancy::{Catalog, CatalogError, KeyId, LazyCatalog, TenantId};
+use tenancy::{Catalog, CatalogError, IndexWriter, KeyId, LazyCatalog, TenantId};
 
 use super::error::PasteError;
-use crate::index_writer::IndexWriter;
 use crate::tenants::{KeyOwner, TenantView};
 
 /// Who a paste request is for: the tenant, and the API key it

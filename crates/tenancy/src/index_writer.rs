@@ -14,7 +14,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tenancy::{Backend, Catalog, CatalogError, LazyCatalog, PasteRecord, TenantId};
+use crate::{Backend, Catalog, CatalogError, LazyCatalog, PasteRecord, TenantId};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 /// Most writes committed together.
@@ -30,13 +30,14 @@ struct Job {
 }
 
 /// The queue of index writes and its workers (started on first use).
-pub(crate) struct IndexWriter {
+pub struct IndexWriter {
     catalog: Arc<LazyCatalog>,
     queue: OnceLock<mpsc::Sender<Job>>,
 }
 
 impl IndexWriter {
-    pub(crate) fn new(catalog: Arc<LazyCatalog>) -> Self {
+    /// A writer for `catalog`; its workers start with the first write.
+    pub fn new(catalog: Arc<LazyCatalog>) -> Self {
         IndexWriter {
             catalog,
             queue: OnceLock::new(),
@@ -45,7 +46,7 @@ impl IndexWriter {
 
     /// [`Catalog::record_paste`], committed together with whatever other
     /// writes are waiting.
-    pub(crate) async fn record(
+    pub async fn record(
         &self,
         tenant: TenantId,
         record: PasteRecord,

@@ -1,4 +1,4 @@
-// The share formats in the browser (shared/WIRE.md §2–§5): base64url,
+// The share formats in the browser (docs/wire-format.md): base64url,
 // raw DEFLATE (CompressionStream), AES-GCM (WebCrypto), the payload's
 // annotation tuples both ways, and the link forms. Pure: no DOM.
 
@@ -189,7 +189,7 @@ export function shortUrl(base, id, key, pasteApi) {
   return url;
 }
 
-/** What an Import Review input names (WIRE §5.4): `{short: {id, fragment}}`
+/** What an Import Review input names (docs/wire-format.md, "Links"): `{short: {id, fragment}}`
  * or `{hash}`; throws upstream's messages for neither. */
 export function parseImport(input) {
   const text = input.trim();

@@ -1,6 +1,6 @@
 //! Base64 as upstream uses it: base64url without padding on the way out, and
 //! on the way in the WHATWG *forgiving-base64 decode* (browser `atob`) after
-//! upstream's `-`→`+`, `_`→`/` mapping (WIRE.md §3, §11.5).
+//! upstream's `-`→`+`, `_`→`/` mapping (`docs/wire-format.md`, "Compressed text").
 
 use ::base64::Engine as _;
 use ::base64::engine::general_purpose::URL_SAFE_NO_PAD;

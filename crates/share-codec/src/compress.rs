@@ -1,4 +1,5 @@
-//! Raw DEFLATE + base64url, the text form of every share (WIRE.md §3): the
+//! Raw DEFLATE + base64url, the text form of every share (`docs/wire-format.md`,
+//! "Compressed text"): the
 //! hash of a hash link and the plaintext of an encrypted paste.
 //!
 //! Deflate output is not canonical (Node, Bun and flate2 all differ), so

@@ -1,4 +1,5 @@
-//! AES-GCM for short links, as upstream's WebCrypto code does it (WIRE.md §4):
+//! AES-GCM for short links, as upstream's WebCrypto code does it
+//! (`docs/wire-format.md`, "Encryption"):
 //! a fresh 256-bit key and 12-byte IV per share, no associated data, a
 //! 128-bit tag, and `base64url(IV ‖ ciphertext ‖ tag)` as the stored text.
 //! The plaintext is the *compressed base64url string*, not the deflate bytes.

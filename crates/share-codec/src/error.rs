@@ -3,11 +3,11 @@
 //! apart; none of them carries payload text, keys or ciphertext.
 
 /// Upstream's Import Review text for input that is neither a short link nor
-/// contains a `#` (WIRE.md §5.4), used verbatim by [`CodecError::InvalidLink`].
+/// contains a `#`, used verbatim by [`CodecError::InvalidLink`].
 pub const NO_HASH_OR_SHORT_LINK: &str = "Invalid share URL: no hash fragment or short link found";
 
 /// Upstream's Import Review text for a link whose fragment is empty
-/// (WIRE.md §5.4), used verbatim by [`CodecError::InvalidLink`].
+/// (`docs/wire-format.md`, "Links"), used verbatim by [`CodecError::InvalidLink`].
 pub const EMPTY_HASH: &str = "Invalid share URL: empty hash";
 
 /// Why decoding, decrypting or parsing a share failed.

@@ -1,4 +1,4 @@
-//! Writing JSON exactly as ECMAScript `JSON.stringify` does (WIRE.md §2), so
+//! Writing JSON exactly as ECMAScript `JSON.stringify` does, so
 //! that a payload built here is byte-identical to upstream's: compact, keys in
 //! insertion order, and only the escapes `JSON.stringify` uses.
 //!

@@ -2,7 +2,8 @@
 //! ([`SharePayload`], annotation tuples) and its `JSON.stringify`-exact
 //! serialisation, deflate-raw + base64url compression with a forgiving,
 //! bounded decoder, AES-GCM encryption as upstream's WebCrypto code does it,
-//! and building and parsing share links. Formats: `shared/WIRE.md` §2–§5.
+//! and building and parsing share links. The formats are described in
+//! `docs/wire-format.md` at the workspace root.
 //!
 //! Pure: no I/O, no async, no networking, no clock (only the system random
 //! generator, for fresh keys and IVs). This crate must not depend on tokio,

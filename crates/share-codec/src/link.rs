@@ -1,9 +1,10 @@
 //! Share links: building hash links and short links, and parsing every form
-//! upstream accepts (WIRE.md §5).
+//! upstream accepts (`docs/wire-format.md`, "Links").
 //!
-//! - Hash link: `<base>/#<data>[?cb=<url>&ct=<token>]` (§5.1, §5.5).
+//! - Hash link: `<base>/#<data>[?cb=<url>&ct=<token>]` (the `?cb=` part is
+//!   a bot callback).
 //! - Short link: `<base>/p/<id>#key=<43 chars>[&paste=<b64url(api)>]`, or the
-//!   legacy unencrypted `<base>/p/<id>` (§5.2).
+//!   legacy unencrypted `<base>/p/<id>`.
 //!
 //! Three upstream parsers are reproduced exactly — the portal's route matcher
 //! ([`match_portal_route`]), its fragment classifier

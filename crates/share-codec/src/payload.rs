@@ -1,5 +1,5 @@
 //! The share payload: what a hash link or a paste carries once inflated
-//! (WIRE.md §2). [`SharePayload`] is the model; [`SharePayload::to_json`]
+//! (`docs/wire-format.md`, "Payload"). [`SharePayload`] is the model; [`SharePayload::to_json`]
 //! writes the wire object `{p, a, g, d, s, h, r}` byte for byte as upstream's
 //! `generateShareUrl` / `createShortShareUrl` do, and
 //! [`SharePayload::from_json`] reads any generation of it.

@@ -1,6 +1,6 @@
 //! Human-readable sizes as upstream prints them: the UI's share-URL label
-//! (`formatUrlSize`) and the hook/CLI's remote-share line (`formatSize`,
-//! WIRE.md §9). Sizes are UTF-8 byte counts.
+//! (`formatUrlSize`) and the hook/CLI's remote-share line (`formatSize`).
+//! Sizes are UTF-8 byte counts.
 
 /// The UI's `formatUrlSize`: `"N B"` below 1024, else `"x.y KB"` (one decimal).
 ///

@@ -1,6 +1,6 @@
 //! Annotation tuples (`a[i]`) and image entries, in both directions: upstream's
 //! `toShareable` / `toShareableImages` and `fromShareable` /
-//! `parseShareableImages` (WIRE.md §2.1, §2.2, §10).
+//! `parseShareableImages` (`docs/wire-format.md`, "Annotation tuples").
 //!
 //! Written (newest layout, [`TupleLayout::Current`]):
 //!
@@ -20,8 +20,8 @@
 //! which every upstream decoder reads back as an unknown type.
 //!
 //! Read: every rule of upstream's newest `fromShareable`, except that `R`/`I`
-//! decode as replacement/insertion (a planshare decision, WIRE.md "planshare
-//! decisions") instead of an unknown type. Values of an unexpected JSON type
+//! decode as replacement/insertion (a planshare decision: links made while
+//! upstream still wrote them keep their meaning) instead of an unknown type. Values of an unexpected JSON type
 //! are treated as absent (an `originalText` that is not a string becomes
 //! `""`), where upstream would carry them through or crash later.
 

@@ -125,7 +125,8 @@ fn non_empty(value: Option<String>) -> Option<String> {
     value.filter(|v| !v.is_empty())
 }
 
-/// What a share can carry: the fields and normalisations of §2.1/§2.2.
+/// What a share can carry: the fields and normalisations of the payload and
+/// its tuples (`docs/wire-format.md`, "Payload").
 fn shared_form(payload: &SharePayload) -> SharePayload {
     let annotations = payload
         .annotations

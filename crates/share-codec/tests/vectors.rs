@@ -1,7 +1,8 @@
 //! Every applicable vector of `testdata/upstream-share-vectors.json` (produced
 //! by running upstream Plannotator), one test per vector kind.
 //!
-//! Documented deviations (WIRE.md "planshare decisions"):
+//! Documented deviations (`docs/wire-format.md`, "Where planshare reads
+//! shares differently"):
 //! - `R` / `I` tuples restore as replacement / insertion where upstream's
 //!   newest decoder gives `type: undefined`;
 //! - bytes after the final deflate block are rejected (browser behaviour)

@@ -9,9 +9,10 @@ use portal::PortalConfig;
 /// Where the portal listens unless told otherwise.
 pub const DEFAULT_ADDR: &str = "0.0.0.0:19434";
 
-/// Upstream's hosted paste service: what a short link without `&paste=`
-/// means (shared/WIRE.md §5.2), so links made by stock Plannotator
-/// clients open here as on share.plannotator.ai.
+/// Upstream's hosted paste service: where stock Plannotator clients store
+/// short links, which therefore carry no `&paste=` (`docs/wire-format.md`,
+/// "Links"); as the default, links made by those clients open here as on
+/// share.plannotator.ai.
 pub const UPSTREAM_PASTE_API: &str = "https://plannotator-paste.plannotator.workers.dev";
 
 /// The settings as given.

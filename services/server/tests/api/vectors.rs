@@ -1,6 +1,7 @@
 //! Replays every `paste_http` vector recorded from the upstream paste service.
-//! Where planshare deliberately differs (WIRE.md decisions table), the vector
-//! is checked against the planshare behaviour in a test of its own.
+//! Where planshare deliberately differs (the README's list "Where planshare
+//! deliberately differs from upstream"), the vector is checked against the
+//! planshare behaviour in a test of its own.
 
 use std::collections::HashMap;
 
@@ -139,7 +140,7 @@ async fn every_upstream_paste_http_vector_replays() {
 
 /// Upstream answers a body of `null` with 500 "Failed to store paste" (it
 /// dereferences `null.data`); planshare treats it like any body without
-/// `data` (WIRE.md decisions table).
+/// `data` (one of the README's deliberate differences).
 #[tokio::test]
 async fn a_null_body_is_a_400_not_upstreams_500() {
     let vector = vectors()

@@ -113,7 +113,7 @@ def joined(trace_lines):
 
 
 def ordering(calls, paste_id, sync):
-    """RELIABILITY.md K3 for one paste: its data durable < link into place <
+    """The write order of one paste: its data durable < link into place <
     the link durable < the 201. Durable means, with `file`, an fsync of the
     temporary file (then of the shard directory) and, with `batch` (group
     commit), a syncfs of the store's filesystem that began after the last
@@ -149,7 +149,7 @@ LIBC_READS = frozenset({"/sys/devices/system/cpu/online"})
 
 
 def injected_failures(binary):
-    """K4: a failing flush or link is a 503, never a 201, and leaves no visible paste."""
+    """A failing flush or link is a 503, never a 201, and leaves no visible paste."""
     failures = []
     # (std::fs::hard_link is linkat(2) on Linux.)
     cases = (("batch", "syncfs", "EIO"), ("file", "fsync", "EIO"),
@@ -198,13 +198,13 @@ def traced_creates(binary, sync):
     calls = joined(open(trace, encoding="utf-8", errors="replace").read().splitlines())
     failures = []
 
-    # K3: ordering per paste.
+    # The write order, per paste.
     for paste_id in ids:
         problem = ordering(calls, paste_id, sync)
         if problem:
             failures.append("ordering for " + problem)
 
-    # A5: containment after the server started serving.
+    # Containment: no path outside the store root, after the server started serving.
     start = next((n for n, (_, _, l) in enumerate(calls) if re.search(r"\baccept4?\(", l)), len(calls))
     touched = 0
     for _, _, line in calls[start:]:

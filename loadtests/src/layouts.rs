@@ -16,8 +16,8 @@
 //! - `tmpfile` — the same with an unnamed `O_TMPFILE` inode linked through
 //!   `/proc/self/fd` (no temporary name to create and remove).
 //! - `direct` — the record written under its final name, one `syncfs` per
-//!   batch. Not allowed by the reliability bar (a crash can leave a partial
-//!   file under a paste's name); here for comparison only.
+//!   batch. Not acceptable for the store (a crash can leave a partial file
+//!   under a paste's name); here for comparison only.
 //! - `append` — records appended to one segment file, one `fdatasync` per
 //!   batch: a log-structured store's write path (its index lives in memory).
 //!

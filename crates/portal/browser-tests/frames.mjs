@@ -1,5 +1,5 @@
-// Code highlighting and raw-HTML isolation (shared/RELIABILITY.md F10) in
-// headless Chromium.
+// Code highlighting and raw-HTML isolation in headless Chromium (run by
+// services/server/tests/browser/frames.rs).
 //
 // Input (stdin, JSON): { "chromium": "/usr/bin/chromium",
 //   "code"?: { "url", "blocks": [{ "language": "rust"|null, "source" }],
@@ -13,9 +13,9 @@
 // inside a code block with exactly its text; no CSP violation, page error
 // or dialog.
 //
-// html: the link is a raw-HTML short link whose document tries everything
-// F10 lists (its own scripts, handlers, refresh, links, forms, frames,
-// remote CSS and images). Checks: the iframe's sandbox lacks
+// html: the link is a raw-HTML short link whose document tries everything a
+// hostile document could (its own scripts, handlers, refresh, links, forms,
+// frames, remote CSS and images). Checks: the iframe's sandbox lacks
 // allow-same-origin/top-navigation/popups/forms/modals; none of the
 // document's script ran; its inline CSS applies; then, as if a script of
 // the document did run (Playwright evaluates in the frame), each attempt —
@@ -129,7 +129,7 @@ async function checkCode(spec) {
   await context.close();
 }
 
-// --- Raw HTML (F10) ----------------------------------------------------------
+// --- Raw HTML ----------------------------------------------------------------
 
 /** What a script of the plan could try, run inside the frame (as if one
  * had run). Every entry: { threw, value }. */

@@ -1,5 +1,6 @@
-// The share portal against hostile content in headless Chromium
-// (shared/RELIABILITY.md §F), run by services/server/tests/browser/xss.rs.
+// The share portal against hostile content in headless Chromium, run by
+// services/server/tests/browser/xss.rs (the labels F1–F11 below are its
+// test names: f1_…, f2_…).
 //
 // Every page runs with spies installed before its own scripts (alert,
 // confirm, prompt and print record their calls, a `securitypolicyviolation`

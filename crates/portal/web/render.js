@@ -18,7 +18,7 @@ export function disableSanitizerForTests() {
 }
 
 /** DOMPurify's defaults, less forms: a plan has no use for one, and a
- * form is a way to send what a reviewer types elsewhere (F1). */
+ * form is a way to send what a reviewer types elsewhere. */
 const PURIFY = { FORBID_TAGS: ["form"] };
 
 const sanitize = (html) => (sanitizing ? DOMPurify.sanitize(html, PURIFY) : html);

@@ -122,7 +122,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_match_the_reliability_limits() {
+    fn defaults_are_those_of_the_default_settings_file() {
         let c: CatalogConfig = serde_json::from_str(r#"{"url": "sqlite://x.db"}"#).unwrap();
         assert_eq!(c.acquire_timeout_ms, 2000);
         assert_eq!(c.statement_timeout_ms, 5000);

@@ -7,9 +7,9 @@
 //!   6 base62 characters (`0-9A-Za-z`, most significant first, zero-padded).
 //!
 //! The checksum lets [`ApiKey::parse`] reject typos and random guesses without
-//! touching the database (RELIABILITY B2); it is not a secret. The catalog
-//! stores only [`ApiKey::digest`] (SHA-256 of the whole key) and the display
-//! prefix, and looks keys up by digest.
+//! touching the database (so a malformed credential costs no lookup); it is
+//! not a secret. The catalog stores only [`ApiKey::digest`] (SHA-256 of the
+//! whole key) and the display prefix, and looks keys up by digest.
 
 use std::fmt;
 

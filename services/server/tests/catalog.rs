@@ -1,5 +1,6 @@
 //! The server and its tenant catalog: the default SQLite file under the data
-//! directory, start-up while the catalog's database is down (RELIABILITY J3),
+//! directory, start-up while the catalog's database is down (the server
+//! starts, is alive but not ready, and serves what needs no catalog),
 //! and a configuration the catalog refuses.
 
 // Helpers outside `#[test]` functions unwrap too: a failed step is a failed test.

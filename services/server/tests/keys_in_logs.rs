@@ -1,4 +1,4 @@
-//! Secrets never reach the log (RELIABILITY.md B6): the real
+//! Secrets never reach the log: the real
 //! `planshare-server` binary runs as a child process with
 //! `PLANSHARE_LOG=trace` (and no `RUST_LOG`), its stdout and stderr going to
 //! a file; the test creates a tenant and two keys through the admin API,

@@ -1,5 +1,5 @@
-//! Backend outages under concurrent load (RELIABILITY.md I1, I2, I4, J3):
-//! while Redis or S3 is stopped, black-holed or refusing, planshare answers
+//! Backend outages under concurrent load: while Redis or S3 is stopped,
+//! black-holed or refusing (also from start-up on), planshare answers
 //! only 2xx or 503 + `Retry-After`, no request outlives the backend timeout
 //! by more than 100 ms, it recovers by itself within 5 s, and every paste that
 //! got a 201 reads back byte for byte afterwards.

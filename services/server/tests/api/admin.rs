@@ -581,7 +581,7 @@ async fn a_wrong_method_gets_405_with_allow() {
     }
 }
 
-/// B10: with `admin.addr` set, the admin API is served only there; the public
+/// With `admin.addr` set, the admin API is served only there; the public
 /// listener answers `/admin/…` exactly like any unknown path, and the admin
 /// listener serves no paste routes.
 #[tokio::test]

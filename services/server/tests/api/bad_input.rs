@@ -1,5 +1,6 @@
 //! Bad input on every route gets a clear 4xx with an exact JSON body, never a
-//! 5xx, and changes nothing stored (RELIABILITY.md group A, compat rows).
+//! 5xx, and changes nothing stored; on the compat routes the body is
+//! upstream's own (`docs/wire-format.md`, "Paste API compatibility").
 
 use testkit::TestApp;
 use testkit::raw;

@@ -1,6 +1,5 @@
 //! Connection-level bounds: silent and slow clients are dropped, oversized
-//! heads get 431, ambiguous framing is never answered twice
-//! (RELIABILITY.md E2, E4, E5 and the §1.7 fix).
+//! heads get 431, ambiguous framing is never answered twice.
 
 use std::time::{Duration, Instant};
 

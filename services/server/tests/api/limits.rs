@@ -1,9 +1,10 @@
-//! Rate limits and authentication hardening over HTTP (RELIABILITY.md B2, B3,
-//! B8, D1–D5): the per-key limiter (burst exactness, refill, independence),
-//! the per-client-IP limiter (independent buckets per source address,
-//! `X-Forwarded-For` believed only from trusted proxies), the failed-auth
-//! and not-found penalty limiters, malformed credentials, keys in the URL,
-//! and the limiters' memory staying bounded across many clients.
+//! Rate limits and authentication hardening over HTTP, in sections labelled
+//! below: the per-key limiter (D1–D3: burst exactness, refill,
+//! independence), the per-client-IP limiter (D3, D4: independent buckets per
+//! source address, `X-Forwarded-For` believed only from trusted proxies),
+//! the failed-auth (B8) and not-found (A16) penalty limiters, malformed
+//! credentials and keys in the URL (B2, B3), and the limiters' memory
+//! staying bounded across many clients (D5).
 //!
 //! Each test starts its own server with `PLANSHARE_RATE_LIMITS=on` where it
 //! needs the limiters (the test kit turns them off otherwise) and tunes the
@@ -637,7 +638,7 @@ async fn a_key_in_the_query_string_authenticates_nothing() {
     assert_ne!(anonymous, id);
 }
 
-// ---- A16-lite: the not-found limiter ----------------------------------------
+// ---- A16: the not-found limiter ---------------------------------------------
 
 /// 30 reads of absent pastes (compat GET, v1 GET and HEAD, v1 DELETE with a
 /// delete token) are 404; the 31st is 429 + `Retry-After`, and so is any paste read
@@ -683,7 +684,7 @@ async fn reading_absent_pastes_gets_an_address_blocked_after_thirty() {
     assert_eq!(o.status, 200, "another address: {o:?}");
 }
 
-// ---- D5-lite: limiter memory ----------------------------------------------
+// ---- D5: limiter memory ---------------------------------------------------
 
 /// A server built here rather than through the test kit, to reach its state.
 struct Direct {
@@ -713,7 +714,7 @@ async fn spawn_direct(adjust: impl FnOnce(&mut planshare_server::Settings)) -> D
     }
 }
 
-/// D5-lite: 500 guessed keys from 500 distinct source addresses (127.1.y.z):
+/// D5: 500 guessed keys from 500 distinct source addresses (127.1.y.z):
 /// each address has its own failed-auth bucket (all 401, none 429), the
 /// server keeps answering, the limiters hold about one entry per address
 /// and limiter, and the periodic cleaning (every 10 s) empties them again.

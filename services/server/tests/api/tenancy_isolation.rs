@@ -1,4 +1,4 @@
-//! Tenant isolation over HTTP (`shared/RELIABILITY.md` §C, C1–C9), on every
+//! Tenant isolation over HTTP (the checks labelled C1–C9 below), on every
 //! catalog database the suite has (SQLite always, PostgreSQL when
 //! `PLANSHARE_TEST_DATABASE_URL` is set): each test loops over them and names
 //! the database in its assertion messages.

@@ -2,8 +2,10 @@
 //! fenced code with a known language is highlighted without changing its
 //! text, so annotations inside it are still found; a raw-HTML plan is
 //! shown in a sandboxed frame with its own CSS, and everything its
-//! scripts could try (shared/RELIABILITY.md F10) throws or is blocked —
-//! with a canary server that must see no connection at all.
+//! document could try (its own scripts and handlers, a refresh, links,
+//! forms, frames and popups, remote CSS and images, reaching the portal's
+//! page, storage or the key) throws or is blocked — with a canary server
+//! that must see no connection at all.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

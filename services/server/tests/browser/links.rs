@@ -98,8 +98,8 @@ async fn share_links_open_in_chromium() {
     // browsing context) and DOMPurify removes it before anything reaches the
     // page, so the report is noise from the second layer, not a bypass of
     // the first; it is inherent to parsing hostile HTML in a CSP'd page.
-    // xss.rs (F1) checks the rendered result with the sanitiser on; F2 shows
-    // the CSP alone blocks the same handlers.
+    // xss.rs checks the rendered result with the sanitiser on (f1_…) and
+    // that the CSP alone blocks the same handlers (f2_…).
     let hostile = r##"{"p":"# Hostile\n\n<img src=x onerror=alert(1)> <script>alert(2)</script>\n\n[x](javascript:alert(3)) <svg onload=alert(4)>","a":[["C","Hostile","<b>bold?</b>","<img src=x onerror=alert(5)>",null]]}"##;
     links.push(json!({
         "url": format!("{base}/#{}", share_codec::compress(hostile)),

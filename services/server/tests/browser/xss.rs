@@ -1,5 +1,6 @@
-//! The portal against hostile content (shared/RELIABILITY.md §F; the
-//! browser side is `crates/portal/browser-tests/xss.mjs`):
+//! The portal against hostile content (the browser side is
+//! `crates/portal/browser-tests/xss.mjs`). The checks are labelled F1–F11,
+//! and the tests are named after their labels:
 //!
 //! - F1: the payload corpus in every field of a share renders inert with
 //!   the sanitiser; F2: with the sanitiser switched off (the portal's
@@ -27,7 +28,10 @@ const SHORT_ERROR: &str = "Failed to load shared plan — the link may be expire
 /// image whose script would run if it were ever opened as a document.
 const SVG_WITH_SCRIPT: &str = "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0iYWxlcnQoMSkiPjxzY3JpcHQ+YWxlcnQoMik8L3NjcmlwdD48L3N2Zz4=";
 
-/// RELIABILITY §F's payload corpus; each goes into every field of a share.
+/// The hostile payload corpus: script tags and handlers, `javascript:` and
+/// `data:` links in their disguises, forms, `<base>`, refresh, embedded
+/// objects, remote styles and images, DOM clobbering; each goes into every
+/// field of a share.
 fn corpus() -> Vec<String> {
     let mut corpus: Vec<String> = [
         "<script>alert(1)</script>",

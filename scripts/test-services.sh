@@ -5,9 +5,12 @@
 #                               answers, else one started here on a free port
 #   PLANSHARE_TEST_S3_ENDPOINT  an S3 server (moto, from PyPI, in a venv under
 #   PLANSHARE_TEST_S3_BUCKET    $PLANSHARE_TOOLS) started here on a free port
+#   PLANSHARE_TEST_DATABASE_URL PostgreSQL: the machine's cluster on
+#                               127.0.0.1:5432, started here when it is down
 #
 # Variables already set are respected (point the tests at your own servers).
-# Everything started here is stopped by stop_test_services.
+# Redis and moto started here are stopped by stop_test_services; a
+# PostgreSQL cluster started here is left running.
 
 PLANSHARE_TOOLS=${PLANSHARE_TOOLS:-$HOME/.cache/planshare}
 MOTO_VERSION=5.2.5
@@ -76,8 +79,9 @@ stop_test_services() {
 }
 
 # PostgreSQL: the machine's on 127.0.0.1:5432 (trust auth) when it answers,
-# else the local cluster is started (installed first if missing). Tests create
-# and drop databases of their own through PLANSHARE_TEST_DATABASE_URL.
+# else the local cluster is started (scripts/install-deps installs the
+# package when it is missing). Tests create and drop databases of their own
+# through PLANSHARE_TEST_DATABASE_URL.
 start_postgres() {
   if [ -n "${PLANSHARE_TEST_DATABASE_URL:-}" ]; then
     echo "postgres: using the configured PLANSHARE_TEST_DATABASE_URL"

@@ -23,7 +23,8 @@ pub const MOTO_HINT: &str = "~/.cache/planshare/venv/bin/moto_server -H 127.0.0.
 /// A planshare store backend (`PLANSHARE_STORE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Store {
-    /// One file per paste in a temporary data directory, fsync per create.
+    /// One file per paste in a temporary data directory (durable as the
+    /// server's `store.fs.sync` says: group commit unless told otherwise).
     Fs,
     /// One key per paste in Redis.
     Redis,

@@ -130,8 +130,9 @@ pub enum ApiError {
     /// A unique value is already taken (`namespace`, `host`, `key`, `tenant`).
     #[error("{0} already exists")]
     Conflict(&'static str),
-    /// The change is never allowed on this record (the default tenant
-    /// cannot be deleted).
+    /// The change is not allowed on this record, whatever the input: the
+    /// default tenant cannot be deleted, and a namespace whose deleted
+    /// tenant's pastes may still be in the store cannot be taken.
     #[error("{0}")]
     Protected(&'static str),
     /// A rate limit ran out.

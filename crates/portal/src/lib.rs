@@ -16,8 +16,10 @@
 //! `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff` and
 //! `Cross-Origin-Opener-Policy: same-origin`.
 //!
-//! [`router`] serves the portal alone; [`mount`] puts it in front of the
-//! paste API on the same origin without changing what API clients see:
+//! [`router`] serves these routes alone ([`standalone::router`] adds the
+//! SPA fallback of the `planshare-portal` binary); [`mount`] puts them in
+//! front of the paste API on the same origin without changing what API
+//! clients see:
 //! `/` and `/p/{id}` answer the app only to browser navigations (`Accept`
 //! naming `text/html`), and everything else the portal does not serve —
 //! other methods, other paths, non-HTML requests — goes to the API, so

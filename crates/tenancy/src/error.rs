@@ -18,7 +18,8 @@ pub enum CatalogError {
     #[error("{0} already exists")]
     Conflict(&'static str),
     /// The record may not be changed that way whatever the input (the
-    /// default tenant cannot be deleted); the message says why.
+    /// default tenant cannot be deleted; a namespace still being purged of a
+    /// deleted tenant's pastes cannot be taken); the message says why.
     #[error("{0}")]
     Protected(&'static str),
     /// The input or configuration is invalid; the message says why and is

@@ -1,6 +1,10 @@
 //! Test-only helpers (a dev-dependency, never a normal one): start
 //! `planshare-server` in-process on a free loopback port with its own
-//! temporary data directory, and talk to it.
+//! temporary data directory, and talk to it. Also: a server binary as a
+//! child process ([`ChildServer`]), raw HTTP/1.1 for requests a client
+//! library would refuse ([`raw`]), a TCP fault proxy between the server and
+//! a backend ([`proxy`]), the recorded upstream vectors
+//! ([`upstream_vectors`]) and headless Chromium for the portal ([`browser`]).
 //!
 //! The listener is bound before the server task starts, so tests never sleep
 //! waiting for it.

@@ -103,7 +103,7 @@ enum TenantsCommand {
         /// The tenant id.
         id: String,
     },
-    /// Delete a tenant with its hosts, keys and usage.
+    /// Delete a tenant with its hosts, keys, usage and pastes.
     Delete {
         /// The tenant id.
         id: String,

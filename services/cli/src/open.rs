@@ -1,9 +1,10 @@
 //! `planshare open <URL>`: any share link → the plan and its annotations,
 //! re-found in the plan.
 //!
-//! Hash links decode locally. Short links are fetched from the paste API the
-//! link names (`&paste=`), else `--paste-url` / `PLANNOTATOR_PASTE_URL`, and
-//! decrypted here with the fragment's key; the key is never sent anywhere.
+//! Hash links decode locally. Short links are fetched from `--paste-url` when
+//! given, else from the paste API the link names (`&paste=`), else from
+//! `PLANNOTATOR_PASTE_URL`, and decrypted here with the fragment's key; the
+//! key is never sent anywhere.
 
 use clap::{Args, ValueEnum};
 use plan_doc::{

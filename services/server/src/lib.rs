@@ -1,9 +1,12 @@
 //! `planshare-server`: the composition root. It reads the settings, opens the
-//! store, builds the API router and serves it on a listener with bounded
-//! connections and a graceful shutdown.
+//! store and the tenant catalog, builds the API router (plus `/metrics`, and
+//! the portal on the same origin) and serves it on a listener with bounded
+//! connections and a graceful shutdown, and the admin API on its own
+//! listener when `admin.addr` is set.
 //!
 //! No business logic lives here: routes and their behaviour are in
-//! `paste-api`, storage in `paste-store`. Tests start the server in-process
+//! `paste-api`, storage in `paste-store`, the tenant catalog in `tenancy`,
+//! the portal in `portal`. Tests start the server in-process
 //! through [`serve`] with a listener bound to port 0.
 
 pub mod serve;

@@ -29,7 +29,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the API (the default).
+    /// Serve the API and the portal (the default).
     Serve,
     /// Print the effective configuration (defaults, file and environment
     /// merged) as TOML and exit.

@@ -31,8 +31,8 @@ use tables::{admin_api, paste_api, probe_api, route_not_found};
 /// | `/api/paste` | `POST` | compat |
 /// | `/api/paste/{id}` | `GET` (compat), `DELETE` (new) | |
 /// | `/api/v1/pastes` | `GET`, `POST` | new |
-/// | `/api/v1/pastes/{id}` | `GET`, `DELETE` | new |
-/// | `/healthz`, `/readyz` | `GET` | new |
+/// | `/api/v1/pastes/{id}` | `GET` (and `HEAD`), `DELETE` | new |
+/// | `/healthz`, `/readyz` | `GET` (and `HEAD`) | new |
 /// | `/api/openapi.json`, `/api/docs/…` | `GET` | new, main listener only |
 /// | `/admin/v1/tenants` | `GET`, `POST` | new, admin |
 /// | `/admin/v1/tenants/{id}` | `GET`, `PATCH`, `DELETE` | new, admin |
@@ -42,7 +42,9 @@ use tables::{admin_api, paste_api, probe_api, route_not_found};
 /// | `/admin/v1/tenants/{id}/usage` | `GET` | new, admin |
 /// | any path | `OPTIONS` → 204 | compat |
 ///
-/// Anything else (including `HEAD` on a paste) answers upstream's generic 404.
+/// Another method on a new route answers `405` with `Allow`; anything else
+/// (another path, another method on a compat route, `HEAD` on
+/// `/api/paste/{id}` included) answers upstream's generic 404.
 /// Every path below `/admin` passes [`admin::gate`] first (even for a wrong
 /// method or an unknown path): with no admin token configured it answers
 /// that same generic 404; otherwise it needs the admin bearer token.

@@ -7,7 +7,7 @@
 //! No business logic lives here: routes and their behaviour are in
 //! `paste-api`, storage in `paste-store`, the tenant catalog in `tenancy`,
 //! the portal in `portal`. Tests start the server in-process
-//! through [`serve`] with a listener bound to port 0.
+//! through [`serve()`] with a listener bound to port 0.
 
 pub mod serve;
 pub mod settings;

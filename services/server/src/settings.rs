@@ -3,14 +3,19 @@
 //!
 //! 1. embedded defaults (`planshare.default.toml` documents them);
 //! 2. the TOML file given with `--config` (or `PLANSHARE_CONFIG`);
-//! 3. `PLANSHARE_*` environment variables ([`ENV_VARS`]);
+//! 3. `PLANSHARE_*` environment variables, and `OTEL_EXPORTER_OTLP_ENDPOINT`
+//!    below `PLANSHARE_OTLP_ENDPOINT` ([`ENV_VARS`]);
 //! 4. the upstream paste service's variables (`PASTE_PORT`, `PASTE_DATA_DIR`,
 //!    `PASTE_TTL_DAYS`, `PASTE_MAX_SIZE`, `PASTE_ALLOWED_ORIGINS`), so an
 //!    existing deployment's environment keeps its meaning.
 //!
-//! Each crate owns the section it reads (`[paste]`/`[http]` in `paste-api`,
-//! `[store]` in `paste-store`); nothing else in the workspace reads the
-//! environment or configuration files.
+//! Each crate owns the section it reads (`[paste]`, `[http]`, `[admin]` and
+//! `[limits]` in `paste-api`, `[store]` in `paste-store`, `[catalog]` in
+//! `tenancy`, `[portal]` in `portal`); none of them reads the environment or
+//! a configuration file itself. The exceptions are standard variables read
+//! where they are used: `RUST_LOG` (the log filter, `telemetry.rs`),
+//! `OTEL_EXPORTER_OTLP_HEADERS` (the trace exporter) and the AWS credential
+//! chain (`AWS_*`, in the S3 backend).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

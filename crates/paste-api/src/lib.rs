@@ -1,6 +1,7 @@
-//! The planshare HTTP API: every route (`router.rs`), its handlers
-//! (`handlers/`), CORS, body limits, load shedding, readiness, and the one
-//! mapping from errors to status codes (`error.rs`).
+//! The planshare HTTP API: every route (`router/`), its handlers
+//! (`handlers/`) over the paste rules (`service/`, no HTTP in it), CORS,
+//! body limits, load shedding (`edge/`), readiness, and the one mapping from
+//! errors to status codes (`error.rs`).
 //!
 //! The two upstream routes, `POST /api/paste` and `GET /api/paste/{id}` (plus
 //! `OPTIONS` anywhere), are *compat routes*: they answer byte for byte as the

@@ -37,7 +37,7 @@ fn the_committed_document_is_the_generated_one() {
     }
 }
 
-/// Every method and path of the router (the table in `router.rs`), no more
+/// Every method and path of the router (the table in `router/mod.rs`), no more
 /// and no less.
 #[test]
 fn the_document_lists_every_route() {

@@ -369,14 +369,18 @@ async fn read_to_close(stream: &mut TcpStream, within: Duration) -> Option<usize
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readers_that_never_read_hold_a_bounded_memory_for_a_bounded_time() {
     let app = TestApp::spawn_configured(&[], |s| {
-        s.http.response_memory_mib = 8;
+        s.http.response_memory_mib = 16;
+        s.paste.max_size = 16 * 1024 * 1024;
         s.server.write_timeout_secs = 2;
         // Longer than the wait below: closing comes from the write timeout.
         s.server.header_read_timeout_secs = 60;
     })
     .await;
-    // 4 MiB of base64url text: 3 MiB stored, so two answers fit the budget.
-    let text: String = (0..4 * 1024 * 1024)
+    // 8 MiB of base64url text: 6 MiB stored, so two answers fit the budget.
+    // Twice the most a loopback socket's send buffer grows to here
+    // (`net.ipv4.tcp_wmem` 4 MiB): an answer whose client reads nothing
+    // cannot vanish into the kernel whole, so the write timeout must cut it.
+    let text: String = (0..8 * 1024 * 1024)
         .map(|i: usize| {
             char::from(
                 b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

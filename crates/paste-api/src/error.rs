@@ -93,6 +93,19 @@ pub enum ApiError {
     /// A bug. The body says nothing more.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The store failed in a way no retry helps (a bug, or an id it
+    /// already holds). The body says nothing more; the log has the source.
+    #[error("store failure")]
+    StoreFailed(#[source] StoreError),
+    /// The catalog failed in a way no retry helps, or cannot be opened for
+    /// a reason that is not an outage (bad configuration). The body says
+    /// nothing more; the log has the source.
+    #[error("tenant catalog failure")]
+    CatalogFailed(#[source] CatalogError),
+    /// A paste operation failed in a way no retry helps (see
+    /// [`PasteError`]). The body says nothing more; the log has the source.
+    #[error("paste operation failure")]
+    PasteFailed(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// Valid credentials of the wrong kind (a tenant API key on the admin API).
     #[error("forbidden")]
     Forbidden,
@@ -265,7 +278,7 @@ impl ApiError {
                 "the server is shutting down".into(),
                 Some("shutting-down"),
             ),
-            Internal(_) => (
+            Internal(_) | StoreFailed(_) | CatalogFailed(_) | PasteFailed(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal server error".into(),
                 Some("internal"),
@@ -408,6 +421,9 @@ impl ApiError {
             | ApiError::BodyTooSlow { .. }
             | ApiError::BodyRead
             | ApiError::Internal(_)
+            | ApiError::StoreFailed(_)
+            | ApiError::CatalogFailed(_)
+            | ApiError::PasteFailed(_)
             | ApiError::Forbidden
             | ApiError::UnsupportedMediaType
             | ApiError::MalformedJson
@@ -440,9 +456,7 @@ impl ApiError {
                 source: Some(err),
             },
             StoreError::Damaged { reason, .. } => ApiError::PasteDamaged { reason },
-            StoreError::AlreadyExists | StoreError::Internal { .. } => {
-                ApiError::Internal(format!("{err}: {:?}", std::error::Error::source(&err)))
-            }
+            StoreError::AlreadyExists | StoreError::Internal { .. } => ApiError::StoreFailed(err),
         }
     }
 }
@@ -467,7 +481,9 @@ impl ApiError {
                 retry_after: Duration::from_secs(1),
                 source: None,
             },
-            PasteError::Internal(message) => ApiError::Internal(message),
+            err @ (PasteError::Draw(_) | PasteError::IdsExhausted(_)) => {
+                ApiError::PasteFailed(Box::new(err))
+            }
         }
     }
 
@@ -482,9 +498,7 @@ impl ApiError {
                 retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
                 source: Some(err),
             },
-            CatalogError::Internal { .. } => {
-                ApiError::Internal(format!("{err}: {:?}", std::error::Error::source(&err)))
-            }
+            CatalogError::Internal { .. } => ApiError::CatalogFailed(err),
         }
     }
 
@@ -500,10 +514,7 @@ impl ApiError {
             | CatalogError::Conflict(_)
             | CatalogError::Protected(_)
             | CatalogError::Invalid(_)
-            | CatalogError::Internal { .. } => ApiError::Internal(format!(
-                "cannot open the tenant catalog: {err}: {:?}",
-                std::error::Error::source(&err)
-            )),
+            | CatalogError::Internal { .. } => ApiError::CatalogFailed(err),
         }
     }
 }
@@ -580,6 +591,9 @@ mod tests {
             ApiError::Overloaded,
             ApiError::ShuttingDown,
             ApiError::Internal("x".into()),
+            ApiError::StoreFailed(StoreError::AlreadyExists),
+            ApiError::CatalogFailed(CatalogError::NotFound),
+            ApiError::PasteFailed(Box::new(PasteError::IdsExhausted(1))),
             ApiError::Forbidden,
             ApiError::UnsupportedMediaType,
             ApiError::MalformedJson,
@@ -628,6 +642,9 @@ mod tests {
                 | ApiError::Overloaded
                 | ApiError::ShuttingDown
                 | ApiError::Internal(_)
+                | ApiError::StoreFailed(_)
+                | ApiError::CatalogFailed(_)
+                | ApiError::PasteFailed(_)
                 | ApiError::Forbidden
                 | ApiError::UnsupportedMediaType
                 | ApiError::MalformedJson
@@ -669,6 +686,34 @@ mod tests {
                 || name.starts_with("IdempotencyInProgress");
             assert_eq!(retry_after.is_some(), promises, "{name}: {status}");
         }
+    }
+
+    /// A store or catalog failure answered 500 keeps the error it came from,
+    /// whole, for the log line (which prints the error and its chain).
+    #[test]
+    fn failures_keep_their_sources() {
+        let store = ApiError::from_store(
+            StoreError::Internal {
+                reason: "disk said no".into(),
+                source: Some("EIO".into()),
+            },
+            false,
+        );
+        let source = std::error::Error::source(&store).expect("a source");
+        let inner = source
+            .downcast_ref::<StoreError>()
+            .expect("the store's error");
+        assert!(
+            std::error::Error::source(inner).is_some(),
+            "and its own source"
+        );
+        let catalog = ApiError::from_catalog_open(CatalogError::Invalid("bad url".into()));
+        let source = std::error::Error::source(&catalog).expect("a source");
+        assert!(source.downcast_ref::<CatalogError>().is_some());
+        assert_eq!(
+            catalog.into_response().status(),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
     }
 
     #[test]

@@ -152,7 +152,7 @@ impl PasteService {
 
     async fn store_new(&self, ctx: &TenantCtx, request: &NewPaste) -> Result<Created, PasteError> {
         let tenant = &ctx.tenant;
-        let token = DeleteToken::generate().map_err(|e| PasteError::Internal(e.to_string()))?;
+        let token = DeleteToken::generate().map_err(PasteError::Draw)?;
         let created_at = now_ms();
         let expires_at = created_at.saturating_add(request.ttl_secs.saturating_mul(1000));
         let paste = StoredPaste {
@@ -171,8 +171,7 @@ impl PasteService {
             || tenant.has_quota;
         let bytes = i64::try_from(paste.payload.stored_len()).unwrap_or(i64::MAX);
         for _ in 0..ID_ATTEMPTS {
-            let id = PasteId::generate(tenant.id_length)
-                .map_err(|e| PasteError::Internal(e.to_string()))?;
+            let id = PasteId::generate(tenant.id_length).map_err(PasteError::Draw)?;
             let key = ctx.key(id);
             let store = self.store_call(self.store.put_if_absent(&key, paste.clone()));
             // An indexed paste is written to the store and to the catalog
@@ -222,9 +221,7 @@ impl PasteService {
                 }
             }
         }
-        Err(PasteError::Internal(format!(
-            "{ID_ATTEMPTS} id collisions in a row"
-        )))
+        Err(PasteError::IdsExhausted(ID_ATTEMPTS))
     }
 
     /// Writes a paste's index row and quota reservation (group-committed

@@ -47,9 +47,13 @@ pub(crate) enum PasteError {
     /// The catalog did not answer in time.
     #[error("tenant catalog timed out")]
     CatalogTimeout,
-    /// A bug or an exhausted invariant (e.g. id collisions in a row).
-    #[error("{0}")]
-    Internal(String),
+    /// A fresh id or delete token could not be drawn (the system's random
+    /// source failed, or the tenant's id length is out of range).
+    #[error("cannot draw a fresh id or token: {0}")]
+    Draw(#[source] paste_store::KeyError),
+    /// Every fresh id drawn was taken (an exhausted invariant).
+    #[error("{0} id collisions in a row")]
+    IdsExhausted(usize),
 }
 
 impl PasteError {

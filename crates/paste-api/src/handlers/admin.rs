@@ -111,16 +111,11 @@ struct KeyList {
     responses(
         (status = 201, description = "Created", body = crate::openapi::schemas::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 408, response = crate::openapi::responses::RequestTimeout),
         (status = 409, response = crate::openapi::responses::Conflict),
         (status = 413, response = crate::openapi::responses::PayloadTooLarge),
         (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
         (status = 422, response = crate::openapi::responses::Unprocessable),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -144,11 +139,6 @@ pub(crate) async fn create_tenant(
     operation_id = "listTenants",
     responses(
         (status = 200, description = "Every tenant, oldest first", body = crate::openapi::schemas::TenantList),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -159,6 +149,19 @@ pub(crate) async fn list_tenants(State(state): State<AppState>) -> Result<Respon
     Ok(json_response(StatusCode::OK, &TenantList { tenants }))
 }
 
+/// The `{id}` of every route below `/admin/v1/tenants/{id}`, declared once.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[expect(
+    dead_code,
+    reason = "describes the path parameter in the document only"
+)]
+pub(crate) struct TenantPath {
+    /// The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)
+    #[param(pattern = "^tnt_[A-Za-z0-9]{1,32}$")]
+    id: String,
+}
+
 /// `GET /admin/v1/tenants/{id}`.
 #[utoipa::path(
     get,
@@ -166,17 +169,12 @@ pub(crate) async fn list_tenants(State(state): State<AppState>) -> Result<Respon
     tag = "admin",
     operation_id = "getTenant",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
     ),
     responses(
         (status = 200, description = "The tenant", body = crate::openapi::schemas::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -198,23 +196,18 @@ pub(crate) async fn get_tenant(
     tag = "admin",
     operation_id = "updateTenant",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
     ),
     request_body(content = crate::openapi::schemas::TenantUpdate, content_type = "application/json"),
     responses(
         (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 408, response = crate::openapi::responses::RequestTimeout),
         (status = 409, response = crate::openapi::responses::Conflict),
         (status = 413, response = crate::openapi::responses::PayloadTooLarge),
         (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
         (status = 422, response = crate::openapi::responses::Unprocessable),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -243,17 +236,12 @@ pub(crate) async fn update_tenant(
     tag = "admin",
     operation_id = "disableTenant",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
     ),
     responses(
         (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -279,17 +267,12 @@ pub(crate) async fn disable_tenant(
     tag = "admin",
     operation_id = "enableTenant",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
     ),
     responses(
         (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -318,18 +301,13 @@ pub(crate) async fn enable_tenant(
     tag = "admin",
     operation_id = "deleteTenant",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
     ),
     responses(
         (status = 204, description = "Deleted: its pastes are unreachable at once and purged from the store; its namespace can be reused once the purge is done (a minute or two)"),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 409, response = crate::openapi::responses::Conflict),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -361,17 +339,12 @@ pub(crate) async fn delete_tenant(
     tag = "admin",
     operation_id = "getUsage",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
     ),
     responses(
         (status = 200, description = "The tenant's usage", body = crate::openapi::schemas::Usage),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -406,23 +379,18 @@ struct CreatedKeyBody<'a> {
     tag = "admin",
     operation_id = "createKey",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
     ),
     request_body(content = api_types::CreateKeyRequest, content_type = "application/json"),
     responses(
         (status = 201, description = "Created; `key` is shown only here", body = crate::openapi::schemas::CreatedKey),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 408, response = crate::openapi::responses::RequestTimeout),
         (status = 409, response = crate::openapi::responses::Conflict),
         (status = 413, response = crate::openapi::responses::PayloadTooLarge),
         (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
         (status = 422, response = crate::openapi::responses::Unprocessable),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -457,17 +425,12 @@ pub(crate) async fn create_key(
     tag = "admin",
     operation_id = "listKeys",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
     ),
     responses(
         (status = 200, description = "The tenant's keys, revoked ones included", body = crate::openapi::schemas::KeyList),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),
@@ -490,18 +453,13 @@ pub(crate) async fn list_keys(
     tag = "admin",
     operation_id = "revokeKey",
     params(
-        ("id" = String, Path, pattern = "^tnt_[A-Za-z0-9]{1,32}$", description = "The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)"),
+        TenantPath,
         ("key_id" = String, Path, pattern = "^key_[A-Za-z0-9]{1,32}$", description = "The key id (`key_` and 1-32 letters or digits)"),
     ),
     responses(
         (status = 204, description = "Revoked"),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 500, response = crate::openapi::responses::Internal),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("adminToken" = []),

@@ -35,12 +35,8 @@ use crate::state::AppState;
     responses(
         (status = 201, description = "Created", body = api_types::CreatePasteResponse),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 408, response = crate::openapi::responses::RequestTimeout),
         (status = 413, response = crate::openapi::responses::PayloadTooLarge),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("apiKey" = []),
@@ -186,12 +182,8 @@ pub(crate) async fn create(
     ),
     responses(
         (status = 200, description = "The paste (`Cache-Control: private, no-store`)", body = api_types::GetPasteResponse),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 410, response = crate::openapi::responses::Gone),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("apiKey" = []),
@@ -282,12 +274,8 @@ pub(crate) async fn read(
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 410, response = crate::openapi::responses::Gone),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("apiKey" = []),

@@ -40,15 +40,11 @@ use crate::state::AppState;
     responses(
         (status = 201, description = "Created (or replayed for the same Idempotency-Key)", body = api_types::CreatePasteResponse, headers(("Idempotent-Replayed" = String, description = "`true` when this answers an earlier request with the same Idempotency-Key"))),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 408, response = crate::openapi::responses::RequestTimeout),
         (status = 409, response = crate::openapi::responses::Conflict),
         (status = 413, response = crate::openapi::responses::PayloadTooLarge),
         (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
         (status = 422, response = crate::openapi::responses::Unprocessable),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("apiKey" = []),
@@ -133,11 +129,7 @@ const MAX_PAGE: u32 = 1000;
     responses(
         (status = 200, description = "A page of the tenant's live pastes, by id", body = api_types::PasteList),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 422, response = crate::openapi::responses::Unprocessable),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("apiKey" = []),
@@ -210,12 +202,8 @@ fn paste_id(id: Result<Path<String>, PathRejection>) -> Result<PasteId, ApiError
     responses(
         (status = 200, description = "The paste (`Cache-Control: private, no-store`); a burn-after-read paste goes to its first reader only", body = api_types::GetPasteResponse),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 410, response = crate::openapi::responses::Gone),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("apiKey" = []),
@@ -248,12 +236,8 @@ pub(crate) async fn get(
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, response = crate::openapi::responses::BadRequest),
-        (status = 401, response = crate::openapi::responses::Unauthorized),
-        (status = 403, response = crate::openapi::responses::Forbidden),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 410, response = crate::openapi::responses::Gone),
-        (status = 429, response = crate::openapi::responses::TooManyRequests),
-        (status = 503, response = crate::openapi::responses::Unavailable),
     ),
     security(
         ("apiKey" = []),

@@ -19,7 +19,7 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use super::tables::{admin_api, paste_api, probe_api, with_method_fallback};
 use crate::error::ApiError;
-use crate::openapi::ApiDoc;
+use crate::openapi::{ADMIN_TOKEN, API_KEY, ApiDoc, DELETE_TOKEN};
 use crate::response::JSON_CONTENT_TYPE;
 use crate::state::AppState;
 
@@ -46,8 +46,74 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     doc.merge(probe_api().into_openapi());
     doc.merge(document_api().into_openapi());
     let mut doc = doc.nest("/admin", admin_api().into_openapi());
+    add_common_answers(&mut doc);
     add_paste_links(&mut doc);
     doc
+}
+
+/// The error answers every operation of a family can give, stated once
+/// here instead of on each operation: the family is told by the security
+/// schemes an operation accepts.
+const ADMIN_ANSWERS: [(&str, &str); 5] = [
+    ("401", "Unauthorized"),
+    ("403", "Forbidden"),
+    ("429", "TooManyRequests"),
+    ("500", "Internal"),
+    ("503", "Unavailable"),
+];
+/// Every paste operation (API key or delete token, or anonymous beside them).
+const PASTE_ANSWERS: [(&str, &str); 4] = [
+    ("401", "Unauthorized"),
+    ("403", "Forbidden"),
+    ("429", "TooManyRequests"),
+    ("503", "Unavailable"),
+];
+
+/// Adds [`ADMIN_ANSWERS`] to the operations that take the admin token and
+/// [`PASTE_ANSWERS`] to those that take an API key or a delete token; an
+/// answer an operation states itself is kept.
+fn add_common_answers(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{Ref, RefOr};
+
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+            &mut item.head,
+        ];
+        for operation in operations.into_iter().flatten() {
+            let schemes: Vec<String> = operation
+                .security
+                .iter()
+                .flatten()
+                .filter_map(|requirement| serde_json::to_value(requirement).ok())
+                .filter_map(|value| {
+                    value
+                        .as_object()
+                        .map(|o| o.keys().cloned().collect::<Vec<_>>())
+                })
+                .flatten()
+                .collect();
+            let takes = |scheme: &str| schemes.iter().any(|s| s == scheme);
+            let answers: &[(&str, &str)] = if takes(ADMIN_TOKEN) {
+                &ADMIN_ANSWERS
+            } else if takes(API_KEY) || takes(DELETE_TOKEN) {
+                &PASTE_ANSWERS
+            } else {
+                continue;
+            };
+            for (status, name) in answers {
+                operation
+                    .responses
+                    .responses
+                    .entry((*status).to_owned())
+                    .or_insert_with(|| RefOr::Ref(Ref::from_response_name(*name)));
+            }
+        }
+    }
 }
 
 /// OpenAPI links from each create to the read and delete of the same route
@@ -145,7 +211,6 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::openapi::*;
 
     fn properties(schema: &str) -> BTreeSet<String> {
         let doc = serde_json::to_value(openapi()).unwrap();

@@ -186,6 +186,15 @@ struct AuthRow {
 }
 
 #[derive(sqlx::FromRow)]
+struct AllUsageRow {
+    tenant_id: String,
+    bytes: i64,
+    pastes: i64,
+    requests: i64,
+    tenants: i64,
+}
+
+#[derive(sqlx::FromRow)]
 struct UsageRow {
     bytes: i64,
     pastes: i64,
@@ -820,6 +829,48 @@ impl Catalog {
             pastes: r.pastes,
             requests: r.requests,
         })
+    }
+
+    /// The usage of every tenant, by tenant id, when there are at most
+    /// `limit` tenants; with more, only their number (an exporter keeps its
+    /// label count bounded). One query, however many tenants.
+    pub async fn usage_of_tenants(
+        &self,
+        limit: usize,
+    ) -> Result<(i64, Option<Vec<(TenantId, Usage)>>), CatalogError> {
+        let fetch = i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX);
+        let rows: Vec<AllUsageRow> = with_pool!(self, p => sqlx::query_as(
+            "SELECT u.tenant_id, u.bytes, u.pastes, u.requests, \
+                    (SELECT COUNT(*) FROM tenants) AS tenants \
+             FROM usage u ORDER BY u.tenant_id LIMIT $1")
+            .bind(fetch)
+            .fetch_all(p)
+            .await?);
+        let count = match rows.first() {
+            Some(row) => row.tenants,
+            None => {
+                let (n,): (i64,) = with_pool!(self, p => sqlx::query_as(
+                    "SELECT COUNT(*) FROM tenants")
+                    .fetch_one(p)
+                    .await?);
+                n
+            }
+        };
+        if rows.len() > limit {
+            return Ok((count, None));
+        }
+        let usage = rows
+            .into_iter()
+            .map(|r| {
+                let usage = Usage {
+                    bytes: r.bytes,
+                    pastes: r.pastes,
+                    requests: r.requests,
+                };
+                (TenantId::from_db(r.tenant_id), usage)
+            })
+            .collect();
+        Ok((count, Some(usage)))
     }
 
     /// Atomically reserves room for one paste of `bytes` within the tenant's

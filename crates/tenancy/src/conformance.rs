@@ -488,6 +488,21 @@ async fn usage_release_and_requests(c: &Catalog) {
         c.reserve(&t.id, -1).await,
         Err(CatalogError::Invalid(_))
     ));
+    // Every tenant's usage in one query, the same as one by one; past the
+    // limit only the count.
+    let (count, all) = ok(c.usage_of_tenants(1000).await, "all usage");
+    let all = all.unwrap_or_else(|| panic!("within the limit"));
+    assert_eq!(usize::try_from(count).ok(), Some(all.len()));
+    for (id, usage) in &all {
+        let one = ok(c.usage(id).await, "one usage");
+        assert_eq!(
+            (one.bytes, one.pastes, one.requests),
+            (usage.bytes, usage.pastes, usage.requests)
+        );
+    }
+    assert!(all.iter().any(|(id, u)| *id == t.id && u.requests == 7));
+    let (again, none) = ok(c.usage_of_tenants(0).await, "over the limit");
+    assert_eq!((again, none.is_none()), (count, true));
 }
 
 async fn invalid_input_is_rejected(c: &Catalog) {

@@ -352,16 +352,13 @@ fn metrics_route(handle: &PrometheusHandle, catalog: &Arc<LazyCatalog>) -> Metho
 async fn record_tenant_usage(catalog: &LazyCatalog) {
     let read = async {
         let catalog = catalog.get().await.ok()?;
-        let tenants = catalog.list_tenants().await.ok()?;
-        let mut usage = Vec::new();
-        if tenants.len() <= MAX_TENANT_GAUGES {
-            for tenant in &tenants {
-                if let Ok(u) = catalog.usage(&tenant.id).await {
-                    usage.push((tenant.id.as_str().to_owned(), u));
-                }
-            }
-        }
-        Some((tenants.len(), usage))
+        let (count, usage) = catalog.usage_of_tenants(MAX_TENANT_GAUGES).await.ok()?;
+        let usage: Vec<_> = usage
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(id, u)| (id.as_str().to_owned(), u))
+            .collect();
+        Some((count, usage))
     };
     let Ok(Some((count, usage))) = tokio::time::timeout(Duration::from_secs(2), read).await else {
         return;

@@ -63,8 +63,8 @@ impl AppState {
         admin: AdminConfig,
         limits: LimitsConfig,
     ) -> Self {
-        // Every store operation is timed and counted (`metrics.rs`).
-        let store = crate::metrics::InstrumentedStore::wrap(store);
+        // Every store operation is timed and counted (`paste_store::instrument`).
+        let store = paste_store::instrument::Instrumented::wrap(store);
         AppState {
             inner: Arc::new(Inner {
                 directory: Directory::new(catalog.clone(), &paste),

@@ -16,6 +16,7 @@
 mod backends;
 mod config;
 mod error;
+pub mod instrument;
 mod key;
 mod payload;
 mod record;

@@ -24,6 +24,17 @@ async fn memory_backend_conforms() {
     .await;
 }
 
+/// The metrics wrapper changes no answer of the store it wraps.
+#[tokio::test]
+async fn an_instrumented_store_conforms() {
+    let inner = open(StoreConfig {
+        kind: StoreKind::Memory,
+        ..StoreConfig::default()
+    })
+    .await;
+    conformance::run(paste_store::instrument::Instrumented::wrap(inner)).await;
+}
+
 /// Both ways of flushing (group commit and one `fsync` per file) give the
 /// same store.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

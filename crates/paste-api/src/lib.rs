@@ -35,8 +35,9 @@ mod tenants;
 
 pub use config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, split_origins};
 pub use error::ApiError;
+pub use handlers::metrics::RenderMetrics;
 pub use ratelimit::LimitsConfig;
-pub use router::{admin_router, admin_router_with, behind_admin_gate, router, router_with};
+pub use router::{admin_router, router};
 pub use router::{openapi, openapi_json};
 pub use state::{AppState, Readiness};
 pub use tenants::CACHE_TTL;

@@ -11,14 +11,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::Router;
 use axum::extract::ConnectInfo;
-use axum::response::IntoResponse as _;
-use axum::routing::{MethodRouter, get};
-use http::{HeaderValue, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use metrics_exporter_prometheus::PrometheusHandle;
-use paste_api::{ApiError, AppState};
+use paste_api::AppState;
 use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
@@ -56,7 +52,12 @@ impl Server {
             Ok(Err(_)) | Err(_) => open_in_background(catalog.clone()),
         }
         let metrics = if settings.telemetry.metrics {
-            crate::telemetry::metrics_handle()
+            crate::telemetry::metrics_handle().map(|handle| -> paste_api::RenderMetrics {
+                Arc::new(move || {
+                    crate::telemetry::count_dropped_log_lines();
+                    handle.render()
+                })
+            })
         } else {
             None
         };
@@ -80,27 +81,14 @@ impl Server {
                     .await
                     .with_context(|| format!("cannot listen on admin.addr {addr}"))?;
                 tracing::info!(listen = %listener.local_addr()?, "admin API on its own listener");
-                let mut extra = axum::Router::new();
-                if let Some(handle) = &metrics {
-                    // The internal listener: scrapes need no token.
-                    extra = extra.route("/metrics", metrics_route(handle, &catalog));
-                }
-                Some((listener, paste_api::admin_router_with(state.clone(), extra)))
+                Some((
+                    listener,
+                    paste_api::admin_router(state.clone(), metrics.clone()),
+                ))
             }
         };
-        // Counted per matched route (`/metrics` too); the portal is not.
-        let mut extra = axum::Router::new();
-        let admin_token = settings.admin.token.trim();
-        if let Some(handle) = &metrics
-            && admin.is_none()
-            && !admin_token.is_empty()
-        {
-            // The public listener: only with the admin token, checked by
-            // the admin API's own gate.
-            let route = axum::Router::new().route("/metrics", metrics_route(handle, &catalog));
-            extra = paste_api::behind_admin_gate(&state, route);
-        }
-        let mut router = paste_api::router_with(state.clone(), extra);
+        // `/metrics` is counted per matched route like the API; the portal is not.
+        let mut router = paste_api::router(state.clone(), metrics);
         if settings.portal.enabled {
             // Same origin as the API; outside the API's limiters and layers.
             // API clients see the API exactly as before (see `portal::mount`).
@@ -318,62 +306,6 @@ fn parser_head_cap(max_header_bytes: usize) -> usize {
 /// server's heap at its peak (massif). Bodies are read in pieces of this size.
 fn read_buffer_cap(max_header_bytes: usize) -> usize {
     parser_head_cap(max_header_bytes).max(64 * 1024)
-}
-
-/// Most tenants that get per-tenant usage gauges; with more, only the
-/// tenant count is exported (label cardinality stays bounded).
-const MAX_TENANT_GAUGES: usize = 100;
-
-/// `GET /metrics`: the Prometheus text format. Served behind the API's
-/// shared layers (security headers, `OPTIONS`), never shed; on the public
-/// listener also behind the admin gate ([`paste_api::behind_admin_gate`]).
-fn metrics_route(handle: &PrometheusHandle, catalog: &Arc<LazyCatalog>) -> MethodRouter<AppState> {
-    let (handle, catalog) = (handle.clone(), catalog.clone());
-    let get_metrics = get(move || async move {
-        record_tenant_usage(&catalog).await;
-        crate::telemetry::count_dropped_log_lines();
-        let mut response = handle.render().into_response();
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        );
-        response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        response
-    });
-    get_metrics.fallback(|| async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } })
-}
-
-/// Sets `planshare_tenants` and, for at most [`MAX_TENANT_GAUGES`] tenants,
-/// `planshare_tenant_stored_pastes` / `planshare_tenant_stored_bytes` by
-/// tenant id, from the catalog's usage (indexed pastes). Skipped when the
-/// catalog does not answer within two seconds.
-async fn record_tenant_usage(catalog: &LazyCatalog) {
-    let read = async {
-        let catalog = catalog.get().await.ok()?;
-        let (count, usage) = catalog.usage_of_tenants(MAX_TENANT_GAUGES).await.ok()?;
-        let usage: Vec<_> = usage
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(id, u)| (id.as_str().to_owned(), u))
-            .collect();
-        Some((count, usage))
-    };
-    let Ok(Some((count, usage))) = tokio::time::timeout(Duration::from_secs(2), read).await else {
-        return;
-    };
-    #[expect(clippy::cast_precision_loss, reason = "a gauge")]
-    metrics::gauge!("planshare_tenants").set(count as f64);
-    for (tenant, usage) in usage {
-        #[expect(clippy::cast_precision_loss, reason = "a gauge")]
-        {
-            metrics::gauge!("planshare_tenant_stored_pastes", "tenant" => tenant.clone())
-                .set(usage.pastes as f64);
-            metrics::gauge!("planshare_tenant_stored_bytes", "tenant" => tenant)
-                .set(usage.bytes as f64);
-        }
-    }
 }
 
 /// The default tenant (which anonymous, upstream clients use) follows the

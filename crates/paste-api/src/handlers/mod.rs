@@ -2,6 +2,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod health;
+pub(crate) mod metrics;
 pub(crate) mod paste;
 pub(crate) mod pastes;
 

@@ -12,7 +12,8 @@ use tower_governor::governor::GovernorConfigBuilder;
 
 use crate::edge::EdgeLayer;
 use crate::error::ApiError;
-use crate::handlers::admin;
+use crate::handlers::metrics::RenderMetrics;
+use crate::handlers::{self, admin};
 use crate::ratelimit::ClientIpKey;
 use crate::resolve;
 use crate::state::AppState;
@@ -40,6 +41,7 @@ use tables::{admin_api, paste_api, probe_api, route_not_found};
 /// | `/admin/v1/tenants/{id}/keys` | `GET`, `POST` | new, admin |
 /// | `/admin/v1/tenants/{id}/keys/{key_id}` | `DELETE` | new, admin |
 /// | `/admin/v1/tenants/{id}/usage` | `GET` | new, admin |
+/// | `/metrics` | `GET` | new, with `metrics`: on the admin listener when there is one (no token), else here behind the admin gate (only with an admin token) |
 /// | any path | `OPTIONS` → 204 | compat |
 ///
 /// Another method on a new route answers `405` with `Allow`; anything else
@@ -56,14 +58,7 @@ use tables::{admin_api, paste_api, probe_api, route_not_found};
 /// The documented routes are declared once, as utoipa-axum
 /// `OpenApiRouter`s ([`paste_api`], [`admin_api`], [`probe_api`]): the same
 /// tables give this router its routes and [`crate::openapi()`] its paths.
-pub fn router(state: AppState) -> Router {
-    router_with(state, Router::new())
-}
-
-/// [`router`] with `extra` routes of the server's own (`/metrics`) behind
-/// the same shared layers: CORS and security headers, `OPTIONS`, logging
-/// and metrics. Like the probes, they are never shed.
-pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
+pub fn router(state: AppState, metrics: Option<RenderMetrics>) -> Router {
     let separate_admin = !state.inner.admin.addr.trim().is_empty();
     let routes = if separate_admin {
         // The admin API lives on its own listener ([`admin_router`]).
@@ -71,32 +66,38 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
     } else {
         admin_routes(&state)
     };
-    let routes = routes
+    let mut routes = routes
         .merge(paste_routes(&state))
-        .merge(docs::docs_routes())
-        .merge(extra);
+        .merge(docs::docs_routes());
+    // `/metrics` on the public listener: only when there is no internal
+    // listener to serve it, and then only to the admin token, checked by
+    // the admin API's own gate (without a token it is not served here).
+    let admin_token_set = !state.inner.admin.token.trim().is_empty();
+    if let Some(render) = metrics
+        && !separate_admin
+        && admin_token_set
+    {
+        let route = Router::new().route(
+            "/metrics",
+            handlers::metrics::route(render, state.inner.catalog.clone()),
+        );
+        routes = routes.merge(route.route_layer(from_fn_with_state(state.clone(), admin::gate)));
+    }
     with_shared_layers(routes, state)
 }
 
 /// The router of the separate admin listener (`admin.addr`): `/admin/v1/…`
-/// behind [`admin::gate`], the probes, and the generic 404 for the rest.
-pub fn admin_router(state: AppState) -> Router {
-    admin_router_with(state, Router::new())
-}
-
-/// [`admin_router`] with `extra` routes behind the same layers (see
-/// [`router_with`]).
-pub fn admin_router_with(state: AppState, extra: Router<AppState>) -> Router {
-    with_shared_layers(admin_routes(&state).merge(extra), state)
-}
-
-/// `routes` behind the admin API's gate ([`admin::gate`]): the admin bearer
-/// token, compared by digest in constant time; refusals audited; a tenant
-/// API key `403`, anything else `401`; the generic 404 while no admin
-/// token is set. For the server's own routes that only operators may see
-/// (`/metrics` on the public listener).
-pub fn behind_admin_gate(state: &AppState, routes: Router<AppState>) -> Router<AppState> {
-    routes.route_layer(from_fn_with_state(state.clone(), admin::gate))
+/// behind [`admin::gate`], the probes, `/metrics` without a token (the
+/// listener is internal), and the generic 404 for the rest.
+pub fn admin_router(state: AppState, metrics: Option<RenderMetrics>) -> Router {
+    let mut routes = admin_routes(&state);
+    if let Some(render) = metrics {
+        routes = routes.route(
+            "/metrics",
+            handlers::metrics::route(render, state.inner.catalog.clone()),
+        );
+    }
+    with_shared_layers(routes, state)
 }
 
 /// `/admin`, gated. The gate wraps the admin router as a whole, outside its

@@ -1,11 +1,18 @@
 //! The pieces of the `planshare-loadtest` runner: a closed-loop HTTP/1.1 load
 //! generator ([`generator`]), the *floor* reference server every figure is
-//! compared with ([`reference`]), child-process handling for the servers under
-//! test ([`process`], [`procstat`]: CPU time and resident memory), the store
-//! backends planshare is measured with ([`backend`]), bytes on disk of the fs
-//! store ([`disk`]), request bodies ([`payload`]), the statistics and reports
-//! ([`stats`]) and the performance targets they are checked against
-//! ([`targets`]).
+//! compared with ([`reference`](mod@reference)), child-process handling for
+//! the servers under test ([`process`], [`procstat`]: CPU time and resident
+//! memory), the store backends planshare is measured with ([`backend`]),
+//! bytes on disk of the fs store ([`disk`]), request bodies ([`payload`]),
+//! what a run measured ([`phases`]: per phase and summarised across rounds;
+//! [`footprint`]: memory and bytes on disk) with the statistics behind it
+//! ([`stats`]), the performance targets it is checked against ([`targets`]),
+//! and the reports ([`report`]), written with [`text`] and dated with
+//! [`clock`].
+//!
+//! The modules import one another in one direction only: `stats`, `clock`
+//! and `text` below everything that reports; `phases` and `footprint` below
+//! `targets`; `report` on top.
 //!
 //! This crate talks to servers over HTTP only (on loopback, plus the S3
 //! endpoint a run is given, to create its bucket); it links none of the
@@ -15,11 +22,16 @@
 
 pub mod backend;
 pub mod client;
+pub mod clock;
 pub mod disk;
+pub mod footprint;
 pub mod generator;
 pub mod payload;
+pub mod phases;
 pub mod process;
 pub mod procstat;
 pub mod reference;
+pub mod report;
 pub mod stats;
 pub mod targets;
+pub mod text;

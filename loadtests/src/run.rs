@@ -17,14 +17,16 @@ use crate::DEFAULT_SERVER_BIN;
 use anyhow::{Context as _, bail};
 use clap::Args;
 use loadtests::backend::{self, DEFAULT_REDIS_URL, MOTO_HINT, Store, StoreConfig};
+use loadtests::clock::UtcTime;
+use loadtests::footprint::{DiskFigures, Footprint, MemoryFigures};
 use loadtests::generator::{self, Phase, Workload};
 use loadtests::payload::Rng;
+use loadtests::phases::{self, Record, Server};
 use loadtests::process::{ServerProcess, free_port};
 use loadtests::procstat::{self, MemoryField, RssSampler};
-use loadtests::stats::{
-    self, DiskFigures, Footprint, MemoryFigures, Record, RunInfo, Server, StoreInfo, UtcTime,
-};
+use loadtests::report::{self, RunInfo, StoreInfo};
 use loadtests::targets::{Evaluation, Measured, Targets};
+use loadtests::text;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -492,7 +494,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     eprintln!(
         "{total} phases of {:.1} s: about {} plus start-up and seeding",
         (warmup + duration).as_secs_f64(),
-        stats::duration_text(planned)
+        text::duration_text(planned)
     );
 
     let plan = Plan {
@@ -573,7 +575,7 @@ impl Progress {
             "[{}/{}, ETA {}]",
             self.done,
             self.total,
-            stats::duration_text(eta)
+            text::duration_text(eta)
         )
     }
 }
@@ -746,7 +748,7 @@ async fn measure(
     for (figures, process) in memory.iter_mut().zip(&processes) {
         figures.high_water_kib = read_memory(process, MemoryField::HighWaterMark);
         for &c in &args.concurrency {
-            if let Some(peak) = stats::peak_rss_kib(&records, figures.server, figures.size, c) {
+            if let Some(peak) = phases::peak_rss_kib(&records, figures.server, figures.size, c) {
                 figures.peak_kib.insert(c, peak);
             }
         }
@@ -755,7 +757,7 @@ async fn measure(
     // Stop the servers before writing (and before the data directory goes).
     drop(processes);
 
-    let rows = stats::summarize(&records);
+    let rows = phases::summarize(&records);
     let evaluation = plan.targets.as_ref().map(|targets| {
         let measured = Measured {
             stores: &args.stores,
@@ -767,8 +769,8 @@ async fn measure(
         };
         Evaluation::new(&args.targets.display().to_string(), targets, &measured)
     });
-    let markdown = stats::markdown(info, &rows, &records, &footprint, evaluation.as_ref());
-    let json = stats::json_report(info, &rows, &records, &footprint, evaluation.as_ref());
+    let markdown = report::markdown(info, &rows, &records, &footprint, evaluation.as_ref());
+    let json = report::json_report(info, &rows, &records, &footprint, evaluation.as_ref());
     let stem = args.out.join(info.started.compact());
     let md_path = stem.with_extension("md");
     let json_path = stem.with_extension("json");

@@ -1,72 +1,50 @@
-//! When a run started, in UTC, as the reports and file names write it.
+//! When a run started, in UTC, as the reports and file names write it. The
+//! calendar is the `time` crate's; this module only picks the two formats.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use time::OffsetDateTime;
 
 /// A UTC date and time, to the second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UtcTime {
-    /// Year.
-    pub year: i64,
-    /// Month, 1–12.
-    pub month: u32,
-    /// Day, 1–31.
-    pub day: u32,
-    /// Seconds since midnight.
-    pub second_of_day: u32,
-}
+pub struct UtcTime(OffsetDateTime);
 
 impl UtcTime {
-    /// The current time.
+    /// The current time (the fraction of the second dropped).
     pub fn now() -> Self {
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        Self::from_unix(secs as i64)
+        let now = OffsetDateTime::now_utc();
+        Self(now.replace_nanosecond(0).unwrap_or(now))
     }
 
-    /// The time `secs` seconds after 1970-01-01T00:00:00Z.
-    pub fn from_unix(secs: i64) -> Self {
-        // Howard Hinnant's `civil_from_days`.
-        let days = secs.div_euclid(86_400);
-        let second_of_day = secs.rem_euclid(86_400) as u32;
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        Self {
-            year,
-            month,
-            day,
-            second_of_day,
-        }
-    }
-
-    fn hms(&self) -> (u32, u32, u32) {
-        let s = self.second_of_day;
-        (s / 3600, s / 60 % 60, s % 60)
+    /// The time `secs` seconds after 1970-01-01T00:00:00Z, if it falls in
+    /// the years 1 to 9999 (`time`'s range without `large-dates`).
+    pub fn from_unix(secs: i64) -> Option<Self> {
+        OffsetDateTime::from_unix_timestamp(secs).ok().map(Self)
     }
 
     /// `2026-01-31T23:59:07Z`.
     pub fn iso(&self) -> String {
-        let (h, m, s) = self.hms();
+        let t = self.0;
         format!(
-            "{:04}-{:02}-{:02}T{h:02}:{m:02}:{s:02}Z",
-            self.year, self.month, self.day
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
         )
     }
 
     /// `20260131T235907Z`, for file names.
     pub fn compact(&self) -> String {
-        let (h, m, s) = self.hms();
+        let t = self.0;
         format!(
-            "{:04}{:02}{:02}T{h:02}{m:02}{s:02}Z",
-            self.year, self.month, self.day
+            "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
         )
     }
 }
@@ -75,20 +53,38 @@ impl UtcTime {
 mod tests {
     use super::*;
 
+    fn at(secs: i64) -> UtcTime {
+        match UtcTime::from_unix(secs) {
+            Some(t) => t,
+            None => panic!("{secs} is out of range"),
+        }
+    }
+
     #[test]
     fn utc_dates() {
-        assert_eq!(UtcTime::from_unix(0).iso(), "1970-01-01T00:00:00Z");
-        assert_eq!(
-            UtcTime::from_unix(951_782_400).iso(),
-            "2000-02-29T00:00:00Z"
-        );
-        assert_eq!(
-            UtcTime::from_unix(1_767_225_599).compact(),
-            "20251231T235959Z"
-        );
-        assert_eq!(
-            UtcTime::from_unix(4_107_542_400).iso(),
-            "2100-03-01T00:00:00Z"
-        );
+        assert_eq!(at(0).iso(), "1970-01-01T00:00:00Z");
+        assert_eq!(at(0).compact(), "19700101T000000Z");
+        // 2000 is a leap year (divisible by 400), 2100 is not.
+        assert_eq!(at(951_782_400).iso(), "2000-02-29T00:00:00Z");
+        assert_eq!(at(4_107_542_400).iso(), "2100-03-01T00:00:00Z");
+        assert_eq!(at(1_767_225_599).compact(), "20251231T235959Z");
+        assert_eq!(at(1_767_225_600).iso(), "2026-01-01T00:00:00Z");
+        assert_eq!(at(-1).iso(), "1969-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn out_of_range_is_none() {
+        assert_eq!(UtcTime::from_unix(i64::MAX), None);
+        assert_eq!(UtcTime::from_unix(i64::MIN), None);
+    }
+
+    #[test]
+    fn now_is_to_the_second() {
+        let now = UtcTime::now();
+        assert_eq!(now.0.nanosecond(), 0);
+        let iso = now.iso();
+        assert_eq!(iso.len(), "2026-01-31T23:59:07Z".len(), "{iso}");
+        assert!(iso.ends_with('Z'), "{iso}");
+        assert_eq!(now.compact().len(), "20260131T235907Z".len());
     }
 }

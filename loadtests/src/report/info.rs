@@ -70,7 +70,7 @@ pub(crate) mod fixtures {
     /// the epoch.
     pub fn info(stores: &[Store]) -> RunInfo {
         RunInfo {
-            started: UtcTime::from_unix(0),
+            started: UtcTime::from_unix(0).unwrap_or_else(UtcTime::now),
             server_bin: "target/release/planshare-server".to_owned(),
             stores: stores
                 .iter()

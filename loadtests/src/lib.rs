@@ -10,9 +10,9 @@
 //! and the reports ([`report`]), written with [`text`] and dated with
 //! [`clock`].
 //!
-//! The modules import one another in one direction only: `stats`, `clock`
-//! and `text` below everything that reports; `phases` and `footprint` below
-//! `targets`; `report` on top.
+//! The modules import one another in one direction only (checked by
+//! `scripts/check-layering`): `stats`, `clock` and `text` below everything
+//! that reports; `phases` and `footprint` below `targets`; `report` on top.
 //!
 //! This crate talks to servers over HTTP only (on loopback, plus the S3
 //! endpoint a run is given, to create its bucket); it links none of the

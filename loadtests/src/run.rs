@@ -25,6 +25,7 @@ use loadtests::phases::{self, Record, Server};
 use loadtests::process::{ServerProcess, free_port};
 use loadtests::procstat::{self, MemoryField, RssSampler};
 use loadtests::report::{self, RunInfo, StoreInfo};
+use loadtests::s3;
 use loadtests::targets::{Evaluation, Measured, Targets};
 use loadtests::text;
 use std::collections::BTreeMap;
@@ -78,7 +79,8 @@ pub(crate) struct RunArgs {
     #[arg(long, env = "PLANSHARE_TEST_S3_ENDPOINT", hide_env_values = true)]
     s3_endpoint: Option<String>,
     /// An existing bucket for the `s3` store (each run writes under a prefix of
-    /// its own). Default: a fresh bucket per run, created with an unsigned PUT.
+    /// its own). Default: a fresh bucket per run, created before it and
+    /// emptied and removed after it.
     #[arg(long)]
     s3_bucket: Option<String>,
     /// Measured seconds per phase.
@@ -241,6 +243,8 @@ async fn store_configs(
             },
             Store::S3 => {
                 let endpoint = s3_endpoint(args)?;
+                let has = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
+                let dummy_credentials = !has("AWS_ACCESS_KEY_ID") && !has("AWS_PROFILE");
                 let (bucket, prefix) = match &args.s3_bucket {
                     Some(bucket) => (
                         bucket.clone(),
@@ -248,21 +252,21 @@ async fn store_configs(
                     ),
                     None => {
                         let salt = Rng::from_entropy(0x5_3b0c).next_u64() as u16;
-                        let bucket = backend::run_bucket_name(&started.compact(), salt);
+                        let bucket = s3::run_bucket_name(&started.compact(), salt);
                         eprintln!(
                             "creating bucket `{bucket}` on {}",
                             backend::redacted(&endpoint)
                         );
-                        backend::create_bucket(&endpoint, &bucket).await?;
+                        let client = s3::client(&endpoint, dummy_credentials).await;
+                        s3::create_bucket(&client, &endpoint, &bucket).await?;
                         (bucket, "pastes/".to_owned())
                     }
                 };
-                let has = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
                 StoreConfig::S3 {
                     endpoint,
                     bucket,
                     prefix,
-                    dummy_credentials: !has("AWS_ACCESS_KEY_ID") && !has("AWS_PROFILE"),
+                    dummy_credentials,
                 }
             }
         });
@@ -516,18 +520,8 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         } = config
             && args.s3_bucket.is_none()
         {
-            let key_id = match std::env::var("AWS_ACCESS_KEY_ID") {
-                Ok(id) if !dummy_credentials && !id.is_empty() => id,
-                _ => "test".to_owned(),
-            };
-            let date = &started.compact()[..8];
-            let removed = match backend::unsigned_authorization(&key_id, date) {
-                Ok(authorization) => {
-                    backend::remove_bucket(endpoint, bucket, authorization, BUCKET_REMOVAL_TIMEOUT)
-                        .await
-                }
-                Err(e) => Err(e),
-            };
+            let client = s3::client(endpoint, *dummy_credentials).await;
+            let removed = s3::remove_bucket(&client, bucket, BUCKET_REMOVAL_TIMEOUT).await;
             match removed {
                 Ok(deleted) => {
                     eprintln!("removed bucket `{bucket}` ({deleted} objects)");

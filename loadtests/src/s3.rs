@@ -17,7 +17,7 @@ use aws_sdk_s3::config::timeout::TimeoutConfig;
 use aws_sdk_s3::config::{
     Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation,
 };
-use aws_sdk_s3::error::{DisplayErrorContext, SdkError};
+use aws_sdk_s3::error::SdkError;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use std::time::Duration;
 
@@ -111,18 +111,15 @@ pub async fn create_bucket(client: &Client, endpoint: &str, bucket: &str) -> any
         }
         Err(e) => e,
     };
-    if unreachable(&error) {
-        bail!(
-            "creating bucket `{bucket}` on {endpoint}: is the S3 server running? To start one: \
-             {MOTO_HINT}\n({})",
-            DisplayErrorContext(&error)
-        );
-    }
-    bail!(
-        "creating bucket `{bucket}` on {endpoint} failed: {}\n(where the runner may not create \
-         buckets, create one yourself and pass --s3-bucket NAME)",
-        DisplayErrorContext(&error)
-    )
+    let hint = if unreachable(&error) {
+        format!("is the S3 server running? To start one: {MOTO_HINT}")
+    } else {
+        "refused (where the runner may not create buckets, create one yourself and pass \
+         --s3-bucket NAME)"
+            .to_owned()
+    };
+    Err(anyhow::Error::new(error))
+        .with_context(|| format!("creating bucket `{bucket}` on {endpoint}: {hint}"))
 }
 
 /// Empties `bucket` and removes it (the counterpart of [`create_bucket`]):
@@ -143,7 +140,6 @@ pub async fn remove_bucket(
                 .max_keys(BATCH)
                 .send()
                 .await
-                .map_err(|e| anyhow::anyhow!("{}", DisplayErrorContext(e)))
                 .with_context(|| format!("listing bucket `{bucket}`"))?;
             let keys = listed
                 .contents()
@@ -167,7 +163,6 @@ pub async fn remove_bucket(
                 .delete(delete)
                 .send()
                 .await
-                .map_err(|e| anyhow::anyhow!("{}", DisplayErrorContext(e)))
                 .with_context(|| format!("deleting {count} objects from `{bucket}`"))?;
             if let Some(failed) = answer.errors().first() {
                 bail!(
@@ -184,7 +179,6 @@ pub async fn remove_bucket(
             .bucket(bucket)
             .send()
             .await
-            .map_err(|e| anyhow::anyhow!("{}", DisplayErrorContext(e)))
             .with_context(|| format!("deleting bucket `{bucket}`"))?;
         anyhow::Ok(deleted)
     };

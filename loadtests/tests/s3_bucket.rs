@@ -87,3 +87,20 @@ async fn a_run_bucket_is_created_emptied_and_removed() -> anyhow::Result<()> {
     assert!(error.contains(&bucket), "{error}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_refused_bucket_says_what_to_do() -> anyhow::Result<()> {
+    let Some(endpoint) = endpoint() else {
+        return Ok(());
+    };
+    let client = s3::client(&endpoint, dummy_credentials()).await;
+    // Too short for a bucket name: the server refuses it.
+    let error = s3::create_bucket(&client, &endpoint, "x")
+        .await
+        .err()
+        .map(|e| format!("{e:#}"))
+        .unwrap_or_default();
+    assert!(error.contains("--s3-bucket NAME"), "{error}");
+    assert!(!error.contains("moto_server"), "{error}");
+    Ok(())
+}

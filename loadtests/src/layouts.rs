@@ -31,8 +31,9 @@
 
 use anyhow::{Context as _, bail};
 use clap::Args;
+use loadtests::clock::UtcTime;
 use loadtests::payload::Rng;
-use loadtests::stats::{self, UtcTime};
+use loadtests::stats;
 use rustix::fs::{AtFlags, CWD, Mode, OFlags};
 use rustix::time::{ClockId, clock_gettime};
 use std::fmt::Write as _;

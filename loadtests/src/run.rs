@@ -17,14 +17,17 @@ use crate::DEFAULT_SERVER_BIN;
 use anyhow::{Context as _, bail};
 use clap::Args;
 use loadtests::backend::{self, DEFAULT_REDIS_URL, MOTO_HINT, Store, StoreConfig};
+use loadtests::clock::UtcTime;
+use loadtests::footprint::{DiskFigures, Footprint, MemoryFigures};
 use loadtests::generator::{self, Phase, Workload};
 use loadtests::payload::Rng;
+use loadtests::phases::{self, Record, Server};
 use loadtests::process::{ServerProcess, free_port};
 use loadtests::procstat::{self, MemoryField, RssSampler};
-use loadtests::stats::{
-    self, DiskFigures, Footprint, MemoryFigures, Record, RunInfo, Server, StoreInfo, UtcTime,
-};
+use loadtests::report::{self, RunInfo, StoreInfo};
+use loadtests::s3;
 use loadtests::targets::{Evaluation, Measured, Targets};
+use loadtests::text;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,7 +79,8 @@ pub(crate) struct RunArgs {
     #[arg(long, env = "PLANSHARE_TEST_S3_ENDPOINT", hide_env_values = true)]
     s3_endpoint: Option<String>,
     /// An existing bucket for the `s3` store (each run writes under a prefix of
-    /// its own). Default: a fresh bucket per run, created with an unsigned PUT.
+    /// its own). Default: a fresh bucket per run, created before it and
+    /// emptied and removed after it.
     #[arg(long)]
     s3_bucket: Option<String>,
     /// Measured seconds per phase.
@@ -239,6 +243,8 @@ async fn store_configs(
             },
             Store::S3 => {
                 let endpoint = s3_endpoint(args)?;
+                let has = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
+                let dummy_credentials = !has("AWS_ACCESS_KEY_ID") && !has("AWS_PROFILE");
                 let (bucket, prefix) = match &args.s3_bucket {
                     Some(bucket) => (
                         bucket.clone(),
@@ -246,21 +252,21 @@ async fn store_configs(
                     ),
                     None => {
                         let salt = Rng::from_entropy(0x5_3b0c).next_u64() as u16;
-                        let bucket = backend::run_bucket_name(&started.compact(), salt);
+                        let bucket = s3::run_bucket_name(&started.compact(), salt);
                         eprintln!(
                             "creating bucket `{bucket}` on {}",
                             backend::redacted(&endpoint)
                         );
-                        backend::create_bucket(&endpoint, &bucket).await?;
+                        let client = s3::client(&endpoint, dummy_credentials).await;
+                        s3::create_bucket(&client, &endpoint, &bucket).await?;
                         (bucket, "pastes/".to_owned())
                     }
                 };
-                let has = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
                 StoreConfig::S3 {
                     endpoint,
                     bucket,
                     prefix,
-                    dummy_credentials: !has("AWS_ACCESS_KEY_ID") && !has("AWS_PROFILE"),
+                    dummy_credentials,
                 }
             }
         });
@@ -492,7 +498,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     eprintln!(
         "{total} phases of {:.1} s: about {} plus start-up and seeding",
         (warmup + duration).as_secs_f64(),
-        stats::duration_text(planned)
+        text::duration_text(planned)
     );
 
     let plan = Plan {
@@ -514,18 +520,8 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         } = config
             && args.s3_bucket.is_none()
         {
-            let key_id = match std::env::var("AWS_ACCESS_KEY_ID") {
-                Ok(id) if !dummy_credentials && !id.is_empty() => id,
-                _ => "test".to_owned(),
-            };
-            let date = &started.compact()[..8];
-            let removed = match backend::unsigned_authorization(&key_id, date) {
-                Ok(authorization) => {
-                    backend::remove_bucket(endpoint, bucket, authorization, BUCKET_REMOVAL_TIMEOUT)
-                        .await
-                }
-                Err(e) => Err(e),
-            };
+            let client = s3::client(endpoint, *dummy_credentials).await;
+            let removed = s3::remove_bucket(&client, bucket, BUCKET_REMOVAL_TIMEOUT).await;
             match removed {
                 Ok(deleted) => {
                     eprintln!("removed bucket `{bucket}` ({deleted} objects)");
@@ -573,7 +569,7 @@ impl Progress {
             "[{}/{}, ETA {}]",
             self.done,
             self.total,
-            stats::duration_text(eta)
+            text::duration_text(eta)
         )
     }
 }
@@ -746,7 +742,7 @@ async fn measure(
     for (figures, process) in memory.iter_mut().zip(&processes) {
         figures.high_water_kib = read_memory(process, MemoryField::HighWaterMark);
         for &c in &args.concurrency {
-            if let Some(peak) = stats::peak_rss_kib(&records, figures.server, figures.size, c) {
+            if let Some(peak) = phases::peak_rss_kib(&records, figures.server, figures.size, c) {
                 figures.peak_kib.insert(c, peak);
             }
         }
@@ -755,7 +751,7 @@ async fn measure(
     // Stop the servers before writing (and before the data directory goes).
     drop(processes);
 
-    let rows = stats::summarize(&records);
+    let rows = phases::summarize(&records);
     let evaluation = plan.targets.as_ref().map(|targets| {
         let measured = Measured {
             stores: &args.stores,
@@ -767,8 +763,8 @@ async fn measure(
         };
         Evaluation::new(&args.targets.display().to_string(), targets, &measured)
     });
-    let markdown = stats::markdown(info, &rows, &records, &footprint, evaluation.as_ref());
-    let json = stats::json_report(info, &rows, &records, &footprint, evaluation.as_ref());
+    let markdown = report::markdown(info, &rows, &records, &footprint, evaluation.as_ref());
+    let json = report::json_report(info, &rows, &records, &footprint, evaluation.as_ref());
     let stem = args.out.join(info.started.compact());
     let md_path = stem.with_extension("md");
     let json_path = stem.with_extension("json");

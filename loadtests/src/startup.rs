@@ -19,9 +19,10 @@ use crate::run::{READY_POLL, READY_TIMEOUT, check_server_bin, planshare_command,
 use anyhow::{Context as _, bail};
 use clap::Args;
 use loadtests::backend::StoreConfig;
+use loadtests::clock::UtcTime;
 use loadtests::generator::{self, Phase, Workload};
 use loadtests::process::{ServerProcess, free_port};
-use loadtests::stats::{self, UtcTime};
+use loadtests::stats;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

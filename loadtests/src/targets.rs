@@ -20,8 +20,10 @@
 //! target names that the run did not measure gives a single such check.
 
 use crate::backend::Store;
+use crate::footprint::{DiskFigures, MemoryFigures};
+use crate::phases::{Row, Server};
 use crate::procstat::kib_to_mib;
-use crate::stats::{DiskFigures, MemoryFigures, Row, Server};
+use crate::text::ratio_text;
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -80,14 +82,7 @@ impl Metric {
         match self {
             Self::DiskPerBase64Char => format!("{value:.3}"),
             Self::RssIdleMib | Self::RssPeakMib => format!("{value:.1}"),
-            Self::Throughput | Self::P99 | Self::CpuPerRequest => {
-                if value > 0.0 && value < 0.095 {
-                    let decimals = (-value.log10()).ceil() as usize + 1;
-                    format!("{value:.decimals$}")
-                } else {
-                    format!("{value:.2}")
-                }
-            }
+            Self::Throughput | Self::P99 | Self::CpuPerRequest => ratio_text(Some(value)),
         }
     }
 }
@@ -574,7 +569,7 @@ impl Evaluation {
 mod tests {
     use super::*;
     use crate::disk::DiskUsage;
-    use crate::stats::Aggregate;
+    use crate::phases::Aggregate;
     use std::collections::BTreeMap;
 
     const FILE: &str = r#"

@@ -3,38 +3,57 @@
 //! type, and JSON object bodies whose faults are answered with the API's
 //! error bodies (no parser positions, no Rust type names).
 
-use std::sync::Arc;
+mod tenant;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, Path};
 use http::request::Parts;
 use http::{HeaderMap, header};
+use paste_store::PasteId;
 use serde::de::DeserializeOwned;
 use sha2::{Digest as _, Sha256};
 
 use crate::error::ApiError;
-use crate::service::TenantCtx;
+
+pub(crate) use tenant::{Tenant, TenantSlot};
 
 /// Longest accepted `Idempotency-Key`.
 const MAX_IDEMPOTENCY_KEY: usize = 255;
 
-/// Who a paste request is for, as the tenant resolution in front of the
-/// paste routes found it (API key, else host, else the default tenant;
-/// refusals are answered there). The only way a handler reaches the store:
-/// through the service, with this context.
-pub(crate) struct Tenant(pub(crate) Arc<TenantCtx>);
+/// The `{id}` of a paste route: `400 invalid-paste-id` unless it is a paste
+/// id.
+pub(crate) struct PastePath(pub(crate) PasteId);
 
-impl<S: Send + Sync> FromRequestParts<S> for Tenant {
+impl<S: Send + Sync> FromRequestParts<S> for PastePath {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        parts
-            .extensions
-            .get::<Arc<TenantCtx>>()
-            .cloned()
-            .map(Tenant)
-            // A paste route outside the resolution layer: a bug.
-            .ok_or_else(|| ApiError::Internal("no tenant resolved for a paste route".into()))
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        path_id(parts, state)
+            .await
+            .map(PastePath)
+            .ok_or(ApiError::InvalidPasteId)
     }
+}
+
+/// The `{id}` of upstream's `GET /api/paste/{id}`, where anything but a
+/// paste id is upstream's generic 404 (no such route), not a 400.
+pub(crate) struct CompatPastePath(pub(crate) PasteId);
+
+impl<S: Send + Sync> FromRequestParts<S> for CompatPastePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        path_id(parts, state)
+            .await
+            .map(CompatPastePath)
+            .ok_or(ApiError::RouteNotFound)
+    }
+}
+
+async fn path_id<S: Send + Sync>(parts: &mut Parts, state: &S) -> Option<PasteId> {
+    let Path(id) = Path::<String>::from_request_parts(parts, state)
+        .await
+        .ok()?;
+    PasteId::parse(&id).ok()
 }
 
 /// The token of a single well-formed `Authorization: Bearer <token>` header.

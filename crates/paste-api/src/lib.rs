@@ -25,7 +25,6 @@ pub mod metrics;
 mod openapi;
 mod purge;
 mod ratelimit;
-mod resolve;
 mod response;
 mod router;
 mod service;

@@ -1,7 +1,6 @@
 //! The one span and log line per request.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::Request;
@@ -9,7 +8,7 @@ use axum::response::Response;
 use tracing::Instrument;
 
 use crate::error::LoggedError;
-use crate::service::TenantCtx;
+use crate::extract::TenantSlot;
 
 /// The target of the request span and the per-request line, so that a log
 /// filter can turn them off alone (`info,planshare::access=warn`) and keep
@@ -20,7 +19,12 @@ const ACCESS_LOG_TARGET: &str = "planshare::access";
 /// duration. Failures are logged here once (5xx at error, 4xx at debug) with
 /// the error detail the response carried; bodies, paths with ids and headers
 /// (tokens) are never logged.
-pub(super) async fn log_requests<F, Fut>(route: &str, request: Request, next: F) -> Response
+pub(super) async fn log_requests<F, Fut>(
+    route: &str,
+    resolved: &TenantSlot,
+    request: Request,
+    next: F,
+) -> Response
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
@@ -37,8 +41,8 @@ where
     );
     let response = next(request).instrument(span.clone()).await;
     let status = response.status().as_u16();
-    if let Some(resolved) = response.extensions().get::<Arc<TenantCtx>>() {
-        span.record("tenant.id", resolved.tenant.id.as_str());
+    if let Some(ctx) = resolved.get() {
+        span.record("tenant.id", ctx.tenant.id.as_str());
     }
     // Milliseconds to the microsecond: "0.146", not "0.14602700000000001".
     let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);

@@ -2,14 +2,13 @@
 //! every API answer carries.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 
-use crate::service::TenantCtx;
+use crate::extract::TenantSlot;
 use crate::state::AppState;
 
 /// Upstream's values, sent unless a preflight asks for more.
@@ -30,6 +29,7 @@ const CORS_MAX_AGE: HeaderValue = HeaderValue::from_static("86400");
 /// is all a preflight, carrying no credentials, can be judged by).
 pub(super) async fn cors_and_headers<F, Fut>(
     state: &AppState,
+    resolved: &TenantSlot,
     request: Request,
     next: F,
 ) -> Response
@@ -53,8 +53,8 @@ where
         (r, host_tenant())
     } else {
         let response = next(request).await;
-        let tenant = match response.extensions().get::<Arc<TenantCtx>>() {
-            Some(resolved) => resolved.tenant.clone(),
+        let tenant = match resolved.get() {
+            Some(ctx) => ctx.tenant.clone(),
             None => host_tenant(),
         };
         (response, tenant)

@@ -27,6 +27,7 @@ use axum::response::{IntoResponse, Response};
 use http::Method;
 use tower::{Layer, Service};
 
+use crate::extract::TenantSlot;
 use crate::state::AppState;
 
 pub(crate) use shed::PlaceAfterBody;
@@ -116,9 +117,13 @@ where
     } else {
         Shedding::Applies
     };
+    // Filled by the `Tenant` extractor of the paste routes.
+    let tenant = TenantSlot::default();
+    request.extensions_mut().insert(tenant.clone());
     let state = &state;
-    let response = cors_and_headers(state, request, |request| {
-        log_requests(route, request, |request| async move {
+    let tenant = &tenant;
+    let response = cors_and_headers(state, tenant, request, |request| {
+        log_requests(route, tenant, request, |request| async move {
             match head {
                 Ok(()) => limit_clients(state, request, inner, shed).await,
                 Err(error) => error.into_response(),

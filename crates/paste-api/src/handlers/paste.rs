@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use axum::Extension;
 use axum::body::Body;
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use paste_store::{PasteId, Payload};
@@ -19,7 +18,7 @@ use crate::answer::{self, PasteBody};
 use crate::body::{self, ENVELOPE_ALLOWANCE};
 use crate::edge::PlaceAfterBody;
 use crate::error::ApiError;
-use crate::extract::{Tenant, bearer_token, idempotency_key};
+use crate::extract::{CompatPastePath, PastePath, Tenant, bearer_token, idempotency_key};
 use crate::ratelimit::ClientIp;
 use crate::response::{JSON_CONTENT_TYPE, json_response};
 use crate::service::{NewPaste, ReadMode, TenantCtx};
@@ -194,12 +193,8 @@ pub(crate) async fn get_paste(
     State(state): State<AppState>,
     Tenant(ctx): Tenant,
     client: Option<Extension<ClientIp>>,
-    id: Result<Path<String>, PathRejection>,
+    CompatPastePath(id): CompatPastePath,
 ) -> Result<Response, ApiError> {
-    let id = id
-        .ok()
-        .and_then(|Path(id)| PasteId::parse(&id).ok())
-        .ok_or(ApiError::RouteNotFound)?;
     // `HEAD` here is upstream's generic 404 (see the router): always a take.
     let client = client.as_ref().map(|Extension(ip)| ip);
     read(&state, &ctx, client, id, true, ReadMode::Take).await
@@ -286,12 +281,8 @@ pub(crate) async fn delete_paste(
     State(state): State<AppState>,
     Tenant(ctx): Tenant,
     headers: HeaderMap,
-    id: Result<Path<String>, PathRejection>,
+    PastePath(id): PastePath,
 ) -> Result<Response, ApiError> {
-    let id = id
-        .ok()
-        .and_then(|Path(id)| PasteId::parse(&id).ok())
-        .ok_or(ApiError::InvalidPasteId)?;
     delete(&state, &ctx, &headers, id).await
 }
 

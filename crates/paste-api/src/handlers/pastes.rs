@@ -11,8 +11,8 @@
 //! (unknown fields → 422) and honour `Idempotency-Key`.
 
 use axum::Extension;
-use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, Request, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use paste_store::{PasteId, Payload};
@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 use crate::body;
 use crate::error::ApiError;
-use crate::extract::{Tenant, idempotency_key, is_json, parse_object};
+use crate::extract::{PastePath, Tenant, idempotency_key, is_json, parse_object};
 use crate::handlers::paste;
 use crate::ratelimit::ClientIp;
 use crate::response::json_response;
@@ -184,12 +184,6 @@ pub(crate) async fn list(
     ))
 }
 
-fn paste_id(id: Result<Path<String>, PathRejection>) -> Result<PasteId, ApiError> {
-    id.ok()
-        .and_then(|Path(id)| PasteId::parse(&id).ok())
-        .ok_or(ApiError::InvalidPasteId)
-}
-
 /// `GET /api/v1/pastes/{id}` — `{"data"}`.
 #[utoipa::path(
     get,
@@ -215,13 +209,13 @@ pub(crate) async fn get(
     Tenant(ctx): Tenant,
     client: Option<Extension<ClientIp>>,
     method: http::Method,
-    id: Result<Path<String>, PathRejection>,
+    PastePath(id): PastePath,
 ) -> Result<Response, ApiError> {
     // axum answers `HEAD` with this handler (and drops the body): a `HEAD`
     // must not burn a burn-after-read paste.
     let mode = paste::read_mode(&method);
     let client = client.as_ref().map(|Extension(ip)| ip);
-    paste::read(&state, &ctx, client, paste_id(id)?, false, mode).await
+    paste::read(&state, &ctx, client, id, false, mode).await
 }
 
 /// `DELETE /api/v1/pastes/{id}` — 204.
@@ -248,7 +242,7 @@ pub(crate) async fn delete(
     State(state): State<AppState>,
     Tenant(ctx): Tenant,
     headers: HeaderMap,
-    id: Result<Path<String>, PathRejection>,
+    PastePath(id): PastePath,
 ) -> Result<Response, ApiError> {
-    paste::delete(&state, &ctx, &headers, paste_id(id)?).await
+    paste::delete(&state, &ctx, &headers, id).await
 }

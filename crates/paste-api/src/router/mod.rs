@@ -15,7 +15,6 @@ use crate::error::ApiError;
 use crate::handlers::metrics::RenderMetrics;
 use crate::handlers::{self, admin};
 use crate::ratelimit::ClientIpKey;
-use crate::resolve;
 use crate::state::AppState;
 
 mod docs;
@@ -51,8 +50,9 @@ use tables::{admin_api, paste_api, probe_api, route_not_found};
 /// method or an unknown path): with no admin token configured it answers
 /// that same generic 404; otherwise it needs the admin bearer token.
 ///
-/// The paste routes sit behind the per-IP limiter and [`resolve::resolve`]
-/// (tenant, key, per-key limit); every route sits behind [`EdgeLayer`]
+/// The paste routes sit behind the per-IP limiter; their handlers resolve
+/// the tenant (key, host, per-key limit) with the [`crate::extract::Tenant`]
+/// extractor. Every route sits behind [`EdgeLayer`]
 /// (metrics, CORS, logging, client IP and penalty limiters, load shedding).
 ///
 /// The documented routes are declared once, as utoipa-axum
@@ -109,12 +109,10 @@ fn admin_routes(state: &AppState) -> Router<AppState> {
     Router::new().nest_service("/admin", admin)
 }
 
-/// The paste routes, behind the per-IP limiter and tenant resolution.
+/// The paste routes, behind the per-IP limiter.
 fn paste_routes(state: &AppState) -> Router<AppState> {
     let (routes, _) = paste_api().split_for_parts();
-    routes
-        .layer(from_fn_with_state(state.clone(), resolve::resolve))
-        .layer(option_layer(ip_limiter(state)))
+    routes.layer(option_layer(ip_limiter(state)))
 }
 
 /// Probes, the generic 404, and the layers every request passes.

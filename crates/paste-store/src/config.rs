@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-/// Which backend stores the pastes.
+/// Which backend stores the pastes. Read with its [`FromStr`](std::str::FromStr)
+/// in the file as in `PLANSHARE_STORE`: any case, and a refusal lists the kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum StoreKind {
     /// Files on local disk (the self-hosted default).
     Fs,
@@ -21,6 +22,14 @@ pub enum StoreKind {
 impl StoreKind {
     /// The names accepted in configuration, for error messages.
     pub const NAMES: &'static [&'static str] = &["fs", "redis", "s3", "memory"];
+}
+
+impl TryFrom<String> for StoreKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        name.parse()
+    }
 }
 
 impl std::str::FromStr for StoreKind {
@@ -217,9 +226,10 @@ pub struct FsConfig {
 
 /// `[store.fs] sync`: how the fs backend makes a new paste durable. Both
 /// keep the same order — the paste's data on disk before its name appears,
-/// the name on disk before the write is acknowledged.
+/// the name on disk before the write is acknowledged. Read with its
+/// [`FromStr`](std::str::FromStr), as [`StoreKind`] is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum FsSync {
     /// Group commit: concurrent writes share one `syncfs(2)` of the paste
     /// directory's filesystem per step, so a flush costs the same for one
@@ -231,6 +241,14 @@ pub enum FsSync {
     Batch,
     /// Each write `fsync(2)`s its own file, then its directory.
     File,
+}
+
+impl TryFrom<String> for FsSync {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        name.parse()
+    }
 }
 
 impl std::str::FromStr for FsSync {

@@ -3,7 +3,7 @@
 
 /// jemalloc rather than the system allocator: about a third less CPU per
 /// 8 KB read than glibc's malloc at no more memory under load, with the
-/// options in `.cargo/config.toml` (measured in `loadtests/README.md`,
+/// options in `.cargo/config.toml` (measured in `loadtests/JOURNAL.md`,
 /// "Allocator").
 #[cfg(unix)]
 #[global_allocator]

@@ -9,6 +9,12 @@
 //!    `PASTE_TTL_DAYS`, `PASTE_MAX_SIZE`, `PASTE_ALLOWED_ORIGINS`), so an
 //!    existing deployment's environment keeps its meaning.
 //!
+//! A variable is a row of a table naming the setting it sets ([`EnvVar`]);
+//! the file's TOML and the variables are merged as TOML, then read into
+//! [`Settings`] once, so a setting is parsed by the same serde code whichever
+//! layer sets it. Only upstream's variables that mean something else than a
+//! setting's value, and the `limits` switch, are translated by hand.
+//!
 //! Each crate owns the section it reads (`[paste]`, `[http]`, `[admin]` and
 //! `[limits]` in `paste-api`, `[store]` in `paste-store`, `[catalog]` in
 //! `tenancy`, `[portal]` in `portal`); none of them reads the environment or
@@ -21,7 +27,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use paste_api::{AdminConfig, HttpConfig, LimitsConfig, PasteConfig, split_origins};
-use paste_store::{FsSync, StoreConfig, StoreKind, redacted};
+use paste_store::{StoreConfig, StoreKind, redacted};
 use serde::{Deserialize, Serialize};
 use tenancy::CatalogConfig;
 
@@ -205,317 +211,155 @@ pub enum SettingsError {
     Invalid(String),
 }
 
-/// An environment variable and what it sets.
+/// An environment variable and the setting it sets. Its text becomes that
+/// setting's TOML value and is then read by the same serde code as the
+/// file, so a variable accepts what the file accepts: the type of the
+/// setting in [`DEFAULT_TOML`] says whether the text is a string (trimmed),
+/// an integer, an on/off switch or a comma-separated list.
 pub struct EnvVar {
     /// The variable's name.
     pub name: &'static str,
-    /// The setting it overrides, for documentation.
+    /// The path of the setting it sets, as in the file (`server.port`).
     pub setting: &'static str,
-    apply: fn(&mut Settings, &str) -> Result<(), String>,
+    /// What a valid value looks like, said in place of the type's own words
+    /// where those are poor (`u16` for a port).
+    expected: Option<&'static str>,
+    read: Read,
 }
 
-/// `PLANSHARE_*` variables, applied in this order.
+/// How a variable's text becomes a TOML value.
+#[derive(Clone, Copy)]
+enum Read {
+    /// By the setting's type in the defaults; strings trimmed.
+    Typed,
+    /// As [`Read::Typed`], but a string is kept as given: whitespace can be
+    /// part of a path, a key prefix or a log filter.
+    Verbatim,
+    /// A value in upstream's terms (or not one setting), translated by hand;
+    /// the function also gets the setting's value so far.
+    Translated(fn(&str, Option<&toml::Value>) -> Result<toml::Value, String>),
+}
+
+impl EnvVar {
+    const fn new(name: &'static str, setting: &'static str) -> Self {
+        EnvVar {
+            name,
+            setting,
+            expected: None,
+            read: Read::Typed,
+        }
+    }
+
+    const fn expecting(self, expected: &'static str) -> Self {
+        EnvVar {
+            expected: Some(expected),
+            ..self
+        }
+    }
+
+    const fn verbatim(self) -> Self {
+        EnvVar {
+            read: Read::Verbatim,
+            ..self
+        }
+    }
+
+    const fn translated(
+        self,
+        translate: fn(&str, Option<&toml::Value>) -> Result<toml::Value, String>,
+    ) -> Self {
+        EnvVar {
+            read: Read::Translated(translate),
+            ..self
+        }
+    }
+}
+
+const A_PORT: &str = "a port number 0-65535";
+const A_SIZE: &str = "a size in bytes";
+
+/// `PLANSHARE_*` variables, applied in this order (a later one wins).
 pub const ENV_VARS: &[EnvVar] = &[
-    EnvVar {
-        name: "PLANSHARE_HOST",
-        setting: "server.host",
-        apply: |s, v| {
-            s.server.host = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_PORT",
-        setting: "server.port",
-        apply: |s, v| {
-            s.server.port = parse(v, "a port number 0-65535")?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_DATA_DIR",
-        setting: "server.data_dir",
-        apply: |s, v| {
-            s.server.data_dir = PathBuf::from(v);
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_STORE",
-        setting: "store.kind",
-        apply: |s, v| {
-            s.store.kind = v.parse::<StoreKind>()?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_FS_SYNC",
-        setting: "store.fs.sync",
-        apply: |s, v| {
-            s.store.fs.sync = v.parse::<FsSync>()?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_REDIS_URL",
-        setting: "store.redis.url",
-        apply: |s, v| {
-            s.store.redis.url = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_S3_ENDPOINT",
-        setting: "store.s3.endpoint",
-        apply: |s, v| {
-            s.store.s3.endpoint = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_S3_BUCKET",
-        setting: "store.s3.bucket",
-        apply: |s, v| {
-            s.store.s3.bucket = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_S3_REGION",
-        setting: "store.s3.region",
-        apply: |s, v| {
-            s.store.s3.region = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_S3_PREFIX",
-        setting: "store.s3.prefix",
-        apply: |s, v| {
-            s.store.s3.prefix = v.to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_DATABASE_URL",
-        setting: "catalog.url",
-        apply: |s, v| {
-            s.catalog.url = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_ADMIN_TOKEN",
-        setting: "admin.token",
-        apply: |s, v| {
-            s.admin.token = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_ADMIN_ADDR",
-        setting: "admin.addr",
-        apply: |s, v| {
-            s.admin.addr = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_PORTAL",
-        setting: "portal.enabled (on | off)",
-        apply: |s, v| {
-            s.portal.enabled = switch(v)?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_PORTAL_PASTE_API_URL",
-        setting: "portal.paste_api_url",
-        apply: |s, v| {
-            s.portal.paste_api_url = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_PORTAL_ALLOWED_PASTE_APIS",
-        setting: "portal.allowed_paste_apis",
-        apply: |s, v| {
-            s.portal.allowed_paste_apis = split_origins(v);
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_SHARE_BASE_URL",
-        setting: "portal.share_base_url",
-        apply: |s, v| {
-            s.portal.share_base_url = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_TRUSTED_PROXIES",
-        setting: "limits.trusted_proxies",
-        apply: |s, v| {
-            s.limits.trusted_proxies = split_origins(v);
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_LIMITS_REDIS_URL",
-        setting: "limits.redis_url",
-        apply: |s, v| {
-            s.limits.redis_url = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_TENANCY_BYPASS",
-        setting: "http.tenancy_bypass",
-        apply: |s, v| {
-            s.http.tenancy_bypass = switch(v)?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_RATE_LIMITS",
-        setting: "limits (on | off)",
-        apply: |s, v| {
-            let base = if switch(v)? {
-                LimitsConfig::default()
-            } else {
-                LimitsConfig::off()
-            };
-            s.limits = LimitsConfig {
-                trusted_proxies: std::mem::take(&mut s.limits.trusted_proxies),
-                redis_url: std::mem::take(&mut s.limits.redis_url),
-                ..base
-            };
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_MAX_SIZE",
-        setting: "paste.max_size",
-        apply: |s, v| {
-            s.paste.max_size = parse(v, "a size in bytes")?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_TTL_SECS",
-        setting: "paste.ttl_secs",
-        apply: |s, v| {
-            s.paste.ttl_secs = parse(v, "a number of seconds")?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_ID_LENGTH",
-        setting: "paste.id_length",
-        apply: |s, v| {
-            s.paste.id_length = parse(v, "a length from 8 to 16")?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_ALLOWED_ORIGINS",
-        setting: "paste.allowed_origins",
-        apply: |s, v| {
-            s.paste.allowed_origins = split_origins(v);
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_LOG",
-        setting: "log.filter",
-        apply: |s, v| {
-            s.log.filter = v.to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_LOG_FORMAT",
-        setting: "log.format",
-        apply: |s, v| {
-            s.log.format = match v.trim() {
-                "pretty" => LogFormat::Pretty,
-                "json" => LogFormat::Json,
-                _ => return Err("`pretty` or `json`".into()),
-            };
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_METRICS",
-        setting: "telemetry.metrics",
-        apply: |s, v| {
-            s.telemetry.metrics = switch(v)?;
-            Ok(())
-        },
-    },
+    EnvVar::new("PLANSHARE_HOST", "server.host"),
+    EnvVar::new("PLANSHARE_PORT", "server.port").expecting(A_PORT),
+    EnvVar::new("PLANSHARE_DATA_DIR", "server.data_dir").verbatim(),
+    EnvVar::new("PLANSHARE_STORE", "store.kind"),
+    EnvVar::new("PLANSHARE_FS_SYNC", "store.fs.sync"),
+    EnvVar::new("PLANSHARE_REDIS_URL", "store.redis.url"),
+    EnvVar::new("PLANSHARE_S3_ENDPOINT", "store.s3.endpoint"),
+    EnvVar::new("PLANSHARE_S3_BUCKET", "store.s3.bucket"),
+    EnvVar::new("PLANSHARE_S3_REGION", "store.s3.region"),
+    EnvVar::new("PLANSHARE_S3_PREFIX", "store.s3.prefix").verbatim(),
+    EnvVar::new("PLANSHARE_DATABASE_URL", "catalog.url"),
+    EnvVar::new("PLANSHARE_ADMIN_TOKEN", "admin.token"),
+    EnvVar::new("PLANSHARE_ADMIN_ADDR", "admin.addr"),
+    EnvVar::new("PLANSHARE_PORTAL", "portal.enabled"),
+    EnvVar::new("PLANSHARE_PORTAL_PASTE_API_URL", "portal.paste_api_url"),
+    EnvVar::new(
+        "PLANSHARE_PORTAL_ALLOWED_PASTE_APIS",
+        "portal.allowed_paste_apis",
+    ),
+    EnvVar::new("PLANSHARE_SHARE_BASE_URL", "portal.share_base_url"),
+    EnvVar::new("PLANSHARE_TRUSTED_PROXIES", "limits.trusted_proxies"),
+    EnvVar::new("PLANSHARE_LIMITS_REDIS_URL", "limits.redis_url"),
+    EnvVar::new("PLANSHARE_TENANCY_BYPASS", "http.tenancy_bypass"),
+    // After the two `limits.*` above, whose values it keeps.
+    EnvVar::new("PLANSHARE_RATE_LIMITS", "limits").translated(rate_limits),
+    EnvVar::new("PLANSHARE_MAX_SIZE", "paste.max_size").expecting(A_SIZE),
+    EnvVar::new("PLANSHARE_TTL_SECS", "paste.ttl_secs").expecting("a number of seconds"),
+    EnvVar::new("PLANSHARE_ID_LENGTH", "paste.id_length").expecting("a length from 8 to 16"),
+    EnvVar::new("PLANSHARE_ALLOWED_ORIGINS", "paste.allowed_origins"),
+    EnvVar::new("PLANSHARE_LOG", "log.filter").verbatim(),
+    EnvVar::new("PLANSHARE_LOG_FORMAT", "log.format"),
+    EnvVar::new("PLANSHARE_METRICS", "telemetry.metrics"),
     // The standard OpenTelemetry variable first, so that ours wins.
-    EnvVar {
-        name: "OTEL_EXPORTER_OTLP_ENDPOINT",
-        setting: "telemetry.otlp_endpoint",
-        apply: |s, v| {
-            s.telemetry.otlp_endpoint = v.trim().to_owned();
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PLANSHARE_OTLP_ENDPOINT",
-        setting: "telemetry.otlp_endpoint",
-        apply: |s, v| {
-            s.telemetry.otlp_endpoint = v.trim().to_owned();
-            Ok(())
-        },
-    },
+    EnvVar::new("OTEL_EXPORTER_OTLP_ENDPOINT", "telemetry.otlp_endpoint"),
+    EnvVar::new("PLANSHARE_OTLP_ENDPOINT", "telemetry.otlp_endpoint"),
 ];
 
 /// The upstream paste service's variables, applied after [`ENV_VARS`].
 pub const UPSTREAM_ENV_VARS: &[EnvVar] = &[
-    EnvVar {
-        name: "PASTE_PORT",
-        setting: "server.port",
-        apply: |s, v| {
-            s.server.port = parse(v, "a port number 0-65535")?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PASTE_DATA_DIR",
-        setting: "store.fs.path",
-        apply: |s, v| {
-            s.store.fs.path = PathBuf::from(v);
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PASTE_TTL_DAYS",
-        setting: "paste.ttl_secs (days × 86400)",
-        apply: |s, v| {
-            let days: u64 = parse(v, "a whole number of days")?;
-            s.paste.ttl_secs = days.checked_mul(86_400).ok_or("a smaller number of days")?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PASTE_MAX_SIZE",
-        setting: "paste.max_size",
-        apply: |s, v| {
-            s.paste.max_size = parse(v, "a size in bytes")?;
-            Ok(())
-        },
-    },
-    EnvVar {
-        name: "PASTE_ALLOWED_ORIGINS",
-        setting: "paste.allowed_origins",
-        apply: |s, v| {
-            s.paste.allowed_origins = split_origins(v);
-            Ok(())
-        },
-    },
+    EnvVar::new("PASTE_PORT", "server.port").expecting(A_PORT),
+    // Without a data directory of planshare's own, also the data directory
+    // (`resolve_paths`).
+    EnvVar::new("PASTE_DATA_DIR", "store.fs.path").verbatim(),
+    EnvVar::new("PASTE_TTL_DAYS", "paste.ttl_secs").translated(days_as_secs),
+    EnvVar::new("PASTE_MAX_SIZE", "paste.max_size").expecting(A_SIZE),
+    EnvVar::new("PASTE_ALLOWED_ORIGINS", "paste.allowed_origins"),
 ];
+
+/// `PASTE_TTL_DAYS`: upstream counts the TTL in days.
+fn days_as_secs(text: &str, _: Option<&toml::Value>) -> Result<toml::Value, String> {
+    let days: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| "a whole number of days".to_owned())?;
+    let secs = days
+        .checked_mul(86_400)
+        .and_then(|secs| i64::try_from(secs).ok())
+        .ok_or("a smaller number of days")?;
+    Ok(toml::Value::Integer(secs))
+}
+
+/// `PLANSHARE_RATE_LIMITS`: the whole `[limits]` table, `on` at the
+/// defaults, `off` with every limiter off. The trusted proxies and the
+/// shared limiter's Redis are not limiters: their values so far stay.
+fn rate_limits(text: &str, limits: Option<&toml::Value>) -> Result<toml::Value, String> {
+    let base = if switch(text)? {
+        LimitsConfig::default()
+    } else {
+        LimitsConfig::off()
+    };
+    // Serialized without loss: the one secret, the Redis URL, is empty in
+    // both, and the value set so far is put back below.
+    let mut table = toml::Table::try_from(base).map_err(|e| e.to_string())?;
+    for kept in ["trusted_proxies", "redis_url"] {
+        if let Some(value) = limits.and_then(|limits| limits.get(kept)) {
+            table.insert(kept.to_owned(), value.clone());
+        }
+    }
+    Ok(toml::Value::Table(table))
+}
 
 /// The one parser of every on/off variable: `on`/`off`, `true`/`false`,
 /// `yes`/`no` or `1`/`0`, any case; anything else (a typo such as `ture`)
@@ -528,8 +372,94 @@ fn switch(v: &str) -> Result<bool, String> {
     }
 }
 
-fn parse<T: std::str::FromStr>(value: &str, expected: &str) -> Result<T, String> {
-    value.trim().parse().map_err(|_| expected.to_owned())
+impl EnvVar {
+    /// Sets this variable's setting to `text` in `tree` (the file's table,
+    /// with the variables before this one set). `defaults` is
+    /// [`DEFAULT_TOML`], whose values give each setting's TOML type.
+    fn apply(
+        &self,
+        tree: &mut toml::Table,
+        defaults: &toml::Table,
+        text: &str,
+    ) -> Result<(), SettingsError> {
+        let refused = |expected: String| SettingsError::Env {
+            var: self.name,
+            value: text.to_owned(),
+            expected,
+        };
+        let in_own_words = |message: String| refused(self.expected.map_or(message, str::to_owned));
+        let value = match self.read {
+            Read::Translated(translate) => {
+                translate(text, lookup(tree, self.setting)).map_err(refused)?
+            }
+            Read::Typed | Read::Verbatim => {
+                let default = lookup(defaults, self.setting).ok_or_else(|| {
+                    SettingsError::Invalid(format!(
+                        "{} names {}, which is not a setting",
+                        self.name, self.setting
+                    ))
+                })?;
+                typed(default, text, matches!(self.read, Read::Verbatim)).map_err(in_own_words)?
+            }
+        };
+        // The setting's own type judges the value here, alone, so that a
+        // refusal names this variable rather than a key of the merged tree.
+        let mut alone = toml::Table::new();
+        insert(&mut alone, self.setting, value.clone());
+        alone
+            .try_into::<Settings>()
+            .map_err(|e| in_own_words(e.message().to_owned()))?;
+        insert(tree, self.setting, value);
+        Ok(())
+    }
+}
+
+/// `text` as a TOML value of the type of `default`.
+fn typed(default: &toml::Value, text: &str, verbatim: bool) -> Result<toml::Value, String> {
+    use toml::Value;
+    Ok(match default {
+        Value::String(_) if verbatim => Value::String(text.to_owned()),
+        Value::String(_) => Value::String(text.trim().to_owned()),
+        Value::Integer(_) => Value::Integer(
+            text.trim()
+                .parse()
+                .map_err(|_| "a whole number".to_owned())?,
+        ),
+        Value::Boolean(_) => Value::Boolean(switch(text)?),
+        Value::Array(_) => {
+            Value::Array(split_origins(text).into_iter().map(Value::String).collect())
+        }
+        other => {
+            return Err(format!(
+                "a {} cannot be set from the environment",
+                other.type_str()
+            ));
+        }
+    })
+}
+
+/// The value at a dotted path.
+fn lookup<'a>(tree: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut keys = path.split('.');
+    let first = tree.get(keys.next()?)?;
+    keys.try_fold(first, |value, key| value.get(key))
+}
+
+/// Puts `value` at a dotted path, making the tables on the way.
+fn insert(tree: &mut toml::Table, path: &str, value: toml::Value) {
+    let Some((section, rest)) = path.split_once('.') else {
+        tree.insert(path.to_owned(), value);
+        return;
+    };
+    let entry = tree
+        .entry(section.to_owned())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if !entry.is_table() {
+        *entry = toml::Value::Table(toml::Table::new());
+    }
+    if let toml::Value::Table(table) = entry {
+        insert(table, rest, value);
+    }
 }
 
 impl Settings {
@@ -539,29 +469,33 @@ impl Settings {
         file: Option<&Path>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, SettingsError> {
-        let mut settings = match file {
-            None => Settings::default(),
+        let mut tree = match file {
+            None => toml::Table::new(),
             Some(path) => {
                 let text =
                     std::fs::read_to_string(path).map_err(|source| SettingsError::ReadFile {
                         path: path.to_owned(),
                         source,
                     })?;
-                Settings::from_toml(&text).map_err(|message| SettingsError::ParseFile {
+                let unparsable = |message| SettingsError::ParseFile {
                     path: path.to_owned(),
                     message,
-                })?
+                };
+                // Read as settings first, for errors that point into the file.
+                Settings::from_toml(&text).map_err(unparsable)?;
+                toml::from_str(&text).map_err(|e| unparsable(e.to_string()))?
             }
         };
+        let defaults: toml::Table = toml::from_str(DEFAULT_TOML)
+            .map_err(|e| SettingsError::Invalid(format!("the embedded defaults: {e}")))?;
         for var in ENV_VARS.iter().chain(UPSTREAM_ENV_VARS) {
-            if let Some(value) = env(var.name) {
-                (var.apply)(&mut settings, &value).map_err(|expected| SettingsError::Env {
-                    var: var.name,
-                    value,
-                    expected,
-                })?;
+            if let Some(text) = env(var.name) {
+                var.apply(&mut tree, &defaults, &text)?;
             }
         }
+        let mut settings: Settings = tree
+            .try_into()
+            .map_err(|e: toml::de::Error| SettingsError::Invalid(e.to_string()))?;
         settings.resolve_paths()?;
         settings.validate()?;
         Ok(settings)
@@ -652,6 +586,8 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+
+    use paste_store::FsSync;
 
     use super::*;
 
@@ -955,6 +891,166 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("server.host"), "{err}");
+    }
+
+    #[test]
+    fn every_variable_sets_the_setting_its_row_names() {
+        // A valid value of each variable, other than its setting's default.
+        let samples = [
+            ("PLANSHARE_HOST", "127.0.0.1"),
+            ("PLANSHARE_PORT", "1234"),
+            ("PLANSHARE_DATA_DIR", "/data"),
+            ("PLANSHARE_STORE", "memory"),
+            ("PLANSHARE_FS_SYNC", "file"),
+            ("PLANSHARE_REDIS_URL", "redis://cache:6379/1"),
+            ("PLANSHARE_S3_ENDPOINT", "http://127.0.0.1:9000"),
+            ("PLANSHARE_S3_BUCKET", "pastes"),
+            ("PLANSHARE_S3_REGION", "eu-west-1"),
+            ("PLANSHARE_S3_PREFIX", "team/"),
+            ("PLANSHARE_DATABASE_URL", "sqlite:///elsewhere/c.sqlite"),
+            ("PLANSHARE_ADMIN_TOKEN", "admin-secret"),
+            ("PLANSHARE_ADMIN_ADDR", "127.0.0.1:19434"),
+            ("PLANSHARE_PORTAL", "off"),
+            (
+                "PLANSHARE_PORTAL_PASTE_API_URL",
+                "https://paste.example.com",
+            ),
+            (
+                "PLANSHARE_PORTAL_ALLOWED_PASTE_APIS",
+                "https://a.example, https://b.example",
+            ),
+            ("PLANSHARE_SHARE_BASE_URL", "https://share.example.com"),
+            ("PLANSHARE_TRUSTED_PROXIES", "10.0.0.0/8"),
+            ("PLANSHARE_LIMITS_REDIS_URL", "redis://cache:6379/3"),
+            ("PLANSHARE_TENANCY_BYPASS", "on"),
+            ("PLANSHARE_RATE_LIMITS", "off"),
+            ("PLANSHARE_MAX_SIZE", "100"),
+            ("PLANSHARE_TTL_SECS", "60"),
+            ("PLANSHARE_ID_LENGTH", "8"),
+            ("PLANSHARE_ALLOWED_ORIGINS", "*"),
+            ("PLANSHARE_LOG", "debug"),
+            ("PLANSHARE_LOG_FORMAT", "json"),
+            ("PLANSHARE_METRICS", "off"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+            ("PLANSHARE_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+            ("PASTE_PORT", "8080"),
+            ("PASTE_DATA_DIR", "/var/pastes"),
+            ("PASTE_TTL_DAYS", "3"),
+            ("PASTE_MAX_SIZE", "2000"),
+            ("PASTE_ALLOWED_ORIGINS", "https://plans.example.com"),
+        ];
+        let all: Vec<&EnvVar> = ENV_VARS.iter().chain(UPSTREAM_ENV_VARS).collect();
+        assert_eq!(samples.len(), all.len(), "one sample per variable");
+        // Read back from the printed settings: secrets print redacted, but
+        // "<redacted>" differs from the empty default all the same.
+        let printed = |s: Settings| toml::from_str::<toml::Table>(&s.to_toml()).unwrap();
+        let before = printed(load(&[]).unwrap());
+        for var in all {
+            let (_, sample) = samples
+                .iter()
+                .find(|(name, _)| *name == var.name)
+                .unwrap_or_else(|| panic!("no sample value for {}", var.name));
+            let after = printed(
+                load(&[(var.name, sample)]).unwrap_or_else(|e| panic!("{}: {e}", var.name)),
+            );
+            let setting = lookup(&after, var.setting);
+            assert!(
+                setting.is_some(),
+                "{}: no setting {}",
+                var.name,
+                var.setting
+            );
+            assert_ne!(
+                setting,
+                lookup(&before, var.setting),
+                "{}={sample} left {} alone",
+                var.name,
+                var.setting
+            );
+        }
+    }
+
+    #[test]
+    fn every_variable_is_documented() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+                .unwrap();
+        for var in ENV_VARS.iter().chain(UPSTREAM_ENV_VARS) {
+            assert!(readme.contains(var.name), "README.md lacks {}", var.name);
+            assert!(
+                DEFAULT_TOML.contains(var.name),
+                "planshare.default.toml lacks {}",
+                var.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_variable_takes_what_the_file_takes() {
+        let file =
+            Settings::from_toml("[store]\nkind = \"S3\"\n[store.fs]\nsync = \"File\"\n").unwrap();
+        let env = load(&[("PLANSHARE_STORE", "S3"), ("PLANSHARE_FS_SYNC", "File")]);
+        let env = env.unwrap_err().to_string();
+        assert!(env.contains("PLANSHARE_S3_BUCKET"), "{env}");
+        assert_eq!(
+            (file.store.kind, file.store.fs.sync),
+            (StoreKind::S3, FsSync::File)
+        );
+        let err = load(&[("PLANSHARE_LOG_FORMAT", "xml")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(r#"invalid value "xml" in PLANSHARE_LOG_FORMAT: "#)
+                && err.contains("`pretty` or `json`"),
+            "{err}"
+        );
+        for (var, value, expected) in [
+            ("PLANSHARE_PORT", "70000", "a port number 0-65535"),
+            ("PLANSHARE_TTL_SECS", "-1", "a number of seconds"),
+            ("PASTE_TTL_DAYS", "-1", "a whole number of days"),
+            (
+                "PASTE_TTL_DAYS",
+                "1000000000000000",
+                "a smaller number of days",
+            ),
+        ] {
+            let err = load(&[(var, value)]).unwrap_err().to_string();
+            assert_eq!(err, format!("invalid value {value:?} in {var}: {expected}"));
+        }
+    }
+
+    #[test]
+    fn rate_limits_replace_the_files_limiters_and_keep_the_proxies() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("planshare.toml");
+        std::fs::write(&file, "[limits]\nip_per_sec = 7\nip_burst = 7\n").unwrap();
+        let env_with = |switch: Option<&'static str>| {
+            move |name: &str| match name {
+                "PLANSHARE_DATA_DIR" => Some("/srv/planshare".to_owned()),
+                "PLANSHARE_TRUSTED_PROXIES" => Some("10.0.0.1".to_owned()),
+                "PLANSHARE_RATE_LIMITS" => switch.map(str::to_owned),
+                _ => None,
+            }
+        };
+        let s = Settings::load(Some(&file), &env_with(None)).unwrap();
+        assert_eq!((s.limits.ip_per_sec, s.limits.ip_burst), (7, 7));
+        let s = Settings::load(Some(&file), &env_with(Some("on"))).unwrap();
+        assert_eq!(
+            s.limits,
+            LimitsConfig {
+                trusted_proxies: vec!["10.0.0.1".into()],
+                ..LimitsConfig::default()
+            },
+            "on: the defaults, over the file's limiters"
+        );
+        let s = Settings::load(Some(&file), &env_with(Some("off"))).unwrap();
+        assert_eq!(
+            s.limits,
+            LimitsConfig {
+                trusted_proxies: vec!["10.0.0.1".into()],
+                ..LimitsConfig::off()
+            }
+        );
     }
 
     #[test]

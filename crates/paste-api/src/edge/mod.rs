@@ -5,7 +5,7 @@
 //! One hand-written layer rather than one `axum::middleware::from_fn` per
 //! concern: each `from_fn` layer clones and boxes the service it wraps and
 //! boxes its future on every request, and five of them were about a quarter of
-//! the CPU of a small paste read (`loadtests/README.md`, issue 8, third pass).
+//! the CPU of a small paste read (`loadtests/JOURNAL.md`, issue 8, third pass).
 //! The concerns stay separate functions, called in the order the layers had
 //! (outermost first): metrics → CORS → logging → client limiters → shedding,
 //! one module each below.

@@ -1,7 +1,8 @@
 //! What a `run` measures, phase by phase, and its summary across rounds: the
-//! server a phase is of ([`Server`]), one phase's figures ([`Record`]), the
-//! medians per server ([`Aggregate`]) and per scenario with their ratios
-//! ([`Row`], made by [`summarize`]).
+//! server a phase is of ([`Server`]) and the order they take in a round
+//! ([`round_order`]), one phase's figures ([`Record`]), the medians per
+//! server ([`Aggregate`]) and per scenario with their ratios ([`Row`], made
+//! by [`summarize`]; three at once: [`Ratios`]).
 
 use crate::backend::Store;
 use crate::stats::{median, ratio};
@@ -15,32 +16,59 @@ pub enum Server {
     Reference,
     /// The planshare server under test, with this store.
     Planshare(Store),
+    /// The baseline build of planshare (`--baseline-bin`), with this store,
+    /// measured beside the one under test.
+    Baseline(Store),
 }
 
 impl Server {
-    /// `"reference"` or `"planshare"` (the store is [`Server::store`]).
+    /// `"reference"`, `"planshare"` or `"baseline"` (the store is
+    /// [`Server::store`]).
     pub fn name(self) -> &'static str {
         match self {
             Self::Reference => "reference",
             Self::Planshare(_) => "planshare",
+            Self::Baseline(_) => "baseline",
         }
     }
 
-    /// The store of a planshare server.
+    /// The store of a planshare server (either build).
     pub fn store(self) -> Option<Store> {
         match self {
             Self::Reference => None,
-            Self::Planshare(store) => Some(store),
+            Self::Planshare(store) | Self::Baseline(store) => Some(store),
         }
     }
 
-    /// `"reference"` or `"planshare/<store>"`.
+    /// `"reference"`, `"planshare/<store>"` or `"baseline/<store>"`.
     pub fn label(self) -> String {
         match self {
             Self::Reference => "reference".to_owned(),
             Self::Planshare(store) => format!("planshare/{store}"),
+            Self::Baseline(store) => format!("baseline/{store}"),
         }
     }
+}
+
+/// The order in which `servers` (as listed for one scenario: the reference,
+/// then each store's build under test, each followed by its baseline build
+/// when there is one) are measured in round `round` (from 1), as indices
+/// into `servers`. Odd rounds keep the list; even rounds swap each baseline
+/// with the build under test of its store just before it, so that neither
+/// build always runs right after the same server.
+pub fn round_order(servers: &[Server], round: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..servers.len()).collect();
+    if round.is_multiple_of(2) {
+        for i in 1..servers.len() {
+            if let (Server::Planshare(main), Server::Baseline(baseline)) =
+                (servers[i - 1], servers[i])
+                && main == baseline
+            {
+                order.swap(i - 1, i);
+            }
+        }
+    }
+    order
 }
 
 /// One measured phase: one server, one scenario, one round.
@@ -157,6 +185,41 @@ impl Aggregate {
     }
 }
 
+/// Throughput, p99 and CPU per request of one server's medians ÷ another's
+/// (`None` where either figure is missing).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Ratios {
+    /// req/s ÷ req/s (higher is better).
+    pub throughput: Option<f64>,
+    /// p99 ÷ p99 (lower is better).
+    pub p99: Option<f64>,
+    /// CPU µs per request ÷ CPU µs per request (lower is better).
+    pub cpu_per_request: Option<f64>,
+}
+
+impl Ratios {
+    /// `a` ÷ `b`, figure by figure; all `None` when either is missing.
+    pub fn of(a: Option<&Aggregate>, b: Option<&Aggregate>) -> Self {
+        let (Some(a), Some(b)) = (a, b) else {
+            return Self::default();
+        };
+        Self {
+            throughput: ratio(a.requests_per_second, b.requests_per_second),
+            p99: ratio(a.p99_ms, b.p99_ms),
+            cpu_per_request: ratio(a.cpu_us_per_request, b.cpu_us_per_request),
+        }
+    }
+
+    /// The JSON form: `{throughput, p99, cpu_per_request}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "throughput": self.throughput,
+            "p99": self.p99,
+            "cpu_per_request": self.cpu_per_request,
+        })
+    }
+}
+
 /// One scenario (kind × size × concurrency): the reference, each store, and
 /// their ratios.
 #[derive(Debug, Clone)]
@@ -171,6 +234,8 @@ pub struct Row {
     pub reference: Aggregate,
     /// planshare's medians with each store, in the order they were measured.
     pub stores: Vec<(Store, Aggregate)>,
+    /// The baseline build's medians with each store (empty without one).
+    pub baselines: Vec<(Store, Aggregate)>,
 }
 
 impl Row {
@@ -180,6 +245,25 @@ impl Row {
             .iter()
             .find(|(s, _)| *s == store)
             .map(|(_, agg)| agg)
+    }
+
+    /// The baseline build's medians with `store`, if it was measured.
+    pub fn baseline(&self, store: Store) -> Option<&Aggregate> {
+        self.baselines
+            .iter()
+            .find(|(s, _)| *s == store)
+            .map(|(_, agg)| agg)
+    }
+
+    /// planshare (`store`) ÷ the baseline build (`store`): above 1 the build
+    /// under test is faster (throughput) or slower (p99, CPU).
+    pub fn baseline_ratios(&self, store: Store) -> Ratios {
+        Ratios::of(self.store(store), self.baseline(store))
+    }
+
+    /// The baseline build (`store`) ÷ the reference.
+    pub fn baseline_to_reference(&self, store: Store) -> Ratios {
+        Ratios::of(self.baseline(store), Some(&self.reference))
     }
 
     fn store_figure(&self, store: Store, f: fn(&Aggregate) -> Option<f64>) -> Option<f64> {
@@ -228,19 +312,24 @@ impl Row {
 }
 
 /// Groups records by scenario, size and concurrency, in first-seen order;
-/// within a row, the stores are in the order they were first measured.
+/// within a row, the stores are in the order they were first measured (those
+/// of the baseline build apart, in the same way).
 pub fn summarize(records: &[Record]) -> Vec<Row> {
     let mut keys: Vec<(&'static str, usize, usize)> = Vec::new();
     let mut stores: Vec<Store> = Vec::new();
+    let mut baseline_stores: Vec<Store> = Vec::new();
     for r in records {
         let key = (r.scenario, r.size, r.concurrency);
         if !keys.contains(&key) {
             keys.push(key);
         }
-        if let Some(store) = r.server.store()
-            && !stores.contains(&store)
-        {
-            stores.push(store);
+        let (list, store) = match r.server {
+            Server::Reference => continue,
+            Server::Planshare(store) => (&mut stores, store),
+            Server::Baseline(store) => (&mut baseline_stores, store),
+        };
+        if !list.contains(&store) {
+            list.push(store);
         }
     }
     keys.into_iter()
@@ -253,16 +342,19 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
                         && r.server == server
                 })
             };
+            let measured = |list: &[Store], server: fn(Store) -> Server| {
+                list.iter()
+                    .filter(|&&store| of_key(server(store)).next().is_some())
+                    .map(|&store| (store, Aggregate::of(of_key(server(store)))))
+                    .collect()
+            };
             Row {
                 scenario,
                 size,
                 concurrency,
                 reference: Aggregate::of(of_key(Server::Reference)),
-                stores: stores
-                    .iter()
-                    .filter(|&&store| of_key(Server::Planshare(store)).next().is_some())
-                    .map(|&store| (store, Aggregate::of(of_key(Server::Planshare(store)))))
-                    .collect(),
+                stores: measured(&stores, Server::Planshare),
+                baselines: measured(&baseline_stores, Server::Baseline),
             }
         })
         .collect()
@@ -296,6 +388,12 @@ pub(crate) mod fixtures {
     pub const REDIS: Server = Server::Planshare(Store::Redis);
     /// planshare with the s3 store.
     pub const S3: Server = Server::Planshare(Store::S3);
+    /// planshare with the memory store.
+    pub const MEMORY: Server = Server::Planshare(Store::Memory);
+    /// The baseline build with the fs store.
+    pub const BASELINE_FS: Server = Server::Baseline(Store::Fs);
+    /// The baseline build with the memory store.
+    pub const BASELINE_MEMORY: Server = Server::Baseline(Store::Memory);
 
     /// A `fetch` phase of 8192 B at 32 connections.
     pub fn record(server: Server, round: usize, rps: f64, errors: u64) -> Record {
@@ -343,6 +441,33 @@ pub(crate) mod fixtures {
         records
     }
 
+    /// Two rounds of `fetch` on the reference and both builds with fs and
+    /// memory, in the order `run` measures them ([`round_order`]). Medians
+    /// (req/s, p99 ms, CPU µs): reference 1000, 1, 20; planshare/fs 500, 2,
+    /// 80; baseline/fs 400 (300 and 500), 4, 100; planshare/memory 800, 1,
+    /// 40; baseline/memory 800, 1, 50, with one error per round.
+    pub fn with_baseline() -> Vec<Record> {
+        let servers = [Server::Reference, FS, BASELINE_FS, MEMORY, BASELINE_MEMORY];
+        let mut records = Vec::new();
+        for round in 1..=2 {
+            for i in round_order(&servers, round) {
+                let server = servers[i];
+                let (rps, p99, cpu, errors) = match server {
+                    Server::Reference => (1000.0, 1.0, 20.0, 0),
+                    FS => (500.0, 2.0, 80.0, 0),
+                    BASELINE_FS => (if round == 1 { 300.0 } else { 500.0 }, 4.0, 100.0, 0),
+                    MEMORY => (800.0, 1.0, 40.0, 0),
+                    _ => (800.0, 1.0, 50.0, 1),
+                };
+                let mut r = record(server, round, rps, errors);
+                r.p99_ms = p99;
+                r.cpu_us_per_request = Some(cpu);
+                records.push(r);
+            }
+        }
+        records
+    }
+
     /// One round of the reference and fs at 32 and 128 connections, the
     /// reference twice as fast, fs peaking at 20 and 50 MiB.
     pub fn two_concurrencies() -> Vec<Record> {
@@ -361,7 +486,10 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
-    use super::fixtures::{FS, REDIS, S3, record, three_stores, two_concurrencies};
+    use super::fixtures::{
+        BASELINE_FS, BASELINE_MEMORY, FS, MEMORY, REDIS, S3, record, three_stores,
+        two_concurrencies, with_baseline,
+    };
     use super::*;
 
     #[test]
@@ -372,6 +500,104 @@ mod tests {
         assert_eq!(REDIS.name(), "planshare");
         assert_eq!(REDIS.label(), "planshare/redis");
         assert_eq!(S3.store(), Some(Store::S3));
+        assert_eq!(BASELINE_FS.name(), "baseline");
+        assert_eq!(BASELINE_FS.label(), "baseline/fs");
+        assert_eq!(BASELINE_MEMORY.store(), Some(Store::Memory));
+    }
+
+    #[test]
+    fn even_rounds_put_each_baseline_before_its_build_under_test() {
+        let servers = [Server::Reference, FS, BASELINE_FS, MEMORY, BASELINE_MEMORY];
+        assert_eq!(round_order(&servers, 1), [0, 1, 2, 3, 4]);
+        assert_eq!(round_order(&servers, 2), [0, 2, 1, 4, 3]);
+        assert_eq!(round_order(&servers, 3), [0, 1, 2, 3, 4]);
+        // Without a baseline every round keeps the list.
+        let plain = [Server::Reference, FS, REDIS];
+        assert_eq!(round_order(&plain, 2), [0, 1, 2]);
+        // A baseline is swapped with its own store's build only.
+        let odd = [Server::Reference, FS, BASELINE_MEMORY];
+        assert_eq!(round_order(&odd, 2), [0, 1, 2]);
+    }
+
+    #[test]
+    fn the_baseline_build_is_summarised_apart_with_its_ratios() {
+        let records = with_baseline();
+        let rows = summarize(&records);
+        assert_eq!(rows.len(), 1);
+        let row = &rows[0];
+        // The build under test keeps the `stores` (and so the targets and
+        // the ratios to the reference) to itself.
+        let stores: Vec<Store> = row.stores.iter().map(|(s, _)| *s).collect();
+        assert_eq!(stores, [Store::Fs, Store::Memory]);
+        let baselines: Vec<Store> = row.baselines.iter().map(|(s, _)| *s).collect();
+        assert_eq!(baselines, [Store::Fs, Store::Memory]);
+        assert_eq!(row.throughput_ratio(Store::Fs), Some(0.5));
+        assert_eq!(row.cpu_ratio(Store::Memory), Some(2.0));
+        assert_eq!(row.throughput_vs_fs(Store::Memory), Some(1.6));
+        // The baseline's medians: 300 and 500 req/s give 400.
+        let base_fs = row.baseline(Store::Fs);
+        assert_eq!(base_fs.map(|a| a.rounds), Some(2));
+        assert_eq!(base_fs.and_then(|a| a.requests_per_second), Some(400.0));
+        assert_eq!(row.baseline(Store::Memory).map(|a| a.errors_total), Some(2));
+        assert_eq!(row.store(Store::Memory).map(|a| a.errors_total), Some(0));
+        // Build under test ÷ baseline.
+        assert_eq!(
+            row.baseline_ratios(Store::Fs),
+            Ratios {
+                throughput: Some(1.25),
+                p99: Some(0.5),
+                cpu_per_request: Some(0.8),
+            }
+        );
+        assert_eq!(
+            row.baseline_ratios(Store::Memory),
+            Ratios {
+                throughput: Some(1.0),
+                p99: Some(1.0),
+                cpu_per_request: Some(0.8),
+            }
+        );
+        // Baseline ÷ reference.
+        assert_eq!(
+            row.baseline_to_reference(Store::Fs),
+            Ratios {
+                throughput: Some(0.4),
+                p99: Some(4.0),
+                cpu_per_request: Some(5.0),
+            }
+        );
+        // A store without a baseline has no ratios to it.
+        assert_eq!(row.baseline_ratios(Store::Redis), Ratios::default());
+    }
+
+    #[test]
+    fn without_a_baseline_there_are_no_baseline_figures() {
+        let rows = summarize(&three_stores());
+        assert!(rows.iter().all(|row| row.baselines.is_empty()));
+        assert_eq!(rows[0].baseline_ratios(Store::Fs), Ratios::default());
+        assert_eq!(rows[0].baseline_to_reference(Store::Fs), Ratios::default());
+    }
+
+    #[test]
+    fn ratios_need_both_figures() {
+        let records = [record(Server::Reference, 1, 1000.0, 0), {
+            let mut r = record(FS, 1, 250.0, 0);
+            r.cpu_us_per_request = None;
+            r
+        }];
+        let rows = summarize(&records);
+        let ratios = Ratios::of(rows[0].store(Store::Fs), Some(&rows[0].reference));
+        assert_eq!(ratios.throughput, Some(0.25));
+        assert_eq!(ratios.p99, Some(1.0));
+        assert_eq!(ratios.cpu_per_request, None);
+        assert_eq!(
+            ratios.to_json(),
+            json!({"throughput": 0.25, "p99": 1.0, "cpu_per_request": null})
+        );
+        assert_eq!(
+            Ratios::of(None, Some(&rows[0].reference)),
+            Ratios::default()
+        );
     }
 
     #[test]
@@ -477,6 +703,9 @@ mod tests {
         assert_eq!(json["store"], "s3");
         assert_eq!(json["round"], 2);
         assert_eq!(json["error_kinds"]["timeout"], 1);
+        let json = record(BASELINE_FS, 1, 1.0, 0).to_json();
+        assert_eq!(json["server"], "baseline");
+        assert_eq!(json["store"], "fs");
         assert_eq!(
             record(Server::Reference, 1, 1.0, 0).to_json()["store"],
             Value::Null

@@ -12,6 +12,12 @@
 //! reference, then planshare with each store in turn, each with an unrecorded
 //! warm-up first, its memory sampled throughout. The report is checked
 //! against the targets.
+//!
+//! With `--baseline-bin`, a second planshare build is started beside the
+//! first for every store (same settings, its own data directory), seeded
+//! alike and measured right next to it in every scenario, the baseline
+//! first in even rounds ([`phases::round_order`]); its figures are reported
+//! beside the first build's, and the targets are checked for the first only.
 
 use crate::DEFAULT_SERVER_BIN;
 use anyhow::{Context as _, bail};
@@ -60,6 +66,13 @@ pub(crate) struct RunArgs {
     /// The planshare server binary.
     #[arg(long, default_value = DEFAULT_SERVER_BIN)]
     server_bin: PathBuf,
+    /// A second planshare build to compare with, e.g. an older commit's
+    /// release binary: started beside `--server-bin` for every store with
+    /// the same settings and `--server-env`, seeded alike, and measured in
+    /// the same rounds next to it, scenario by scenario. The report adds its
+    /// figures and the ratios `--server-bin` ÷ baseline.
+    #[arg(long, value_name = "PATH")]
+    baseline_bin: Option<PathBuf>,
     /// Store backends to measure, comma-separated: fs, redis, s3, memory. Each
     /// gets a planshare server of its own; fs is also the baseline of the
     /// `/ fs` ratios.
@@ -136,6 +149,21 @@ pub(crate) fn check_server_bin(path: &Path) -> anyhow::Result<()> {
             "planshare server binary `{}` not found. Build it first, from the workspace root:\n    \
              cargo build --release -p planshare-server -p loadtests\n\
              or pass --server-bin PATH.",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Checks that the baseline binary exists, with a hint how to build one.
+fn check_baseline_bin(path: &Path) -> anyhow::Result<()> {
+    if !path.is_file() {
+        bail!(
+            "baseline server binary `{}` not found. To build one from an older commit, from \
+             the workspace root:\n    \
+             git worktree add /tmp/planshare-before <commit>\n    \
+             (cd /tmp/planshare-before && cargo build --release -p planshare-server)\n\
+             then pass --baseline-bin /tmp/planshare-before/target/release/planshare-server.",
             path.display()
         );
     }
@@ -419,6 +447,9 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     backend::check_stores(&args.stores)?;
     if !args.reference_only {
         check_server_bin(&args.server_bin)?;
+        if let Some(baseline_bin) = &args.baseline_bin {
+            check_baseline_bin(baseline_bin)?;
+        }
         if args.stores.contains(&Store::S3) {
             s3_endpoint(&args)?;
         }
@@ -429,9 +460,9 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", args.out.display()))?;
     let exe = std::env::current_exe().context("locating this executable")?;
 
-    // Every phase: the reference and each store, per round, size, scenario
-    // and concurrency.
-    let servers = 1 + args.stores.len();
+    // Every phase: the reference and each store (of each build), per round,
+    // size, scenario and concurrency.
+    let servers = 1 + args.stores.len() * builds(&args).len();
     let total = args.rounds * args.sizes.len() * 2 * args.concurrency.len() * servers;
     let planned = (warmup + duration).saturating_mul(u32::try_from(total).unwrap_or(u32::MAX));
 
@@ -448,6 +479,13 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         } else {
             args.server_bin.display().to_string()
         },
+        baseline_bin: args.baseline_bin.as_ref().map(|bin| {
+            if args.reference_only {
+                "(self-check: a third reference server)".to_owned()
+            } else {
+                bin.display().to_string()
+            }
+        }),
         stores: args
             .stores
             .iter()
@@ -533,6 +571,29 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     outcome
 }
 
+/// A planshare build of a run: what its servers are, and its binary.
+struct Build<'a> {
+    /// `Server::Planshare` or `Server::Baseline`.
+    server: fn(Store) -> Server,
+    bin: &'a Path,
+}
+
+/// The planshare builds of a run: the one under test, then the baseline
+/// when `--baseline-bin` names one.
+fn builds(args: &RunArgs) -> Vec<Build<'_>> {
+    let mut builds = vec![Build {
+        server: Server::Planshare,
+        bin: &args.server_bin,
+    }];
+    if let Some(baseline_bin) = &args.baseline_bin {
+        builds.push(Build {
+            server: Server::Baseline,
+            bin: baseline_bin,
+        });
+    }
+    builds
+}
+
 /// What `measure` needs besides the arguments.
 struct Plan {
     /// This executable (it serves the reference servers).
@@ -582,7 +643,8 @@ async fn measure(
     plan: &Plan,
 ) -> anyhow::Result<()> {
     let (exe, warmup, duration) = (&plan.exe, plan.warmup, plan.duration);
-    let servers = 1 + args.stores.len();
+    let builds = builds(args);
+    let servers = 1 + args.stores.len() * builds.len();
     let seed_concurrency = args.concurrency.iter().copied().min().unwrap_or(1);
     // Declared before the servers, so it is removed only after they are killed.
     let work_dir = temp_dir()?;
@@ -604,28 +666,38 @@ async fn measure(
     let mut processes: Vec<ServerProcess> = Vec::new();
     // Per process: its server and the one size it serves (reference servers).
     let mut served_by: Vec<(Server, Option<usize>)> = Vec::new();
-    // For each store, the process serving each size.
+    // For each store (and build: the one under test, then the baseline),
+    // the process serving each size.
     let mut store_processes: Vec<(Server, Vec<usize>)> = Vec::new();
     for (i, &store) in args.stores.iter().enumerate() {
-        let server = Server::Planshare(store);
-        let mut of_size = Vec::new();
-        if let Some(config) = configs.get(i) {
-            of_size = vec![processes.len(); args.sizes.len()];
-            let name = format!("planshare-server ({store} store)");
-            let dir = work_dir.path().join(store.name());
-            processes.push(
-                start_planshare(&args.server_bin, &dir, config, &args.server_env, &name).await?,
-            );
-            served_by.push((server, None));
-        } else {
-            let name = format!("{} (reference stand-in)", info.label(server));
-            for &size in &args.sizes {
-                of_size.push(processes.len());
-                processes.push(start_reference(exe, size, &name).await?);
-                served_by.push((server, Some(size)));
+        for build in &builds {
+            let server = (build.server)(store);
+            let mut of_size = Vec::new();
+            if let Some(config) = configs.get(i) {
+                of_size = vec![processes.len(); args.sizes.len()];
+                let (name, dir) = match server {
+                    Server::Baseline(_) => (
+                        format!("baseline planshare-server ({store} store)"),
+                        work_dir.path().join(format!("baseline-{store}")),
+                    ),
+                    _ => (
+                        format!("planshare-server ({store} store)"),
+                        work_dir.path().join(store.name()),
+                    ),
+                };
+                processes
+                    .push(start_planshare(build.bin, &dir, config, &args.server_env, &name).await?);
+                served_by.push((server, None));
+            } else {
+                let name = format!("{} (reference stand-in)", info.label(server));
+                for &size in &args.sizes {
+                    of_size.push(processes.len());
+                    processes.push(start_reference(exe, size, &name).await?);
+                    served_by.push((server, Some(size)));
+                }
             }
+            store_processes.push((server, of_size));
         }
-        store_processes.push((server, of_size));
     }
     let mut reference_of_size = Vec::new();
     for &size in &args.sizes {
@@ -648,7 +720,8 @@ async fn measure(
         .collect();
 
     // Seed the pastes the `fetch` scenarios read: per size, the reference
-    // first, then each store in order (the order the phases run in).
+    // first, then each store in order (the order the phases of odd rounds
+    // run in).
     let mut served: Vec<Vec<Served>> = Vec::new();
     for (i, &size) in args.sizes.iter().enumerate() {
         let mut of_size = Vec::with_capacity(servers);
@@ -674,9 +747,11 @@ async fn measure(
     let mut records = Vec::new();
     for round in 1..=args.rounds {
         for (i, &size) in args.sizes.iter().enumerate() {
+            let listed: Vec<Server> = served[i].iter().map(|s| s.server).collect();
+            let order = phases::round_order(&listed, round);
             for scenario in ["create", "fetch"] {
                 for &concurrency in &args.concurrency {
-                    for target in &served[i] {
+                    for target in order.iter().map(|&k| &served[i][k]) {
                         let prefix = progress.next();
                         let process = &mut processes[target.process_index];
                         process.ensure_running()?;

@@ -741,6 +741,8 @@ max = 100
         }
     }
 
+    /// A row of fs figures, with a far slower baseline build beside them
+    /// that no target may look at.
     fn row(scenario: &'static str, concurrency: usize, fs_rps: f64, fs_p99: f64) -> Row {
         Row {
             scenario,
@@ -748,6 +750,7 @@ max = 100
             concurrency,
             reference: agg(1000.0, 1.0, 10.0),
             stores: vec![(Store::Fs, agg(fs_rps, fs_p99, 30.0))],
+            baselines: vec![(Store::Fs, agg(1.0, 100.0, 1000.0))],
         }
     }
 
@@ -774,6 +777,7 @@ max = 100
         let memory = [
             memory(Server::Planshare(Store::Fs), 15 * 1024, &[(32, 40 * 1024)]),
             memory(Server::Reference, 90 * 1024, &[(128, 500 * 1024)]),
+            memory(Server::Baseline(Store::Fs), 80 * 1024, &[(32, 400 * 1024)]),
         ];
         let disk = [DiskFigures {
             size: 8192,
@@ -823,7 +827,8 @@ max = 100
         assert_eq!(eval.outcomes[3].measured, Some(2.5));
         let disk_ratio = eval.outcomes[5].measured.unwrap_or_default();
         assert!((disk_ratio - 6208.0 / 8192.0).abs() < 1e-12);
-        // The reference's memory is not planshare's.
+        // Neither the reference's memory nor the baseline build's is
+        // planshare's.
         assert_eq!(eval.outcomes[6].measured, Some(15.0));
         assert_eq!(eval.counts(), (4, 2, 2));
 

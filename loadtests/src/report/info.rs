@@ -21,6 +21,9 @@ pub struct RunInfo {
     pub started: UtcTime,
     /// Path of the planshare binary (or a note when it was replaced).
     pub server_bin: String,
+    /// Path of the baseline planshare build measured beside it
+    /// (`--baseline-bin`), if any (or a note when it was replaced).
+    pub baseline_bin: Option<String>,
     /// The stores measured, in order.
     pub stores: Vec<StoreInfo>,
     /// Connections per phase: every scenario is measured at each.
@@ -44,14 +47,15 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
-    /// Whether only the fs store is measured: the reports then keep the
-    /// single-store layout (planshare against the reference).
+    /// Whether only the fs store is measured, by one build: the reports then
+    /// keep the single-store layout (planshare against the reference).
     pub fn single_fs(&self) -> bool {
-        matches!(self.stores.as_slice(), [only] if only.store == Store::Fs)
+        self.baseline_bin.is_none()
+            && matches!(self.stores.as_slice(), [only] if only.store == Store::Fs)
     }
 
     /// How `server` is named in progress lines and reports: `planshare` in a
-    /// single-fs run, `planshare/<store>` otherwise.
+    /// single-fs run, `planshare/<store>` (`baseline/<store>`) otherwise.
     pub fn label(&self, server: Server) -> String {
         if self.single_fs() {
             server.name().to_owned()
@@ -72,6 +76,7 @@ pub(crate) mod fixtures {
         RunInfo {
             started: UtcTime::from_unix(0).unwrap_or_else(UtcTime::now),
             server_bin: "target/release/planshare-server".to_owned(),
+            baseline_bin: None,
             stores: stores
                 .iter()
                 .map(|&store| StoreInfo {
@@ -116,5 +121,15 @@ mod tests {
         let redis_only = info(&[Store::Redis]);
         assert!(!redis_only.single_fs());
         assert_eq!(redis_only.label(redis), "planshare/redis");
+
+        // With a baseline build, fs alone takes the per-store layout too.
+        let mut with_baseline = info(&[Store::Fs]);
+        with_baseline.baseline_bin = Some("old/planshare-server".to_owned());
+        assert!(!with_baseline.single_fs());
+        assert_eq!(with_baseline.label(fs), "planshare/fs");
+        assert_eq!(
+            with_baseline.label(Server::Baseline(Store::Fs)),
+            "baseline/fs"
+        );
     }
 }

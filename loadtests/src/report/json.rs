@@ -15,6 +15,11 @@ use serde_json::{Value, json};
 /// store's medians with its ratios to the reference and to fs. When the fs
 /// store was measured, the entry also keeps the single-store keys
 /// `planshare` (fs's medians) and `ratio` (fs against the reference).
+///
+/// With a baseline build (`--baseline-bin`), the report names it under
+/// `baseline_bin`, and each store entry gains `baseline` (its medians and
+/// ratios to the reference) and `ratio_to_baseline` (the build under test
+/// ÷ the baseline). Without one, neither key appears.
 pub fn json_report(
     info: &RunInfo,
     rows: &[Row],
@@ -30,19 +35,37 @@ pub fn json_report(
                 "size": row.size,
                 "concurrency": row.concurrency,
                 "reference": row.reference.to_json(),
-                "stores": row.stores.iter().map(|(store, agg)| json!({
-                    "store": store.name(),
-                    "medians": agg.to_json(),
-                    "ratio_to_reference": {
-                        "throughput": row.throughput_ratio(*store),
-                        "p99": row.p99_ratio(*store),
-                        "cpu_per_request": row.cpu_ratio(*store),
-                    },
-                    "ratio_to_fs": {
-                        "throughput": row.throughput_vs_fs(*store),
-                        "p99": row.p99_vs_fs(*store),
-                    },
-                })).collect::<Vec<_>>(),
+                "stores": row.stores.iter().map(|(store, agg)| {
+                    let mut entry = json!({
+                        "store": store.name(),
+                        "medians": agg.to_json(),
+                        "ratio_to_reference": {
+                            "throughput": row.throughput_ratio(*store),
+                            "p99": row.p99_ratio(*store),
+                            "cpu_per_request": row.cpu_ratio(*store),
+                        },
+                        "ratio_to_fs": {
+                            "throughput": row.throughput_vs_fs(*store),
+                            "p99": row.p99_vs_fs(*store),
+                        },
+                    });
+                    if let (Some(baseline), Some(object)) =
+                        (row.baseline(*store), entry.as_object_mut())
+                    {
+                        object.insert(
+                            "baseline".to_owned(),
+                            json!({
+                                "medians": baseline.to_json(),
+                                "ratio_to_reference": row.baseline_to_reference(*store).to_json(),
+                            }),
+                        );
+                        object.insert(
+                            "ratio_to_baseline".to_owned(),
+                            row.baseline_ratios(*store).to_json(),
+                        );
+                    }
+                    entry
+                }).collect::<Vec<_>>(),
             });
             if let (Some(fs), Some(object)) = (row.store(Store::Fs), entry.as_object_mut()) {
                 object.insert("planshare".to_owned(), fs.to_json());
@@ -58,7 +81,7 @@ pub fn json_report(
             entry
         })
         .collect::<Vec<_>>();
-    json!({
+    let mut report = json!({
         "started_utc": info.started.iso(),
         "server_bin": info.server_bin,
         "stores": info.stores.iter().map(|s| json!({
@@ -83,14 +106,18 @@ pub fn json_report(
         "memory": footprint.memory.iter().map(MemoryFigures::to_json).collect::<Vec<_>>(),
         "disk": footprint.disk.iter().map(DiskFigures::to_json).collect::<Vec<_>>(),
         "phases": records.iter().map(Record::to_json).collect::<Vec<_>>(),
-    })
+    });
+    if let (Some(baseline_bin), Some(object)) = (&info.baseline_bin, report.as_object_mut()) {
+        object.insert("baseline_bin".to_owned(), json!(baseline_bin));
+    }
+    report
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::footprint;
-    use crate::phases::fixtures::{FS, record, three_stores, two_concurrencies};
+    use crate::phases::fixtures::{FS, record, three_stores, two_concurrencies, with_baseline};
     use crate::phases::{Server, summarize};
     use crate::report::info::fixtures::info;
 
@@ -130,6 +157,43 @@ mod tests {
         assert_eq!(json["stores"][2]["settings"], "settings of s3");
         assert_eq!(json["phases"][2]["store"], "redis");
         assert_eq!(json["phases"][0]["store"], Value::Null);
+        // No baseline build, no baseline keys.
+        assert_eq!(json.get("baseline_bin"), None);
+        assert_eq!(stores[0].get("baseline"), None);
+        assert_eq!(stores[0].get("ratio_to_baseline"), None);
+    }
+
+    #[test]
+    fn a_baseline_build_has_its_medians_and_ratios_beside_each_store() {
+        let records = with_baseline();
+        let mut info = info(&[Store::Fs, Store::Memory]);
+        info.baseline_bin = Some("old/planshare-server".to_owned());
+        let rows = summarize(&records);
+        let json = json_report(&info, &rows, &records, &Footprint::default(), None);
+        assert_eq!(json["server_bin"], "target/release/planshare-server");
+        assert_eq!(json["baseline_bin"], "old/planshare-server");
+        let stores = &json["summary"][0]["stores"];
+        // Only the build under test has entries of its own.
+        assert_eq!(stores.as_array().map(Vec::len), Some(2));
+        let fs = &stores[0];
+        assert_eq!(fs["store"], "fs");
+        assert_eq!(fs["medians"]["requests_per_second"], 500.0);
+        assert_eq!(fs["baseline"]["medians"]["requests_per_second"], 400.0);
+        assert_eq!(fs["baseline"]["ratio_to_reference"]["throughput"], 0.4);
+        assert_eq!(fs["baseline"]["ratio_to_reference"]["cpu_per_request"], 5.0);
+        assert_eq!(fs["ratio_to_baseline"]["throughput"], 1.25);
+        assert_eq!(fs["ratio_to_baseline"]["p99"], 0.5);
+        assert_eq!(fs["ratio_to_baseline"]["cpu_per_request"], 0.8);
+        let memory = &stores[1];
+        assert_eq!(memory["baseline"]["medians"]["errors_total"], 2);
+        assert_eq!(memory["ratio_to_baseline"]["cpu_per_request"], 0.8);
+        // The single-store keys stay the build under test's.
+        assert_eq!(json["summary"][0]["ratio"]["throughput"], 0.5);
+        // Round 2 measured the baseline first.
+        assert_eq!(json["phases"][1]["server"], "planshare");
+        assert_eq!(json["phases"][6]["server"], "baseline");
+        assert_eq!(json["phases"][6]["store"], "fs");
+        assert_eq!(json["phases"][6]["round"], 2);
     }
 
     #[test]

@@ -13,9 +13,11 @@ use std::fmt::Write as _;
 /// read), the figures of the phases, memory, bytes on disk, then any errors.
 ///
 /// With the fs store alone the phases are two tables: ratios, then the
-/// medians. With several stores (or one other than fs): one table with a row
-/// for the reference and each store per scenario — medians, ratios against
-/// the reference and against fs.
+/// medians. With several stores (or one other than fs, or a baseline build):
+/// one table with a row for the reference and each store per scenario —
+/// medians, ratios against the reference and against fs — the baseline
+/// build's row under each store's, then a table of the ratios of the build
+/// under test to the baseline.
 pub fn markdown(
     info: &RunInfo,
     rows: &[Row],
@@ -33,6 +35,7 @@ pub fn markdown(
         single_store_tables(&mut md, rows);
     } else {
         per_store_table(&mut md, rows);
+        baseline_table(&mut md, info, rows);
     }
     memory_table(&mut md, info, footprint);
     disk_table(&mut md, footprint);
@@ -79,14 +82,31 @@ fn header(md: &mut String, info: &RunInfo) {
             .map(|s| format!("`{}`", s.store))
             .collect::<Vec<_>>()
             .join(", ");
-        let _ = writeln!(
-            md,
-            "planshare `{}` with the stores {names} vs the floor reference server (hyper, same \
-             payloads), loopback, {} CPUs, {connections} connections, {} s measured after {} s \
-             warm-up per phase, median of {} rounds run interleaved (reference, then each \
-             store, per scenario).\n",
-            info.server_bin, info.cpus, info.duration_s, info.warmup_s, info.rounds
-        );
+        match &info.baseline_bin {
+            None => {
+                let _ = writeln!(
+                    md,
+                    "planshare `{}` with the stores {names} vs the floor reference server \
+                     (hyper, same payloads), loopback, {} CPUs, {connections} connections, {} s \
+                     measured after {} s warm-up per phase, median of {} rounds run \
+                     interleaved (reference, then each store, per scenario).\n",
+                    info.server_bin, info.cpus, info.duration_s, info.warmup_s, info.rounds
+                );
+            }
+            Some(baseline_bin) => {
+                let _ = writeln!(
+                    md,
+                    "planshare `{}` (`planshare/…`) and the baseline build `{baseline_bin}` \
+                     (`baseline/…`) with the stores {names} vs the floor reference server \
+                     (hyper, same payloads), loopback, {} CPUs, {connections} connections, {} s \
+                     measured after {} s warm-up per phase, median of {} rounds run \
+                     interleaved (per scenario the reference, then for each store both builds, \
+                     the baseline first in even rounds). Targets are checked for the build \
+                     under test only.\n",
+                    info.server_bin, info.cpus, info.duration_s, info.warmup_s, info.rounds
+                );
+            }
+        }
         for store in &info.stores {
             let _ = writeln!(md, "- `{}`: {}", store.store, store.settings);
         }
@@ -208,6 +228,63 @@ fn per_store_table(md: &mut String, rows: &[Row]) {
                 ratio_text(row.throughput_vs_fs(*store)),
                 ratio_text(row.p99_vs_fs(*store)),
             );
+            if let Some(baseline) = row.baseline(*store) {
+                let to_reference = row.baseline_to_reference(*store);
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | – | – |",
+                    row.scenario,
+                    row.size,
+                    row.concurrency,
+                    Server::Baseline(*store).label(),
+                    medians(baseline),
+                    ratio_text(to_reference.throughput),
+                    ratio_text(to_reference.p99),
+                    ratio_text(to_reference.cpu_per_request),
+                );
+            }
+        }
+    }
+}
+
+/// The build under test against the baseline build, per store and scenario
+/// (nothing without a baseline build).
+fn baseline_table(md: &mut String, info: &RunInfo, rows: &[Row]) {
+    let Some(baseline_bin) = &info.baseline_bin else {
+        return;
+    };
+    let _ = writeln!(md, "\n## planshare / baseline\n");
+    let _ = writeln!(
+        md,
+        "`{}` ÷ `{baseline_bin}`, same store, same rounds, medians across rounds. \
+         Throughput above 1.00: the build under test is faster; p99 and CPU per request below \
+         1.00: it is quicker and cheaper.\n",
+        info.server_bin
+    );
+    let _ = writeln!(
+        md,
+        "| scenario | size (B) | connections | store | throughput | p99 latency | CPU / request \
+         | CPU µs/req, planshare | CPU µs/req, baseline |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---|---:|---:|---:|---:|---:|");
+    for row in rows {
+        for (store, agg) in &row.stores {
+            let Some(baseline) = row.baseline(*store) else {
+                continue;
+            };
+            let ratios = row.baseline_ratios(*store);
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {store} | {} | {} | {} | {} | {} |",
+                row.scenario,
+                row.size,
+                row.concurrency,
+                ratio_text(ratios.throughput),
+                ratio_text(ratios.p99),
+                ratio_text(ratios.cpu_per_request),
+                fixed(agg.cpu_us_per_request, 1),
+                fixed(baseline.cpu_us_per_request, 1),
+            );
         }
     }
 }
@@ -295,7 +372,9 @@ fn disk_table(md: &mut String, footprint: &Footprint) {
 mod tests {
     use super::*;
     use crate::footprint;
-    use crate::phases::fixtures::{FS, record, three_stores, two_concurrencies};
+    use crate::phases::fixtures::{
+        BASELINE_FS, FS, record, three_stores, two_concurrencies, with_baseline,
+    };
     use crate::phases::summarize;
     use crate::report::info::fixtures::info;
     use crate::targets::Targets;
@@ -331,6 +410,7 @@ mod tests {
             "{md}"
         );
         assert!(!md.contains("planshare/fs"), "{md}");
+        assert!(!md.contains("baseline"), "{md}");
         assert!(!md.contains("## Memory"), "{md}");
         assert!(!md.contains("## Bytes on disk"), "{md}");
     }
@@ -365,6 +445,77 @@ mod tests {
             "{md}"
         );
         assert!(!md.contains("## planshare / reference"), "{md}");
+        assert!(!md.contains("baseline"), "{md}");
+    }
+
+    #[test]
+    fn a_baseline_build_has_rows_and_a_ratio_table() {
+        let records = with_baseline();
+        let mut info = info(&[Store::Fs, Store::Memory]);
+        info.baseline_bin = Some("old/planshare-server".to_owned());
+        let rows = summarize(&records);
+        let mut footprint = Footprint::default();
+        footprint.memory.push(footprint::MemoryFigures {
+            server: BASELINE_FS,
+            size: None,
+            idle_kib: Some(9 * 1024),
+            seeded_kib: None,
+            peak_kib: std::collections::BTreeMap::new(),
+            high_water_kib: None,
+        });
+        let md = markdown(&info, &rows, &records, &footprint, None);
+        assert!(
+            md.contains("and the baseline build `old/planshare-server`"),
+            "{md}"
+        );
+        // Each store's baseline row right under the build under test's.
+        assert!(
+            md.contains(
+                "| fetch | 8192 | 32 | planshare/fs | 500 | 1.00 | 2.00 | 80 | 0 | 0.50 | 2.00 | 4.00 | 1.00 | 1.00 |\n\
+                 | fetch | 8192 | 32 | baseline/fs | 400 | 1.00 | 4.00 | 100 | 0 | 0.40 | 4.00 | 5.00 | – | – |\n"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fetch | 8192 | 32 | baseline/memory | 800 | 1.00 | 1.00 | 50 | 2 | 0.80 | 1.00 | 2.50 | – | – |"),
+            "{md}"
+        );
+        assert!(md.contains("## planshare / baseline"), "{md}");
+        assert!(
+            md.contains("| fetch | 8192 | 32 | fs | 1.25 | 0.50 | 0.80 | 80.0 | 100.0 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fetch | 8192 | 32 | memory | 1.00 | 1.00 | 0.80 | 40.0 | 50.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("| baseline/fs | 9.0 |"), "{md}");
+        assert!(
+            md.contains("- round 1 fetch 8192 B c=32 baseline/memory: 1 errors"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn fs_alone_with_a_baseline_takes_the_per_store_layout() {
+        let records: Vec<Record> = with_baseline()
+            .into_iter()
+            .filter(|r| r.server.store() != Some(Store::Memory))
+            .collect();
+        let mut info = info(&[Store::Fs]);
+        info.baseline_bin = Some("old/planshare-server".to_owned());
+        let rows = summarize(&records);
+        let md = markdown(&info, &rows, &records, &Footprint::default(), None);
+        assert!(!md.contains("## planshare / reference"), "{md}");
+        assert!(md.contains("## Per store"), "{md}");
+        assert!(
+            md.contains("| fetch | 8192 | 32 | baseline/fs | 400 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fetch | 8192 | 32 | fs | 1.25 | 0.50 | 0.80 | 80.0 | 100.0 |"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -6,6 +6,21 @@
 //! any storage crate, so a client can use it without linking the server stack.
 //! With the `openapi` feature (the server's) every type also derives
 //! `utoipa::ToSchema`, so `openapi/openapi.json` describes these very types.
+//!
+//! The paste API's bodies are at the top of this file; the admin API's are in
+//! `admin.rs` (re-exported here); [`rules`] holds the limits and patterns
+//! their values must follow, which the catalog enforces and any client may
+//! check before it sends a request.
+
+mod admin;
+pub mod rules;
+
+pub use admin::{
+    CreateKeyRequest, CreatedKey, KeyInfo, KeyList, NewTenant, NewTenantSettings, Tenant,
+    TenantList, TenantSettings, TenantStatus, TenantUpdate, Usage,
+};
+#[cfg(feature = "openapi")]
+pub use admin::{Host, Origin};
 
 use serde::{Deserialize, Serialize};
 
@@ -106,20 +121,6 @@ pub struct ErrorBody {
 pub struct HealthResponse {
     /// `"ok"` (liveness) or `"ready"` (readiness).
     pub status: String,
-}
-
-/// `POST /admin/v1/tenants/{id}/keys` request: the new key's name. Unknown
-/// fields are refused (422), as on every admin body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct CreateKeyRequest {
-    /// Human-readable name (at most 200 characters, no control characters).
-    #[cfg_attr(
-        feature = "openapi",
-        schema(max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")
-    )]
-    pub name: String,
 }
 
 #[cfg(test)]

@@ -38,9 +38,13 @@ impl Default for PasteConfig {
 impl PasteConfig {
     /// Checks the values that cannot be expressed in types.
     pub fn validate(&self) -> Result<(), String> {
-        if !(8..=16).contains(&self.id_length) {
+        // The default tenant takes this length, so it follows the tenants' rule.
+        let ids = &api_types::rules::ID_LENGTH;
+        if !i64::try_from(self.id_length).is_ok_and(|n| ids.contains(&n)) {
             return Err(format!(
-                "paste.id_length must be 8-16, got {}",
+                "paste.id_length must be {}-{}, got {}",
+                ids.start(),
+                ids.end(),
                 self.id_length
             ));
         }

@@ -1,6 +1,6 @@
 //! The shared parts of the OpenAPI 3.1 document: the title and description
 //! ([`ApiDoc`]), the security schemes, the reusable error responses and the
-//! schemas the handlers name. The paths come from the route tables, and the
+//! schemas the handlers name (the bodies' schemas are `api_types`' own). The paths come from the route tables, and the
 //! whole document is put together where they are (`router/docs.rs`); this
 //! module never reaches for the routes.
 
@@ -44,16 +44,16 @@ pub(crate) const ADMIN_TOKEN: &str = "adminToken";
         schemas(
             api_types::ErrorBody,
             schemas::CompatCreateRequest,
-            schemas::Tenant,
-            schemas::TenantSettings,
-            schemas::TenantStatus,
-            schemas::NewTenant,
-            schemas::TenantUpdate,
-            schemas::TenantList,
-            schemas::KeyInfo,
-            schemas::CreatedKey,
-            schemas::KeyList,
-            schemas::Usage,
+            api_types::Tenant,
+            api_types::TenantSettings,
+            api_types::TenantStatus,
+            api_types::NewTenant,
+            api_types::TenantUpdate,
+            api_types::TenantList,
+            api_types::KeyInfo,
+            api_types::CreatedKey,
+            api_types::KeyList,
+            api_types::Usage,
         ),
         responses(
             responses::BadRequest,
@@ -199,9 +199,8 @@ pub(crate) mod responses {
     pub(crate) struct Unavailable(ErrorBody);
 }
 
-/// Bodies that are not `api-types`: the compat create (parsed by hand, as
-/// upstream does) and the tenant catalog's records, which live in `tenancy`
-/// (kept equal to them by the tests below).
+/// The one body that is not an `api-types` type: the compat create, parsed
+/// by hand as upstream does.
 pub(crate) mod schemas {
     #![expect(dead_code, reason = "types only describe bodies in the document")]
 
@@ -215,233 +214,5 @@ pub(crate) mod schemas {
         /// (counted in UTF-16 code units, as upstream).
         #[schema(min_length = 1)]
         pub(crate) data: String,
-    }
-
-    /// A host name that resolves to a tenant: DNS labels of letters, digits
-    /// and inner hyphens (stored lower case), an optional `:port`, at most
-    /// 253 characters in all.
-    #[derive(ToSchema)]
-    #[schema(
-        max_length = 253,
-        pattern = "^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"
-    )]
-    pub(crate) struct Host(String);
-
-    /// An exact CORS origin, `http(s)://host[:port]` in lower case with no
-    /// path, or `*` for any origin.
-    #[derive(ToSchema)]
-    #[schema(
-        max_length = 261,
-        pattern = "^(\\*|https?://[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?)$"
-    )]
-    pub(crate) struct Origin(String);
-
-    /// A tenant's settable limits and options. Besides each field's range,
-    /// `default_ttl_secs` must not exceed `max_ttl_secs` (422 otherwise).
-    /// When creating a tenant any field may be left out (it takes its
-    /// default); a tenant as returned always has every field.
-    #[derive(ToSchema)]
-    pub(crate) struct TenantSettings {
-        /// Host names (custom domains or subdomains, case-insensitive,
-        /// optional `:port`) that resolve to this tenant. A name belongs to
-        /// one tenant whatever the port (another tenant's `name` or
-        /// `name:port`: 409) and is listed once (`name` covers every port;
-        /// `name` and `name:8080` together: 422); `:80` and `:443` are
-        /// dropped. Duplicates are dropped.
-        #[schema(required = false, max_items = 100)]
-        pub(crate) hosts: Vec<Host>,
-        /// Exact origins (`https://app.example.com`) allowed by CORS.
-        /// Duplicates are dropped.
-        #[schema(required = false, max_items = 100)]
-        pub(crate) cors_origins: Vec<Origin>,
-        /// Largest accepted paste `data`, in bytes.
-        #[schema(required = false, minimum = 1, maximum = 4_611_686_018_427_387_903_i64)]
-        pub(crate) max_paste_size: i64,
-        /// TTL of a paste created without one, in seconds (0: pastes expire
-        /// at once, as upstream's `PASTE_TTL_DAYS=0`).
-        #[schema(required = false, minimum = 0, maximum = 3_153_600_000_i64)]
-        pub(crate) default_ttl_secs: i64,
-        /// Longest TTL a client may ask for, in seconds (at most 100 years).
-        #[schema(required = false, minimum = 0, maximum = 3_153_600_000_i64)]
-        pub(crate) max_ttl_secs: i64,
-        /// Storage quota, in bytes of live pastes (2^62: unlimited).
-        #[schema(required = false, minimum = 0, maximum = 4_611_686_018_427_387_903_i64)]
-        pub(crate) quota_bytes: i64,
-        /// Quota of live pastes (2^62: unlimited).
-        #[schema(required = false, minimum = 0, maximum = 4_611_686_018_427_387_903_i64)]
-        pub(crate) quota_pastes: i64,
-        /// Sustained request rate per API key, per second.
-        #[schema(required = false, minimum = 1, maximum = 1_000_000)]
-        pub(crate) rate_per_sec: i64,
-        /// Burst size of the per-key rate limiter.
-        #[schema(required = false, minimum = 1, maximum = 1_000_000)]
-        pub(crate) rate_burst: i64,
-        /// Length of issued paste ids.
-        #[schema(required = false, minimum = 8, maximum = 16)]
-        pub(crate) id_length: i64,
-        /// Whether requests without an API key may create pastes.
-        #[schema(required = false)]
-        pub(crate) allow_anonymous: bool,
-    }
-
-    /// Whether a tenant may be served.
-    #[derive(ToSchema)]
-    #[schema(rename_all = "lowercase")]
-    pub(crate) enum TenantStatus {
-        /// Served normally.
-        Active,
-        /// Its keys fail and its hosts answer 403; data is kept.
-        Disabled,
-    }
-
-    /// `POST /admin/v1/tenants` body. Unknown fields are refused (422).
-    #[derive(ToSchema)]
-    pub(crate) struct NewTenant {
-        /// Human-readable name (1–200 characters, not only white space, no
-        /// control characters).
-        #[schema(
-            max_length = 200,
-            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
-        )]
-        pub(crate) name: String,
-        /// The paste-store namespace; unique, never changes.
-        #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,62}$")]
-        pub(crate) namespace: String,
-        /// Limits and options; any omitted field takes its default.
-        #[schema(required = false)]
-        pub(crate) settings: TenantSettings,
-    }
-
-    /// `PATCH /admin/v1/tenants/{id}` body: an absent or `null` field is
-    /// left as it is. Unknown fields (id, namespace, status, timestamps) are
-    /// refused (422).
-    #[derive(ToSchema)]
-    pub(crate) struct TenantUpdate {
-        /// New name (as `NewTenant.name`).
-        #[schema(
-            max_length = 200,
-            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
-        )]
-        pub(crate) name: Option<String>,
-        /// Replaces the host list.
-        #[schema(max_items = 100)]
-        pub(crate) hosts: Option<Vec<Host>>,
-        /// Replaces the CORS origin list.
-        #[schema(max_items = 100)]
-        pub(crate) cors_origins: Option<Vec<Origin>>,
-        /// See `TenantSettings.max_paste_size`.
-        #[schema(minimum = 1, maximum = 4_611_686_018_427_387_903_i64)]
-        pub(crate) max_paste_size: Option<i64>,
-        /// See `TenantSettings.default_ttl_secs`; the result must not
-        /// exceed the tenant's `max_ttl_secs` (422).
-        #[schema(minimum = 0, maximum = 3_153_600_000_i64)]
-        pub(crate) default_ttl_secs: Option<i64>,
-        /// See `TenantSettings.max_ttl_secs`; the result must not be below
-        /// the tenant's `default_ttl_secs` (422).
-        #[schema(minimum = 0, maximum = 3_153_600_000_i64)]
-        pub(crate) max_ttl_secs: Option<i64>,
-        /// See `TenantSettings.quota_bytes`.
-        #[schema(minimum = 0, maximum = 4_611_686_018_427_387_903_i64)]
-        pub(crate) quota_bytes: Option<i64>,
-        /// See `TenantSettings.quota_pastes`.
-        #[schema(minimum = 0, maximum = 4_611_686_018_427_387_903_i64)]
-        pub(crate) quota_pastes: Option<i64>,
-        /// See `TenantSettings.rate_per_sec`.
-        #[schema(minimum = 1, maximum = 1_000_000)]
-        pub(crate) rate_per_sec: Option<i64>,
-        /// See `TenantSettings.rate_burst`.
-        #[schema(minimum = 1, maximum = 1_000_000)]
-        pub(crate) rate_burst: Option<i64>,
-        /// See `TenantSettings.id_length`.
-        #[schema(minimum = 8, maximum = 16)]
-        pub(crate) id_length: Option<i64>,
-        /// See `TenantSettings.allow_anonymous`.
-        pub(crate) allow_anonymous: Option<bool>,
-    }
-
-    /// A tenant as stored.
-    #[derive(ToSchema)]
-    pub(crate) struct Tenant {
-        /// Its id.
-        pub(crate) id: String,
-        /// Human-readable name.
-        pub(crate) name: String,
-        /// The paste-store namespace of its pastes.
-        pub(crate) namespace: String,
-        /// Limits and options.
-        pub(crate) settings: TenantSettings,
-        /// Active or disabled.
-        pub(crate) status: TenantStatus,
-        /// Creation time, Unix ms.
-        pub(crate) created_at: i64,
-        /// Last change, Unix ms.
-        pub(crate) updated_at: i64,
-    }
-
-    /// `GET /admin/v1/tenants`: every tenant, oldest first.
-    #[derive(ToSchema)]
-    pub(crate) struct TenantList {
-        /// The tenants.
-        pub(crate) tenants: Vec<Tenant>,
-    }
-
-    /// An API key as listed: never the secret, never its digest.
-    #[derive(ToSchema)]
-    pub(crate) struct KeyInfo {
-        /// Its id.
-        pub(crate) id: String,
-        /// The tenant it authenticates as.
-        pub(crate) tenant_id: String,
-        /// Non-secret prefix, e.g. `pst_live_AbCd…`.
-        pub(crate) display: String,
-        /// Human-readable name.
-        pub(crate) name: String,
-        /// Creation time, Unix ms.
-        pub(crate) created_at: i64,
-        /// Revocation time, Unix ms, if revoked.
-        pub(crate) revoked_at: Option<i64>,
-        /// Last successful authentication, Unix ms (updated at most once a
-        /// minute).
-        pub(crate) last_used_at: Option<i64>,
-    }
-
-    /// `POST /admin/v1/tenants/{id}/keys` response: the listing fields plus
-    /// the key itself, shown only here.
-    #[derive(ToSchema)]
-    pub(crate) struct CreatedKey {
-        /// Its id.
-        pub(crate) id: String,
-        /// The tenant it authenticates as.
-        pub(crate) tenant_id: String,
-        /// Non-secret prefix, e.g. `pst_live_AbCd…`.
-        pub(crate) display: String,
-        /// Human-readable name.
-        pub(crate) name: String,
-        /// Creation time, Unix ms.
-        pub(crate) created_at: i64,
-        /// Always `null` for a new key.
-        pub(crate) revoked_at: Option<i64>,
-        /// Always `null` for a new key.
-        pub(crate) last_used_at: Option<i64>,
-        /// The API key (`pst_live_…`): store it now, it is never shown again.
-        pub(crate) key: String,
-    }
-
-    /// `GET /admin/v1/tenants/{id}/keys`: revoked ones included.
-    #[derive(ToSchema)]
-    pub(crate) struct KeyList {
-        /// The keys.
-        pub(crate) keys: Vec<KeyInfo>,
-    }
-
-    /// A tenant's accounted usage.
-    #[derive(ToSchema)]
-    pub(crate) struct Usage {
-        /// Bytes of indexed live pastes.
-        pub(crate) bytes: i64,
-        /// Indexed live pastes.
-        pub(crate) pastes: i64,
-        /// Paste requests counted (added every 10 s per process).
-        pub(crate) requests: i64,
     }
 }

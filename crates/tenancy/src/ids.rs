@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use api_types::rules;
+
 use crate::CatalogError;
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -29,14 +31,8 @@ pub(crate) fn random_base62(n: usize) -> Result<String, CatalogError> {
     Ok(out)
 }
 
-fn valid(s: &str, prefix: &str) -> bool {
-    s.strip_prefix(prefix).is_some_and(|rest| {
-        (1..=32).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric())
-    })
-}
-
 macro_rules! id_type {
-    ($(#[$doc:meta])* $name:ident, $prefix:literal, $what:literal) => {
+    ($(#[$doc:meta])* $name:ident, $prefix:expr, $what:literal) => {
         $(#[$doc])*
         #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(try_from = "String", into = "String")]
@@ -46,9 +42,10 @@ macro_rules! id_type {
             /// The prefix every id of this kind starts with.
             pub const PREFIX: &'static str = $prefix;
 
-            /// Validates `s`: the prefix, then 1–32 characters of `[A-Za-z0-9]`.
+            /// Validates `s`: the prefix, then 1–32 characters of `[A-Za-z0-9]`
+            /// ([`rules::is_id`]).
             pub fn parse(s: &str) -> Result<Self, CatalogError> {
-                if valid(s, Self::PREFIX) {
+                if rules::is_id(s, Self::PREFIX) {
                     Ok($name(s.to_owned()))
                 } else {
                     Err(CatalogError::Invalid(format!(
@@ -100,13 +97,13 @@ macro_rules! id_type {
 id_type!(
     /// A tenant's id: `tnt_` and base62 characters (`tnt_default` for the default tenant).
     TenantId,
-    "tnt_",
+    rules::TENANT_ID_PREFIX,
     "tenant id"
 );
 id_type!(
     /// An API key's id (not its secret): `key_` and base62 characters.
     KeyId,
-    "key_",
+    rules::KEY_ID_PREFIX,
     "key id"
 );
 

@@ -18,10 +18,14 @@
 //! transactions as the `usage` quota counter.
 //!
 //! This crate knows nothing of HTTP or paste storage: it must not depend on
-//! axum or paste-store (it indexes pastes by id and size, never their content). It hands the HTTP layer a tenant's namespace as a
-//! string; errors are semantic kinds ([`CatalogError`]), mapped to status
-//! codes only by the HTTP crate. The conformance suite (`conformance`, behind
-//! the `testsuite` feature) runs against both databases.
+//! axum or paste-store (it indexes pastes by id and size, never their
+//! content). It hands the HTTP layer a tenant's namespace as a string; errors
+//! are semantic kinds ([`CatalogError`]), mapped to status codes only by the
+//! HTTP crate. Of `api-types` it uses only `api_types::rules`, the limits and
+//! patterns of tenants and keys that the OpenAPI document states too; its
+//! records are not the API's bodies (the HTTP crate converts them). The
+//! conformance suite (`conformance`, behind the `testsuite` feature) runs
+//! against both databases.
 
 mod catalog;
 mod config;
@@ -45,8 +49,8 @@ pub use index_writer::IndexWriter;
 pub use keys::{ApiKey, KeyDigest, KeyFormatError};
 pub use lazy::LazyCatalog;
 pub use model::{
-    CreatedKey, KeyInfo, MAX_TTL_SECS, NewTenant, Tenant, TenantSettings, TenantStatus,
-    TenantUpdate, UNLIMITED, Usage, validate_key_name, validate_name, validate_namespace,
+    CreatedKey, KeyInfo, NewTenant, Tenant, TenantSettings, TenantStatus, TenantUpdate, Usage,
+    validate_key_name, validate_name, validate_namespace,
 };
 pub use pastes::{DEFAULT_IDEMPOTENCY_LEASE_MS, Idempotency, PastePage, PasteRecord};
 pub use time::now_ms;

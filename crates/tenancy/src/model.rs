@@ -1,13 +1,15 @@
-//! The catalog's records and the DTOs that create or change them, with their
-//! validation.
+//! The catalog's records and the values that create or change them, with
+//! their validation. The rules themselves (patterns, lengths, ranges) are
+//! `api_types::rules`, which the OpenAPI document states too; the admin
+//! API's bodies are `api_types`' own types, converted by the HTTP
+//! layer, so nothing here is serialised.
 
-use serde::{Deserialize, Serialize};
+use api_types::rules;
 
 use crate::{ApiKey, CatalogError, KeyId, TenantId};
 
 /// Whether a tenant may be served.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TenantStatus {
     /// Served normally.
     Active,
@@ -36,8 +38,7 @@ impl TenantStatus {
 }
 
 /// A tenant's settable limits and options.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TenantSettings {
     /// Host names (custom domains or subdomains, lower case, optional
     /// `:port`) that resolve to this tenant. A name (the host without its
@@ -66,15 +67,6 @@ pub struct TenantSettings {
     pub allow_anonymous: bool,
 }
 
-/// "Unlimited" quota: large, but far from overflowing `bytes + size` in SQL.
-pub const UNLIMITED: i64 = i64::MAX / 2;
-
-/// The longest `max_ttl_secs` any tenant may have: 100 years.
-pub const MAX_TTL_SECS: i64 = 100 * 365 * 86_400;
-
-/// At most this many hosts, and as many CORS origins, per tenant.
-const MAX_LIST: usize = 100;
-
 impl Default for TenantSettings {
     fn default() -> Self {
         TenantSettings {
@@ -83,8 +75,8 @@ impl Default for TenantSettings {
             max_paste_size: 524_288,
             default_ttl_secs: 7 * 86_400,
             max_ttl_secs: 30 * 86_400,
-            quota_bytes: UNLIMITED,
-            quota_pastes: UNLIMITED,
+            quota_bytes: rules::UNLIMITED,
+            quota_pastes: rules::UNLIMITED,
             rate_per_sec: 10,
             rate_burst: 60,
             id_length: 8,
@@ -97,16 +89,21 @@ impl TenantSettings {
     /// Normalises host names and origins (lower case, trimmed, sorted,
     /// deduplicated) and checks every value's range.
     pub fn validate(&mut self) -> Result<(), CatalogError> {
-        let invalid = |m: &str| Err(CatalogError::Invalid(m.to_owned()));
+        let invalid = |m: String| Err(CatalogError::Invalid(m));
         // Counted as sent, before duplicates are dropped (as documented).
-        if self.hosts.len() > MAX_LIST || self.cors_origins.len() > MAX_LIST {
-            return invalid("at most 100 hosts and 100 CORS origins");
+        if self.hosts.len() > rules::MAX_HOSTS || self.cors_origins.len() > rules::MAX_CORS_ORIGINS
+        {
+            return invalid(format!(
+                "at most {} hosts and {} CORS origins",
+                rules::MAX_HOSTS,
+                rules::MAX_CORS_ORIGINS
+            ));
         }
         for h in &mut self.hosts {
-            if !valid_host(h) {
-                return Err(CatalogError::Invalid(format!(
+            if !rules::is_host(h) {
+                return invalid(format!(
                     "invalid host {h:?}: expected a host name such as team.example.com[:port]"
-                )));
+                ));
             }
             // Host names are case-insensitive; stored lower case, and
             // without the default ports, which clients leave out of `Host`.
@@ -123,43 +120,49 @@ impl TenantSettings {
         let mut names = std::collections::HashMap::new();
         for h in &self.hosts {
             if let Some(other) = names.insert(host_name(h), h) {
-                return Err(CatalogError::Invalid(format!(
+                return invalid(format!(
                     "hosts {other:?} and {h:?} name the same host: list it once \
                      (without a port for every port)"
-                )));
+                ));
             }
         }
         for o in &self.cors_origins {
-            if !valid_origin(o) {
-                return Err(CatalogError::Invalid(format!(
+            if !rules::is_origin(o) {
+                return invalid(format!(
                     "invalid CORS origin {o:?}: expected scheme://host[:port] in lower case with no path, or *"
-                )));
+                ));
             }
         }
         self.cors_origins.sort();
         self.cors_origins.dedup();
-        if !(1..=UNLIMITED).contains(&self.max_paste_size) {
-            return invalid("max_paste_size must be positive");
+        if !rules::MAX_PASTE_SIZE.contains(&self.max_paste_size) {
+            return invalid("max_paste_size must be positive".into());
         }
         // 0 is upstream's PASTE_TTL_DAYS=0: pastes expire at once.
-        if self.default_ttl_secs < 0 || self.max_ttl_secs < self.default_ttl_secs {
-            return invalid("ttls must satisfy 0 <= default_ttl_secs <= max_ttl_secs");
-        }
-        if self.max_ttl_secs > MAX_TTL_SECS {
-            return invalid("max_ttl_secs is at most 100 years");
-        }
-        if !(0..=UNLIMITED).contains(&self.quota_bytes)
-            || !(0..=UNLIMITED).contains(&self.quota_pastes)
+        if self.default_ttl_secs < *rules::TTL_SECS.start()
+            || self.max_ttl_secs < self.default_ttl_secs
         {
-            return invalid("quotas must be between 0 and 2^62");
+            return invalid("ttls must satisfy 0 <= default_ttl_secs <= max_ttl_secs".into());
         }
-        if !(1..=1_000_000).contains(&self.rate_per_sec)
-            || !(1..=1_000_000).contains(&self.rate_burst)
-        {
-            return invalid("rate_per_sec and rate_burst must be between 1 and 1000000");
+        if self.max_ttl_secs > *rules::TTL_SECS.end() {
+            return invalid("max_ttl_secs is at most 100 years".into());
         }
-        if !(8..=16).contains(&self.id_length) {
-            return invalid("id_length must be between 8 and 16");
+        if !rules::QUOTA.contains(&self.quota_bytes) || !rules::QUOTA.contains(&self.quota_pastes) {
+            return invalid("quotas must be between 0 and 2^62".into());
+        }
+        if !rules::RATE.contains(&self.rate_per_sec) || !rules::RATE.contains(&self.rate_burst) {
+            return invalid(format!(
+                "rate_per_sec and rate_burst must be between {} and {}",
+                rules::RATE.start(),
+                rules::RATE.end()
+            ));
+        }
+        if !rules::ID_LENGTH.contains(&self.id_length) {
+            return invalid(format!(
+                "id_length must be between {} and {}",
+                rules::ID_LENGTH.start(),
+                rules::ID_LENGTH.end()
+            ));
         }
         Ok(())
     }
@@ -190,54 +193,9 @@ pub(crate) fn host_name(host: &str) -> &str {
     host.split_once(':').map_or(host, |(name, _)| name)
 }
 
-/// `name[:port]`, at most 253 characters in all: DNS labels of 1–63 letters,
-/// digits and inner hyphens (either case; stored lower case), a port of
-/// 1–65535 written without a sign or leading zeros.
-fn valid_host(h: &str) -> bool {
-    h.len() <= 253 && host_shape(h, |b| b.is_ascii_alphanumeric())
-}
-
-/// `scheme://host[:port]` with a lower-case host, at most 261 characters, or
-/// `*` (any origin, as upstream's allow-list allows). Origins are compared
-/// exactly, so no case folding here.
-fn valid_origin(o: &str) -> bool {
-    if o == "*" {
-        return true;
-    }
-    let rest = o
-        .strip_prefix("https://")
-        .or_else(|| o.strip_prefix("http://"));
-    o.len() <= 261
-        && rest.is_some_and(|h| host_shape(h, |b| b.is_ascii_lowercase() || b.is_ascii_digit()))
-}
-
-fn host_shape(h: &str, letter_or_digit: impl Fn(u8) -> bool) -> bool {
-    let (name, port) = match h.rsplit_once(':') {
-        Some((n, p)) => (n, Some(p)),
-        None => (h, None),
-    };
-    let port_ok = port.is_none_or(|p| {
-        !p.starts_with('0')
-            && p.bytes().all(|b| b.is_ascii_digit())
-            && p.parse::<u16>().is_ok_and(|p| p > 0)
-    });
-    port_ok
-        && name.split('.').all(|label| {
-            (1..=63).contains(&label.len())
-                && label.bytes().next().is_some_and(&letter_or_digit)
-                && label.bytes().last().is_some_and(&letter_or_digit)
-                && label.bytes().all(|b| letter_or_digit(b) || b == b'-')
-        })
-}
-
-/// Validates a paste-store namespace: `[a-z0-9][a-z0-9_-]{0,62}`.
+/// Validates a paste-store namespace ([`rules::NAMESPACE_PATTERN`]).
 pub fn validate_namespace(ns: &str) -> Result<(), CatalogError> {
-    let b = ns.as_bytes();
-    let ok = (1..=63).contains(&b.len())
-        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'_');
-    if ok {
+    if rules::is_namespace(ns) {
         Ok(())
     } else {
         Err(CatalogError::Invalid(
@@ -246,38 +204,40 @@ pub fn validate_namespace(ns: &str) -> Result<(), CatalogError> {
     }
 }
 
-/// Validates a tenant name: 1–200 characters, not only white space, no
-/// control characters.
+/// Validates a tenant name ([`rules::is_tenant_name`]): 1–200 characters,
+/// not only white space, no control characters.
 pub fn validate_name(name: &str) -> Result<(), CatalogError> {
-    if name.trim().is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
-        return Err(CatalogError::Invalid(
-            "name must be 1-200 characters with no control characters".into(),
-        ));
+    if rules::is_tenant_name(name) {
+        Ok(())
+    } else {
+        Err(CatalogError::Invalid(format!(
+            "name must be 1-{} characters with no control characters",
+            rules::NAME_MAX_CHARS
+        )))
     }
-    Ok(())
 }
 
-/// Validates an API key's name: at most 200 characters, no control
-/// characters (empty is allowed).
+/// Validates an API key's name ([`rules::is_key_name`]): at most 200
+/// characters, no control characters (empty is allowed).
 pub fn validate_key_name(name: &str) -> Result<(), CatalogError> {
-    if name.chars().count() > 200 || name.chars().any(char::is_control) {
-        return Err(CatalogError::Invalid(
-            "key name must be at most 200 characters with no control characters".into(),
-        ));
+    if rules::is_key_name(name) {
+        Ok(())
+    } else {
+        Err(CatalogError::Invalid(format!(
+            "key name must be at most {} characters with no control characters",
+            rules::NAME_MAX_CHARS
+        )))
     }
-    Ok(())
 }
 
 /// What an administrator supplies to create a tenant.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewTenant {
     /// Human-readable name.
     pub name: String,
     /// The paste-store namespace; unique, never changes.
     pub namespace: String,
-    /// Limits and options (defaults when omitted).
-    #[serde(default)]
+    /// Limits and options.
     pub settings: TenantSettings,
 }
 
@@ -291,8 +251,7 @@ impl NewTenant {
 
 /// The fields an administrator may change; `None` leaves a field as it is.
 /// The id, namespace, status and timestamps are not settable here.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TenantUpdate {
     /// New name.
     pub name: Option<String>,
@@ -327,8 +286,7 @@ impl TenantUpdate {
 }
 
 /// A tenant as stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tenant {
     /// Its id.
     pub id: TenantId,
@@ -354,8 +312,7 @@ impl Tenant {
 }
 
 /// An API key as listed: never the secret, never the digest.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyInfo {
     /// Its id.
     pub id: KeyId,
@@ -385,8 +342,7 @@ pub struct CreatedKey {
 }
 
 /// A tenant's accounted usage.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
     /// Bytes of pastes reserved and not released.
     pub bytes: i64,
@@ -511,13 +467,5 @@ mod tests {
         for bad in ["", "-a", "A", "a/b", &"a".repeat(64)] {
             assert!(validate_namespace(bad).is_err(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn updates_reject_unknown_fields() {
-        assert!(serde_json::from_str::<TenantUpdate>(r#"{"namespace": "x"}"#).is_err());
-        assert!(serde_json::from_str::<TenantUpdate>(r#"{"status": "active"}"#).is_err());
-        let u: TenantUpdate = serde_json::from_str(r#"{"quota_bytes": 10}"#).unwrap();
-        assert_eq!(u.quota_bytes, Some(10));
     }
 }

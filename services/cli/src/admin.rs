@@ -1,6 +1,7 @@
 //! `planshare admin …`: the admin API (`/admin/v1/…`) of a planshare server —
-//! tenants, their API keys and usage. Results are the server's JSON, pretty
-//! printed on stdout; `delete` and `revoke` print nothing.
+//! tenants, their API keys and usage. Requests and answers are `api_types`'
+//! admin bodies; an answer is printed on stdout as pretty JSON, in the
+//! server's field order; `delete` and `revoke` print nothing.
 //!
 //! Requests are sent once (creating a tenant or a key is not idempotent, so
 //! a lost answer is reported rather than retried). Plain `http://` is used
@@ -9,9 +10,14 @@
 use std::io::Write as _;
 use std::time::Duration;
 
+use api_types::{
+    CreateKeyRequest, CreatedKey, KeyList, NewTenant, NewTenantSettings, Tenant, TenantList,
+    TenantUpdate, Usage,
+};
 use clap::{Args, Subcommand};
 use reqwest::{Method, Response, StatusCode, header};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::client::{describe, is_loopback};
 use crate::error::CliError;
@@ -173,34 +179,53 @@ struct SettingsArgs {
 }
 
 impl SettingsArgs {
-    /// The fields given, as a JSON object.
-    fn to_map(&self) -> Map<String, Value> {
-        let mut map = Map::new();
-        if !self.hosts.is_empty() {
-            map.insert("hosts".into(), json!(self.hosts));
+    /// The settings given (an empty list counts as not given).
+    fn given(&self) -> NewTenantSettings {
+        let list = |l: &Vec<String>| (!l.is_empty()).then(|| l.clone());
+        NewTenantSettings {
+            hosts: list(&self.hosts),
+            cors_origins: list(&self.cors_origins),
+            max_paste_size: self.max_paste_size,
+            default_ttl_secs: self.default_ttl_secs,
+            max_ttl_secs: self.max_ttl_secs,
+            quota_bytes: self.quota_bytes,
+            quota_pastes: self.quota_pastes,
+            rate_per_sec: self.rate_per_sec,
+            rate_burst: self.rate_burst,
+            id_length: self.id_length,
+            allow_anonymous: self.allow_anonymous,
         }
-        if !self.cors_origins.is_empty() {
-            map.insert("cors_origins".into(), json!(self.cors_origins));
+    }
+
+    /// A change of `name` (if given) and of the settings given.
+    fn update(&self, name: Option<String>) -> TenantUpdate {
+        let NewTenantSettings {
+            hosts,
+            cors_origins,
+            max_paste_size,
+            default_ttl_secs,
+            max_ttl_secs,
+            quota_bytes,
+            quota_pastes,
+            rate_per_sec,
+            rate_burst,
+            id_length,
+            allow_anonymous,
+        } = self.given();
+        TenantUpdate {
+            name,
+            hosts,
+            cors_origins,
+            max_paste_size,
+            default_ttl_secs,
+            max_ttl_secs,
+            quota_bytes,
+            quota_pastes,
+            rate_per_sec,
+            rate_burst,
+            id_length,
+            allow_anonymous,
         }
-        let numbers = [
-            ("max_paste_size", self.max_paste_size),
-            ("default_ttl_secs", self.default_ttl_secs),
-            ("max_ttl_secs", self.max_ttl_secs),
-            ("quota_bytes", self.quota_bytes),
-            ("quota_pastes", self.quota_pastes),
-            ("rate_per_sec", self.rate_per_sec),
-            ("rate_burst", self.rate_burst),
-            ("id_length", self.id_length),
-        ];
-        for (name, value) in numbers {
-            if let Some(v) = value {
-                map.insert(name.into(), json!(v));
-            }
-        }
-        if let Some(v) = self.allow_anonymous {
-            map.insert("allow_anonymous".into(), json!(v));
-        }
-        map
     }
 }
 
@@ -210,81 +235,95 @@ pub async fn run(cli: AdminCli) -> Result<String, CliError> {
     let tenant_path = |id: &str| -> Result<String, CliError> {
         Ok(format!("/admin/v1/tenants/{}", segment(id)?))
     };
-    let result = match cli.command {
+    match cli.command {
         AdminCommand::Tenants(command) => match command {
             TenantsCommand::Create {
                 name,
                 namespace,
                 settings,
             } => {
-                let mut body = json!({ "name": name, "namespace": namespace });
-                let settings = settings.to_map();
-                if !settings.is_empty() {
-                    body["settings"] = Value::Object(settings);
-                }
-                client
-                    .send(Method::POST, "/admin/v1/tenants", Some(body))
-                    .await?
+                let body = NewTenant {
+                    name,
+                    namespace,
+                    settings: settings.given(),
+                };
+                let tenant: Tenant = client
+                    .send(Method::POST, "/admin/v1/tenants", Some(&body))
+                    .await?;
+                pretty(&tenant)
             }
-            TenantsCommand::List => client.send(Method::GET, "/admin/v1/tenants", None).await?,
+            TenantsCommand::List => {
+                let list: TenantList = client.get("/admin/v1/tenants").await?;
+                pretty(&list)
+            }
             TenantsCommand::Get { id } => {
-                client.send(Method::GET, &tenant_path(&id)?, None).await?
+                let tenant: Tenant = client.get(&tenant_path(&id)?).await?;
+                pretty(&tenant)
             }
             TenantsCommand::Update { id, name, settings } => {
-                let mut body = settings.to_map();
-                if let Some(name) = name {
-                    body.insert("name".into(), json!(name));
-                }
-                client
-                    .send(Method::PATCH, &tenant_path(&id)?, Some(Value::Object(body)))
-                    .await?
+                let tenant: Tenant = client
+                    .send(
+                        Method::PATCH,
+                        &tenant_path(&id)?,
+                        Some(&settings.update(name)),
+                    )
+                    .await?;
+                pretty(&tenant)
             }
             TenantsCommand::Disable { id } => {
                 let path = format!("{}/disable", tenant_path(&id)?);
-                client.send(Method::POST, &path, None).await?
+                let tenant: Tenant = client.send(Method::POST, &path, NO_BODY).await?;
+                pretty(&tenant)
             }
             TenantsCommand::Enable { id } => {
                 let path = format!("{}/enable", tenant_path(&id)?);
-                client.send(Method::POST, &path, None).await?
+                let tenant: Tenant = client.send(Method::POST, &path, NO_BODY).await?;
+                pretty(&tenant)
             }
             TenantsCommand::Delete { id } => {
-                client
-                    .send(Method::DELETE, &tenant_path(&id)?, None)
-                    .await?
+                client.delete(&tenant_path(&id)?).await?;
+                Ok(String::new())
             }
         },
         AdminCommand::Keys(command) => match command {
             KeysCommand::Create { tenant_id, name } => {
                 let path = format!("{}/keys", tenant_path(&tenant_id)?);
-                let created = client
-                    .send(Method::POST, &path, Some(json!({ "name": name })))
+                let created: CreatedKey = client
+                    .send(Method::POST, &path, Some(&CreateKeyRequest { name }))
                     .await?;
                 let _ = writeln!(
                     std::io::stderr(),
                     "planshare: store this key now: it is not shown again"
                 );
-                created
+                pretty(&created)
             }
             KeysCommand::List { tenant_id } => {
                 let path = format!("{}/keys", tenant_path(&tenant_id)?);
-                client.send(Method::GET, &path, None).await?
+                let keys: KeyList = client.get(&path).await?;
+                pretty(&keys)
             }
             KeysCommand::Revoke { tenant_id, key_id } => {
                 let path = format!("{}/keys/{}", tenant_path(&tenant_id)?, segment(&key_id)?);
-                client.send(Method::DELETE, &path, None).await?
+                client.delete(&path).await?;
+                Ok(String::new())
             }
         },
         AdminCommand::Usage { tenant_id } => {
             let path = format!("{}/usage", tenant_path(&tenant_id)?);
-            client.send(Method::GET, &path, None).await?
+            let usage: Usage = client.get(&path).await?;
+            pretty(&usage)
         }
-    };
-    match result {
-        None => Ok(String::new()),
-        Some(value) => serde_json::to_string_pretty(&value)
-            .map(|s| s + "\n")
-            .map_err(|e| CliError::Output(e.to_string())),
     }
+}
+
+/// A request without a body.
+const NO_BODY: Option<&()> = None;
+
+/// An answer as printed: pretty JSON and a newline.
+fn pretty<T: Serialize>(answer: &T) -> Result<String, CliError> {
+    serde_json::to_string_pretty(answer)
+        .map(|s| s + "\n")
+        .map_err(|e| CliError::Output(e.to_string()))
 }
 
 /// An id as a path segment: ids are letters, digits and `_`, so anything
@@ -340,36 +379,54 @@ impl AdminClient {
         Ok(AdminClient { base, token, http })
     }
 
-    /// Sends one request; the JSON answer, or `None` for 204.
-    async fn send(
+    /// `GET`s `path`; its JSON answer.
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {
+        self.send(Method::GET, path, NO_BODY).await
+    }
+
+    /// `DELETE`s `path`; the answer has no body (204).
+    async fn delete(&self, path: &str) -> Result<(), CliError> {
+        self.request(Method::DELETE, path, NO_BODY).await.map(drop)
+    }
+
+    /// Sends one request with `body` as JSON; its JSON answer.
+    async fn send<T: DeserializeOwned, B: Serialize>(
         &self,
         method: Method,
         path: &str,
-        body: Option<Value>,
-    ) -> Result<Option<Value>, CliError> {
+        body: Option<&B>,
+    ) -> Result<T, CliError> {
+        self.request(method, path, body)
+            .await?
+            .json::<T>()
+            .await
+            .map_err(|_| CliError::Service("unreadable admin API response".to_owned()))
+    }
+
+    /// Sends one request; a successful answer, or the error it stands for.
+    async fn request<B: Serialize>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<Response, CliError> {
         let mut request = self
             .http
             .request(method, format!("{}{path}", self.base))
             .bearer_auth(&self.token);
         if let Some(body) = body {
+            let json = serde_json::to_string(body).map_err(|e| CliError::Input(e.to_string()))?;
             request = request
                 .header(header::CONTENT_TYPE, "application/json")
-                .body(body.to_string());
+                .body(json);
         }
         let response = request
             .send()
             .await
             .map_err(|e| CliError::Unavailable(describe(&e, &self.base)))?;
         let status = response.status();
-        if status == StatusCode::NO_CONTENT {
-            return Ok(None);
-        }
         if status.is_success() {
-            return response
-                .json::<Value>()
-                .await
-                .map(Some)
-                .map_err(|_| CliError::Service("unreadable admin API response".to_owned()));
+            return Ok(response);
         }
         Err(self.failure(status, response).await)
     }
@@ -427,11 +484,31 @@ mod tests {
             allow_anonymous: Some(false),
             ..SettingsArgs::default()
         };
+        let create = NewTenant {
+            name: "A".into(),
+            namespace: "a".into(),
+            settings: args.given(),
+        };
         assert_eq!(
-            Value::Object(args.to_map()),
-            json!({"hosts": ["a.example.com"], "quota_bytes": 10, "allow_anonymous": false})
+            serde_json::to_string(&create).unwrap(),
+            r#"{"name":"A","namespace":"a","settings":{"hosts":["a.example.com"],"quota_bytes":10,"allow_anonymous":false}}"#
         );
-        assert!(SettingsArgs::default().to_map().is_empty());
+        assert_eq!(
+            serde_json::to_string(&args.update(None)).unwrap(),
+            r#"{"hosts":["a.example.com"],"quota_bytes":10,"allow_anonymous":false}"#
+        );
+        let bare = NewTenant {
+            settings: SettingsArgs::default().given(),
+            ..create
+        };
+        assert_eq!(
+            serde_json::to_string(&bare).unwrap(),
+            r#"{"name":"A","namespace":"a"}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&SettingsArgs::default().update(Some("B".into()))).unwrap(),
+            r#"{"name":"B"}"#
+        );
     }
 
     #[test]

@@ -4,24 +4,32 @@
 //! admin path answers the generic route 404 (its existence is not revealed);
 //! otherwise it needs `Authorization: Bearer <admin token>`, compared in
 //! constant time on SHA-256 digests so neither content nor length leaks.
-//! Bodies must be `application/json` objects whose fields the DTO knows
+//! Bodies must be `application/json` objects whose fields the body type knows
 //! (`deny_unknown_fields`): unknown fields are refused with 422, so nothing
 //! server-controlled (id, namespace of an existing tenant, status,
 //! timestamps) can be set through a body.
+//!
+//! The bodies are `api_types`' admin types; `wire` converts them to and from
+//! the catalog's records, which are never serialised themselves.
+
+mod wire;
 
 use crate::handlers::paste::body_rules;
 
+use api_types::rules;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
-use tenancy::{ApiKey, KeyId, KeyInfo, NewTenant, Tenant, TenantId};
+use tenancy::{ApiKey, KeyId, TenantId};
+use utoipa::openapi::Required;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 use crate::body;
 use crate::error::ApiError;
@@ -91,25 +99,15 @@ pub(crate) async fn gate(State(state): State<AppState>, request: Request, next: 
 
 // ---- tenants -----------------------------------------------------------
 
-#[derive(Serialize)]
-struct TenantList {
-    tenants: Vec<Tenant>,
-}
-
-#[derive(Serialize)]
-struct KeyList {
-    keys: Vec<KeyInfo>,
-}
-
 /// `POST /admin/v1/tenants` — 201 with the tenant as stored.
 #[utoipa::path(
     post,
     path = "/v1/tenants",
     tag = "admin",
     operation_id = "createTenant",
-    request_body(content = crate::openapi::schemas::NewTenant, content_type = "application/json"),
+    request_body(content = api_types::NewTenant, content_type = "application/json"),
     responses(
-        (status = 201, description = "Created", body = crate::openapi::schemas::Tenant),
+        (status = 201, description = "Created", body = api_types::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 408, response = crate::openapi::responses::RequestTimeout),
         (status = 409, response = crate::openapi::responses::Conflict),
@@ -126,9 +124,9 @@ pub(crate) async fn create_tenant(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let new: NewTenant = read_json(&state, &headers, body).await?;
+    let new = wire::new_tenant(read_json(&state, &headers, body).await?);
     let tenant = catalog_call(&state, |c| async move { c.create_tenant(&new).await }).await?;
-    Ok(json_response(StatusCode::CREATED, &tenant))
+    Ok(json_response(StatusCode::CREATED, &wire::tenant(tenant)))
 }
 
 /// `GET /admin/v1/tenants` — `{"tenants": [...]}`, oldest first.
@@ -138,7 +136,7 @@ pub(crate) async fn create_tenant(
     tag = "admin",
     operation_id = "listTenants",
     responses(
-        (status = 200, description = "Every tenant, oldest first", body = crate::openapi::schemas::TenantList),
+        (status = 200, description = "Every tenant, oldest first", body = api_types::TenantList),
     ),
     security(
         ("adminToken" = []),
@@ -146,20 +144,64 @@ pub(crate) async fn create_tenant(
 )]
 pub(crate) async fn list_tenants(State(state): State<AppState>) -> Result<Response, ApiError> {
     let tenants = catalog_call(&state, |c| async move { c.list_tenants().await }).await?;
-    Ok(json_response(StatusCode::OK, &TenantList { tenants }))
+    let tenants = tenants.into_iter().map(wire::tenant).collect();
+    Ok(json_response(
+        StatusCode::OK,
+        &api_types::TenantList { tenants },
+    ))
 }
 
-/// The `{id}` of every route below `/admin/v1/tenants/{id}`, declared once.
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Path)]
-#[expect(
-    dead_code,
-    reason = "describes the path parameter in the document only"
-)]
-pub(crate) struct TenantPath {
-    /// The tenant id (`tnt_` and 1-32 letters or digits; `tnt_default` is the default tenant)
-    #[param(pattern = "^tnt_[A-Za-z0-9]{1,32}$")]
-    id: String,
+/// The `{id}` of every route below `/admin/v1/tenants/{id}`, declared once
+/// (in the document only; the handlers parse it with [`TenantId::parse`]).
+pub(crate) struct TenantPath;
+
+impl utoipa::IntoParams for TenantPath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![id_param(
+            "id",
+            format!(
+                "The tenant id (`{}` and 1-{} letters or digits; `{}` is the default tenant)",
+                rules::TENANT_ID_PREFIX,
+                rules::ID_MAX_CHARS,
+                TenantId::DEFAULT
+            ),
+            rules::TENANT_ID_PATTERN,
+        )]
+    }
+}
+
+/// The `{id}` and `{key_id}` of a key's route.
+pub(crate) struct KeyPath;
+
+impl utoipa::IntoParams for KeyPath {
+    fn into_params(in_provider: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        let mut params = TenantPath::into_params(in_provider);
+        params.push(id_param(
+            "key_id",
+            format!(
+                "The key id (`{}` and 1-{} letters or digits)",
+                rules::KEY_ID_PREFIX,
+                rules::ID_MAX_CHARS
+            ),
+            rules::KEY_ID_PATTERN,
+        ));
+        params
+    }
+}
+
+/// A required path parameter holding an id of `pattern`.
+fn id_param(name: &str, description: String, pattern: &str) -> Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Path)
+        .description(Some(description))
+        .required(Required::True)
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(pattern)),
+        ))
+        .build()
 }
 
 /// `GET /admin/v1/tenants/{id}`.
@@ -172,7 +214,7 @@ pub(crate) struct TenantPath {
         TenantPath,
     ),
     responses(
-        (status = 200, description = "The tenant", body = crate::openapi::schemas::Tenant),
+        (status = 200, description = "The tenant", body = api_types::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 404, response = crate::openapi::responses::NotFound),
     ),
@@ -186,7 +228,7 @@ pub(crate) async fn get_tenant(
 ) -> Result<Response, ApiError> {
     let id = tenant_id(id)?;
     let tenant = catalog_call(&state, |c| async move { c.tenant(&id).await }).await?;
-    Ok(json_response(StatusCode::OK, &tenant))
+    Ok(json_response(StatusCode::OK, &wire::tenant(tenant)))
 }
 
 /// `PATCH /admin/v1/tenants/{id}` with a `TenantUpdate` — the tenant as stored.
@@ -198,9 +240,9 @@ pub(crate) async fn get_tenant(
     params(
         TenantPath,
     ),
-    request_body(content = crate::openapi::schemas::TenantUpdate, content_type = "application/json"),
+    request_body(content = api_types::TenantUpdate, content_type = "application/json"),
     responses(
-        (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
+        (status = 200, description = "The tenant as stored", body = api_types::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 408, response = crate::openapi::responses::RequestTimeout),
@@ -220,13 +262,13 @@ pub(crate) async fn update_tenant(
     body: Body,
 ) -> Result<Response, ApiError> {
     let id = tenant_id(id)?;
-    let update: tenancy::TenantUpdate = read_json(&state, &headers, body).await?;
+    let update = wire::tenant_update(read_json(&state, &headers, body).await?);
     let tenant = catalog_call(
         &state,
         |c| async move { c.update_tenant(&id, &update).await },
     )
     .await?;
-    Ok(json_response(StatusCode::OK, &tenant))
+    Ok(json_response(StatusCode::OK, &wire::tenant(tenant)))
 }
 
 /// `POST /admin/v1/tenants/{id}/disable` — the tenant as stored.
@@ -239,7 +281,7 @@ pub(crate) async fn update_tenant(
         TenantPath,
     ),
     responses(
-        (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
+        (status = 200, description = "The tenant as stored", body = api_types::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 404, response = crate::openapi::responses::NotFound),
     ),
@@ -257,7 +299,7 @@ pub(crate) async fn disable_tenant(
         c.tenant(&id).await
     })
     .await?;
-    Ok(json_response(StatusCode::OK, &tenant))
+    Ok(json_response(StatusCode::OK, &wire::tenant(tenant)))
 }
 
 /// `POST /admin/v1/tenants/{id}/enable` — the tenant as stored.
@@ -270,7 +312,7 @@ pub(crate) async fn disable_tenant(
         TenantPath,
     ),
     responses(
-        (status = 200, description = "The tenant as stored", body = crate::openapi::schemas::Tenant),
+        (status = 200, description = "The tenant as stored", body = api_types::Tenant),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 404, response = crate::openapi::responses::NotFound),
     ),
@@ -288,7 +330,7 @@ pub(crate) async fn enable_tenant(
         c.tenant(&id).await
     })
     .await?;
-    Ok(json_response(StatusCode::OK, &tenant))
+    Ok(json_response(StatusCode::OK, &wire::tenant(tenant)))
 }
 
 /// `DELETE /admin/v1/tenants/{id}` — 204; the default tenant cannot be
@@ -342,7 +384,7 @@ pub(crate) async fn delete_tenant(
         TenantPath,
     ),
     responses(
-        (status = 200, description = "The tenant's usage", body = crate::openapi::schemas::Usage),
+        (status = 200, description = "The tenant's usage", body = api_types::Usage),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 404, response = crate::openapi::responses::NotFound),
     ),
@@ -358,18 +400,10 @@ pub(crate) async fn usage(
     // This process's request counts first (other replicas add theirs every 10 s).
     state.inner.directory.flush_requests().await;
     let usage = catalog_call(&state, |c| async move { c.usage(&id).await }).await?;
-    Ok(json_response(StatusCode::OK, &usage))
+    Ok(json_response(StatusCode::OK, &wire::usage(usage)))
 }
 
 // ---- keys --------------------------------------------------------------
-
-/// The one response that carries a key's plaintext.
-#[derive(Serialize)]
-struct CreatedKeyBody<'a> {
-    #[serde(flatten)]
-    info: &'a KeyInfo,
-    key: &'a str,
-}
 
 /// `POST /admin/v1/tenants/{id}/keys` with `{"name"}` — 201 with the key's
 /// listing fields and `key`, the plaintext, shown only here.
@@ -383,7 +417,7 @@ struct CreatedKeyBody<'a> {
     ),
     request_body(content = api_types::CreateKeyRequest, content_type = "application/json"),
     responses(
-        (status = 201, description = "Created; `key` is shown only here", body = crate::openapi::schemas::CreatedKey),
+        (status = 201, description = "Created; `key` is shown only here", body = api_types::CreatedKey),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 404, response = crate::openapi::responses::NotFound),
         (status = 408, response = crate::openapi::responses::RequestTimeout),
@@ -411,11 +445,10 @@ pub(crate) async fn create_key(
         c.create_key(&id, &request.name).await
     })
     .await?;
-    let body = CreatedKeyBody {
-        info: &created.info,
-        key: created.key.expose_secret(),
-    };
-    Ok(json_response(StatusCode::CREATED, &body))
+    Ok(json_response(
+        StatusCode::CREATED,
+        &wire::created_key(created),
+    ))
 }
 
 /// `GET /admin/v1/tenants/{id}/keys` — `{"keys": [...]}`, never a secret.
@@ -428,7 +461,7 @@ pub(crate) async fn create_key(
         TenantPath,
     ),
     responses(
-        (status = 200, description = "The tenant's keys, revoked ones included", body = crate::openapi::schemas::KeyList),
+        (status = 200, description = "The tenant's keys, revoked ones included", body = api_types::KeyList),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 404, response = crate::openapi::responses::NotFound),
     ),
@@ -442,7 +475,8 @@ pub(crate) async fn list_keys(
 ) -> Result<Response, ApiError> {
     let id = tenant_id(id)?;
     let keys = catalog_call(&state, |c| async move { c.list_keys(&id).await }).await?;
-    Ok(json_response(StatusCode::OK, &KeyList { keys }))
+    let keys = keys.into_iter().map(wire::key_info).collect();
+    Ok(json_response(StatusCode::OK, &api_types::KeyList { keys }))
 }
 
 /// `DELETE /admin/v1/tenants/{id}/keys/{key_id}` — revokes, 204. A key of
@@ -453,8 +487,7 @@ pub(crate) async fn list_keys(
     tag = "admin",
     operation_id = "revokeKey",
     params(
-        TenantPath,
-        ("key_id" = String, Path, pattern = "^key_[A-Za-z0-9]{1,32}$", description = "The key id (`key_` and 1-32 letters or digits)"),
+        KeyPath,
     ),
     responses(
         (status = 204, description = "Revoked"),

@@ -16,7 +16,7 @@ use governor::clock::{Clock as _, DefaultClock};
 use http::request::Parts;
 use http::{HeaderMap, header};
 
-use super::bearer_token;
+use super::headers::bearer_token;
 use crate::error::ApiError;
 use crate::metrics::rate_limited;
 use crate::service::TenantCtx;

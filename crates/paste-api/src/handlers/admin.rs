@@ -14,32 +14,19 @@
 
 mod wire;
 
-use crate::handlers::paste::body_rules;
-
-use api_types::rules;
-use axum::body::Body;
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
-use serde::de::DeserializeOwned;
+use http::{HeaderValue, StatusCode, header};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
-use tenancy::{ApiKey, KeyId, TenantId};
-use utoipa::openapi::Required;
-use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
-use utoipa::openapi::schema::{ObjectBuilder, Type};
+use tenancy::ApiKey;
 
-use crate::body;
 use crate::error::ApiError;
-use crate::extract::{bearer_token, is_json, parse_object};
+use crate::extract::{JsonBody, KeyPath, TenantPath, bearer_token};
 use crate::handlers::catalog_call;
 use crate::response::json_response;
 use crate::state::AppState;
-
-/// Largest admin request body (a tenant with 100 hosts and 100 origins fits).
-const MAX_BODY: usize = 64 * 1024;
 
 /// Authorises every admin request (see the module docs). Runs inside the
 /// shared layers, so admin requests are shed and logged like any other.
@@ -121,10 +108,9 @@ pub(crate) async fn gate(State(state): State<AppState>, request: Request, next: 
 )]
 pub(crate) async fn create_tenant(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(new): JsonBody<api_types::NewTenant>,
 ) -> Result<Response, ApiError> {
-    let new = wire::new_tenant(read_json(&state, &headers, body).await?);
+    let new = wire::new_tenant(new);
     let tenant = catalog_call(&state, |c| async move { c.create_tenant(&new).await }).await?;
     Ok(json_response(StatusCode::CREATED, &wire::tenant(tenant)))
 }
@@ -151,59 +137,6 @@ pub(crate) async fn list_tenants(State(state): State<AppState>) -> Result<Respon
     ))
 }
 
-/// The `{id}` of every route below `/admin/v1/tenants/{id}`, declared once
-/// (in the document only; the handlers parse it with [`TenantId::parse`]).
-pub(crate) struct TenantPath;
-
-impl utoipa::IntoParams for TenantPath {
-    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
-        vec![id_param(
-            "id",
-            format!(
-                "The tenant id (`{}` and 1-{} letters or digits; `{}` is the default tenant)",
-                rules::TENANT_ID_PREFIX,
-                rules::ID_MAX_CHARS,
-                TenantId::DEFAULT
-            ),
-            rules::TENANT_ID_PATTERN,
-        )]
-    }
-}
-
-/// The `{id}` and `{key_id}` of a key's route.
-pub(crate) struct KeyPath;
-
-impl utoipa::IntoParams for KeyPath {
-    fn into_params(in_provider: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
-        let mut params = TenantPath::into_params(in_provider);
-        params.push(id_param(
-            "key_id",
-            format!(
-                "The key id (`{}` and 1-{} letters or digits)",
-                rules::KEY_ID_PREFIX,
-                rules::ID_MAX_CHARS
-            ),
-            rules::KEY_ID_PATTERN,
-        ));
-        params
-    }
-}
-
-/// A required path parameter holding an id of `pattern`.
-fn id_param(name: &str, description: String, pattern: &str) -> Parameter {
-    ParameterBuilder::new()
-        .name(name)
-        .parameter_in(ParameterIn::Path)
-        .description(Some(description))
-        .required(Required::True)
-        .schema(Some(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .pattern(Some(pattern)),
-        ))
-        .build()
-}
-
 /// `GET /admin/v1/tenants/{id}`.
 #[utoipa::path(
     get,
@@ -224,9 +157,8 @@ fn id_param(name: &str, description: String, pattern: &str) -> Parameter {
 )]
 pub(crate) async fn get_tenant(
     State(state): State<AppState>,
-    id: Result<Path<String>, PathRejection>,
+    TenantPath(id): TenantPath,
 ) -> Result<Response, ApiError> {
-    let id = tenant_id(id)?;
     let tenant = catalog_call(&state, |c| async move { c.tenant(&id).await }).await?;
     Ok(json_response(StatusCode::OK, &wire::tenant(tenant)))
 }
@@ -257,12 +189,10 @@ pub(crate) async fn get_tenant(
 )]
 pub(crate) async fn update_tenant(
     State(state): State<AppState>,
-    id: Result<Path<String>, PathRejection>,
-    headers: HeaderMap,
-    body: Body,
+    TenantPath(id): TenantPath,
+    JsonBody(update): JsonBody<api_types::TenantUpdate>,
 ) -> Result<Response, ApiError> {
-    let id = tenant_id(id)?;
-    let update = wire::tenant_update(read_json(&state, &headers, body).await?);
+    let update = wire::tenant_update(update);
     let tenant = catalog_call(
         &state,
         |c| async move { c.update_tenant(&id, &update).await },
@@ -291,9 +221,8 @@ pub(crate) async fn update_tenant(
 )]
 pub(crate) async fn disable_tenant(
     State(state): State<AppState>,
-    id: Result<Path<String>, PathRejection>,
+    TenantPath(id): TenantPath,
 ) -> Result<Response, ApiError> {
-    let id = tenant_id(id)?;
     let tenant = catalog_call(&state, |c| async move {
         c.disable_tenant(&id).await?;
         c.tenant(&id).await
@@ -322,9 +251,8 @@ pub(crate) async fn disable_tenant(
 )]
 pub(crate) async fn enable_tenant(
     State(state): State<AppState>,
-    id: Result<Path<String>, PathRejection>,
+    TenantPath(id): TenantPath,
 ) -> Result<Response, ApiError> {
-    let id = tenant_id(id)?;
     let tenant = catalog_call(&state, |c| async move {
         c.enable_tenant(&id).await?;
         c.tenant(&id).await
@@ -357,9 +285,8 @@ pub(crate) async fn enable_tenant(
 )]
 pub(crate) async fn delete_tenant(
     State(state): State<AppState>,
-    id: Result<Path<String>, PathRejection>,
+    TenantPath(id): TenantPath,
 ) -> Result<Response, ApiError> {
-    let id = tenant_id(id)?;
     let namespace = catalog_call(&state, |c| async move { c.delete_tenant(&id).await }).await?;
     // Unreachable from here on; the pastes go now, on a task of their own
     // that outlives this request if the store is slow (the upkeep rounds
@@ -394,9 +321,8 @@ pub(crate) async fn delete_tenant(
 )]
 pub(crate) async fn usage(
     State(state): State<AppState>,
-    id: Result<Path<String>, PathRejection>,
+    TenantPath(id): TenantPath,
 ) -> Result<Response, ApiError> {
-    let id = tenant_id(id)?;
     // This process's request counts first (other replicas add theirs every 10 s).
     state.inner.directory.flush_requests().await;
     let usage = catalog_call(&state, |c| async move { c.usage(&id).await }).await?;
@@ -432,12 +358,9 @@ pub(crate) async fn usage(
 )]
 pub(crate) async fn create_key(
     State(state): State<AppState>,
-    id: Result<Path<String>, PathRejection>,
-    headers: HeaderMap,
-    body: Body,
+    TenantPath(id): TenantPath,
+    JsonBody(request): JsonBody<api_types::CreateKeyRequest>,
 ) -> Result<Response, ApiError> {
-    let id = tenant_id(id)?;
-    let request: api_types::CreateKeyRequest = read_json(&state, &headers, body).await?;
     let created = catalog_call(&state, |c| async move {
         // The catalog would answer a missing tenant as a foreign-key failure;
         // check first so the answer is a plain 404.
@@ -471,9 +394,8 @@ pub(crate) async fn create_key(
 )]
 pub(crate) async fn list_keys(
     State(state): State<AppState>,
-    id: Result<Path<String>, PathRejection>,
+    TenantPath(id): TenantPath,
 ) -> Result<Response, ApiError> {
-    let id = tenant_id(id)?;
     let keys = catalog_call(&state, |c| async move { c.list_keys(&id).await }).await?;
     let keys = keys.into_iter().map(wire::key_info).collect();
     Ok(json_response(StatusCode::OK, &api_types::KeyList { keys }))
@@ -500,107 +422,10 @@ pub(crate) async fn list_keys(
 )]
 pub(crate) async fn revoke_key(
     State(state): State<AppState>,
-    ids: Result<Path<(String, String)>, PathRejection>,
+    KeyPath(tenant, key): KeyPath,
 ) -> Result<Response, ApiError> {
-    let Ok(Path((tenant, key))) = ids else {
-        return Err(ApiError::InvalidId { what: "tenant id" });
-    };
-    let tenant = TenantId::parse(&tenant).map_err(|_| ApiError::InvalidId { what: "tenant id" })?;
-    let key = KeyId::parse(&key).map_err(|_| ApiError::InvalidId { what: "key id" })?;
     catalog_call(&state, |c| async move { c.revoke_key(&tenant, &key).await }).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 // ---- helpers -----------------------------------------------------------
-
-fn tenant_id(id: Result<Path<String>, PathRejection>) -> Result<TenantId, ApiError> {
-    id.ok()
-        .and_then(|Path(id)| TenantId::parse(&id).ok())
-        .ok_or(ApiError::InvalidId { what: "tenant id" })
-}
-
-async fn read_json<T: DeserializeOwned>(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<T, ApiError> {
-    if !is_json(headers) {
-        return Err(ApiError::UnsupportedMediaType);
-    }
-    let raw = body::read_limited(headers, body, &body_rules(state, MAX_BODY, MAX_BODY))
-        .await
-        .map_err(|e| match e {
-            ApiError::PayloadTooLarge { .. } => ApiError::BodyTooLarge,
-            other => other,
-        })?;
-    parse_object(&raw.bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn content_type(v: &str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert(header::CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
-        h
-    }
-
-    #[test]
-    fn only_utf8_json_is_accepted() {
-        for ok in [
-            "application/json",
-            "Application/JSON",
-            "application/json; charset=utf-8",
-            "application/json;charset=\"UTF-8\"",
-        ] {
-            assert!(is_json(&content_type(ok)), "{ok}");
-        }
-        for bad in [
-            "text/plain",
-            "application/json; charset=utf-16",
-            "application/x-www-form-urlencoded",
-            "multipart/form-data; boundary=x",
-            "application/jsonx",
-        ] {
-            assert!(!is_json(&content_type(bad)), "{bad}");
-        }
-        assert!(!is_json(&HeaderMap::new()));
-    }
-
-    #[test]
-    fn body_errors_are_ours() {
-        for bad in [
-            &b""[..],
-            b"null",
-            b"[]",
-            b"\"s\"",
-            b"{\"name\":",
-            b"{} x",
-            b"\xef\xbb\xbf{}",
-        ] {
-            assert!(
-                matches!(
-                    parse_object::<api_types::CreateKeyRequest>(bad),
-                    Err(ApiError::MalformedJson)
-                ),
-                "{bad:?}"
-            );
-        }
-        let unknown = parse_object::<api_types::CreateKeyRequest>(br#"{"name":"a","role":"x"}"#);
-        assert!(
-            matches!(&unknown, Err(ApiError::UnknownField { field: Some(f) }) if f == "role"),
-            "{unknown:?}"
-        );
-        let missing = parse_object::<api_types::CreateKeyRequest>(b"{}");
-        assert!(
-            matches!(&missing, Err(ApiError::InvalidField(m)) if m == "missing field \"name\""),
-            "{missing:?}"
-        );
-        let mistyped = parse_object::<api_types::CreateKeyRequest>(br#"{"name":1}"#);
-        assert!(
-            matches!(&mistyped, Err(ApiError::InvalidField(m)) if !m.contains("i64") && !m.contains("line")),
-            "{mistyped:?}"
-        );
-    }
-}

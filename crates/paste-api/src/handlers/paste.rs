@@ -4,8 +4,6 @@
 //! the [`PasteService`](crate::service::PasteService)'s results into
 //! answers. The rules themselves are the service's.
 
-use std::time::Duration;
-
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -18,7 +16,9 @@ use crate::answer::{self, PasteBody};
 use crate::body::{self, ENVELOPE_ALLOWANCE};
 use crate::edge::PlaceAfterBody;
 use crate::error::ApiError;
-use crate::extract::{CompatPastePath, PastePath, Tenant, bearer_token, idempotency_key};
+use crate::extract::{
+    CompatPastePath, PastePath, Tenant, bearer_token, body_rules, idempotency_key,
+};
 use crate::ratelimit::ClientIp;
 use crate::response::{JSON_CONTENT_TYPE, json_response};
 use crate::service::{NewPaste, ReadMode, TenantCtx};
@@ -113,24 +113,6 @@ pub(crate) async fn read_body(
         None => None,
     };
     Ok((raw, InFlightPlace(place)))
-}
-
-/// The `[http]` rules for a body of at most `max_units` decoded units.
-pub(crate) fn body_rules(
-    state: &AppState,
-    max_units: usize,
-    max_size: usize,
-) -> body::BodyRules<'_> {
-    let http = &state.inner.http;
-    body::BodyRules {
-        max_units,
-        max_size,
-        timeout: Duration::from_secs(http.body_timeout_secs.max(1)),
-        min_rate: http.body_min_rate_bytes,
-        grace: Duration::from_secs(http.body_rate_grace_secs),
-        budget: &state.inner.body_budget,
-        slow: None,
-    }
 }
 
 /// A create's place among the requests in flight, taken once its body has

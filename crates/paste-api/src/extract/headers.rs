@@ -1,60 +1,13 @@
-//! Reading what a request says, in the API's own terms: who it is for
-//! ([`Tenant`]), the bearer token, the idempotency key, the JSON content
-//! type, and JSON object bodies whose faults are answered with the API's
-//! error bodies (no parser positions, no Rust type names).
+//! What the headers say: the bearer token, the idempotency key, whether
+//! the body is JSON.
 
-mod tenant;
-
-use axum::extract::{FromRequestParts, Path};
-use http::request::Parts;
 use http::{HeaderMap, header};
-use paste_store::PasteId;
-use serde::de::DeserializeOwned;
 use sha2::{Digest as _, Sha256};
 
 use crate::error::ApiError;
 
-pub(crate) use tenant::{Tenant, TenantSlot};
-
 /// Longest accepted `Idempotency-Key`.
 const MAX_IDEMPOTENCY_KEY: usize = 255;
-
-/// The `{id}` of a paste route: `400 invalid-paste-id` unless it is a paste
-/// id.
-pub(crate) struct PastePath(pub(crate) PasteId);
-
-impl<S: Send + Sync> FromRequestParts<S> for PastePath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        path_id(parts, state)
-            .await
-            .map(PastePath)
-            .ok_or(ApiError::InvalidPasteId)
-    }
-}
-
-/// The `{id}` of upstream's `GET /api/paste/{id}`, where anything but a
-/// paste id is upstream's generic 404 (no such route), not a 400.
-pub(crate) struct CompatPastePath(pub(crate) PasteId);
-
-impl<S: Send + Sync> FromRequestParts<S> for CompatPastePath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        path_id(parts, state)
-            .await
-            .map(CompatPastePath)
-            .ok_or(ApiError::RouteNotFound)
-    }
-}
-
-async fn path_id<S: Send + Sync>(parts: &mut Parts, state: &S) -> Option<PasteId> {
-    let Path(id) = Path::<String>::from_request_parts(parts, state)
-        .await
-        .ok()?;
-    PasteId::parse(&id).ok()
-}
 
 /// The token of a single well-formed `Authorization: Bearer <token>` header.
 pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
@@ -69,44 +22,6 @@ pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
         && (1..=256).contains(&token.len())
         && token.bytes().all(|b| b.is_ascii_graphic());
     valid.then_some(token)
-}
-
-/// Reads a JSON object body into `T`: 415 unless `application/json` (UTF-8),
-/// 400 unless one JSON object, 422 for unknown, missing or mistyped fields.
-/// Messages are ours: no parser positions or Rust type names.
-pub(crate) fn parse_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|_| ApiError::MalformedJson)?;
-    if !value.is_object() {
-        return Err(ApiError::MalformedJson);
-    }
-    serde_json::from_value(value).map_err(|e| classify(&e.to_string()))
-}
-
-/// Turns serde's message into ours, keeping only a field name that is short
-/// and plain.
-fn classify(message: &str) -> ApiError {
-    let field = || {
-        message
-            .split('`')
-            .nth(1)
-            .filter(|f| {
-                (1..=64).contains(&f.len())
-                    && f.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            })
-            .map(str::to_owned)
-    };
-    if message.starts_with("unknown field") {
-        ApiError::UnknownField { field: field() }
-    } else if message.starts_with("missing field") {
-        ApiError::InvalidField(match field() {
-            Some(f) => format!("missing field \"{f}\""),
-            None => "a required field is missing".into(),
-        })
-    } else {
-        ApiError::InvalidField("a field has the wrong type or value".into())
-    }
 }
 
 /// `application/json`, with no charset or `charset=utf-8`.
@@ -203,5 +118,33 @@ mod tests {
         for bad in [&["a b"][..], &["a", "b"], &[&"k".repeat(256)]] {
             assert!(idempotency_key(&h(bad), b"x").is_err(), "{bad:?}");
         }
+    }
+
+    fn content_type(v: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
+        h
+    }
+
+    #[test]
+    fn only_utf8_json_is_accepted() {
+        for ok in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            "application/json;charset=\"UTF-8\"",
+        ] {
+            assert!(is_json(&content_type(ok)), "{ok}");
+        }
+        for bad in [
+            "text/plain",
+            "application/json; charset=utf-16",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "application/jsonx",
+        ] {
+            assert!(!is_json(&content_type(bad)), "{bad}");
+        }
+        assert!(!is_json(&HeaderMap::new()));
     }
 }

@@ -88,6 +88,13 @@ pub struct HttpConfig {
     /// price tenant resolution. Never set it in production: keys are ignored.
     /// `PLANSHARE_TENANCY_BYPASS=1`.
     pub tenancy_bypass: bool,
+    /// One `tracing` span per request, around everything logged while it is
+    /// served, for traces exported over OTLP (set by the server when an
+    /// OTLP endpoint is configured; not a setting). Without it each request
+    /// is one flat access-log event carrying the same fields, which costs a
+    /// fraction of a span (see `edge/access_log.rs`).
+    #[serde(skip)]
+    pub request_spans: bool,
 }
 
 impl Default for HttpConfig {
@@ -102,6 +109,7 @@ impl Default for HttpConfig {
             max_bodies_per_client: 32,
             response_memory_mib: 128,
             tenancy_bypass: false,
+            request_spans: false,
         }
     }
 }

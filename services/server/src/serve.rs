@@ -65,7 +65,11 @@ impl Server {
             store,
             catalog.clone(),
             settings.paste.clone(),
-            settings.http.clone(),
+            paste_api::HttpConfig {
+                // Traces need a span per request; the log alone does not.
+                request_spans: !settings.telemetry.otlp_endpoint.trim().is_empty(),
+                ..settings.http.clone()
+            },
             paste_api::HeadLimits {
                 max_bytes: settings.server.max_header_bytes.max(1024),
                 max_headers: settings.server.max_headers.max(1),

@@ -126,6 +126,21 @@ async fn request_lines_are_written_while_serving_and_all_are_out_after_a_gracefu
         text.contains("planshare::access") && text.contains("status=201"),
         "no request line within 10 s while the server runs:\n{text}"
     );
+    // One flat line per request names the request itself (no span without
+    // trace export): method, route template, tenant.
+    let create = text
+        .lines()
+        .find(|line| line.contains("planshare::access") && line.contains("status=201"))
+        .unwrap();
+    for field in [
+        "http.method=POST",
+        "http.route=/api/paste",
+        "tenant.id=\"tnt_default\"",
+        "duration_ms=",
+    ] {
+        assert!(create.contains(field), "{field} missing from {create}");
+    }
+    assert!(!create.contains("request{"), "a span at info: {create}");
 
     // Nothing was dropped, and the counter is there to say so.
     let metrics = server.metrics(&client).await;

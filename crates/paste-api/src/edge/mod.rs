@@ -120,10 +120,11 @@ where
     // Filled by the `Tenant` extractor of the paste routes.
     let tenant = TenantSlot::default();
     request.extensions_mut().insert(tenant.clone());
+    let spans = state.inner.http.request_spans;
     let state = &state;
     let tenant = &tenant;
     let response = cors_and_headers(state, tenant, request, |request| {
-        log_requests(route, tenant, request, |request| async move {
+        log_requests(route, tenant, spans, request, |request| async move {
             match head {
                 Ok(()) => limit_clients(state, request, inner, shed).await,
                 Err(error) => error.into_response(),

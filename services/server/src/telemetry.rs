@@ -1,13 +1,14 @@
 //! Logs, traces and metrics.
 //!
 //! - Logs: `tracing` with `log.format` (pretty or JSON) on stderr, filtered by
-//!   `log.filter` (`RUST_LOG` takes its place when set). `paste-api` opens
-//!   one span per request (route template, method, tenant id, status,
-//!   duration) and logs failures once. Lines are formatted where they are
-//!   logged and written by a thread of their own ([`LOG_WRITER_THREAD`]), in
-//!   batches: a request never waits on stderr, and a log reader that stops
-//!   reading costs log lines (counted in `planshare_log_lines_dropped_total`),
-//!   not the service.
+//!   `log.filter` (`RUST_LOG` takes its place when set). `paste-api` logs
+//!   one line per request (route template, method, tenant id, status,
+//!   duration; a span around the request too when traces are exported) and
+//!   logs failures once. Lines are formatted where they are
+//!   logged and written by a thread of their own ([`LOG_WRITER_THREAD`],
+//!   `log_writer.rs`), in batches every few milliseconds: a request never
+//!   waits on stderr, and a log reader that stops reading costs log lines
+//!   (counted in `planshare_log_lines_dropped_total`), not the service.
 //! - Traces: when `telemetry.otlp_endpoint` is set, the same spans are
 //!   exported over OTLP/HTTP (JSON) to `<endpoint>/v1/traces` by a batch
 //!   processor; without it no exporter and no thread exists. Credentials in
@@ -26,11 +27,11 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer};
 
+use crate::log_writer::{DroppedLines, LogWriter};
 use crate::settings::{LogFormat, Settings};
 
 /// Histogram buckets (seconds) for request and store latencies.
@@ -64,25 +65,17 @@ pub fn metrics_handle() -> Option<PrometheusHandle> {
 /// How often histogram samples are folded into their buckets.
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 
-/// The name of the thread that writes log lines to stderr.
-pub const LOG_WRITER_THREAD: &str = "log-writer";
-
-/// Log lines waiting for [`LOG_WRITER_THREAD`] at most (about 0.1 s of
-/// request lines at full load); beyond, new lines are dropped and counted
-/// rather than block the request that logs them. The queue's slots are
-/// allocated up front (a few dozen bytes each).
-const LOG_LINES_QUEUED: usize = 4_096;
+pub use crate::log_writer::LOG_WRITER_THREAD;
 
 /// Lines dropped because [`LOG_WRITER_THREAD`] fell behind, once logging is
 /// set up.
-static DROPPED_LOG_LINES: OnceLock<ErrorCounter> = OnceLock::new();
+static DROPPED_LOG_LINES: OnceLock<DroppedLines> = OnceLock::new();
 
 /// `planshare_log_lines_dropped_total`, brought up to date (by the upkeep
 /// thread, and before each `/metrics` answer).
 pub(crate) fn count_dropped_log_lines() {
     if let Some(dropped) = DROPPED_LOG_LINES.get() {
-        let dropped = u64::try_from(dropped.dropped_lines()).unwrap_or(u64::MAX);
-        metrics::counter!("planshare_log_lines_dropped_total").absolute(dropped);
+        metrics::counter!("planshare_log_lines_dropped_total").absolute(dropped.get());
     }
 }
 
@@ -114,8 +107,8 @@ pub const UPKEEP_THREAD: &str = "metrics-upkeep";
 #[must_use = "call shutdown() before exiting, or buffered spans and log lines are lost"]
 pub struct Telemetry {
     tracer_provider: Option<SdkTracerProvider>,
-    /// Dropped last: writes out the log lines still queued.
-    log_writer: WorkerGuard,
+    /// Finished last: writes out the log lines still buffered.
+    log_writer: LogWriter,
 }
 
 impl Telemetry {
@@ -127,18 +120,15 @@ impl Telemetry {
         let filter = EnvFilter::try_from_default_env()
             .or_else(|_| EnvFilter::try_new(&settings.log.filter))
             .unwrap_or_else(|_| EnvFilter::new("info"));
-        // Formatting stays on the thread that logs; the write (a system call
-        // per line, and a wait whenever whoever reads stderr is slow) moves
-        // to the writer thread, which flushes whenever its queue runs empty.
-        let (writer, log_writer) = NonBlockingBuilder::default()
-            .lossy(true)
-            .buffered_lines_limit(LOG_LINES_QUEUED)
-            .thread_name(LOG_WRITER_THREAD)
-            .finish(std::io::BufWriter::new(std::io::stderr()));
-        let dropped = writer.error_counter();
+        // Formatting stays on the thread that logs; the write moves to the
+        // writer thread, which writes what has gathered every few
+        // milliseconds (`log_writer.rs`).
+        let log_writer =
+            LogWriter::start(std::io::stderr()).context("cannot start the log writer thread")?;
+        let dropped = log_writer.dropped_lines();
         let fmt = tracing_subscriber::fmt::layer()
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .with_writer(writer);
+            .with_writer(log_writer.sinks());
         let fmt: Box<dyn Layer<_> + Send + Sync> = match settings.log.format {
             LogFormat::Json => fmt.json().flatten_event(true).boxed(),
             LogFormat::Pretty => fmt.boxed(),
@@ -178,9 +168,9 @@ impl Telemetry {
         {
             tracing::warn!(%error, "trace exporter did not shut down cleanly");
         }
-        // Waits (a second at most) for the writer thread to write every
-        // line queued before this point.
-        drop(self.log_writer);
+        // Waits for the writer thread to write every line buffered before
+        // this point.
+        self.log_writer.finish();
     }
 }
 

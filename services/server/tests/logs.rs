@@ -195,7 +195,8 @@ async fn a_filter_can_turn_off_the_request_lines_alone() {
 /// A log reader that stops reading (a stuck log pipe) used to stop the
 /// server: its workers blocked writing to stderr once the pipe was full
 /// (64 KiB, a few hundred request lines). Now lines wait in a bounded
-/// queue (4 096), then are dropped and counted, and requests go on.
+/// buffer (512 KiB, about 3 000 lines), then are dropped and counted, and
+/// requests go on.
 #[tokio::test]
 async fn a_stderr_nobody_reads_costs_log_lines_not_requests() {
     let data = tempfile::tempdir().unwrap();
@@ -204,7 +205,7 @@ async fn a_stderr_nobody_reads_costs_log_lines_not_requests() {
     let client = client();
     let id = server.create_and_read(&client).await;
     let url = format!("{}/api/paste/{id}", server.base);
-    // 6 400 request lines: more than the pipe and the queue hold together.
+    // 6 400 request lines: more than the pipe and the buffer hold together.
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let (client, url) = (client.clone(), url.clone());

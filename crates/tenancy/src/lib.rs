@@ -36,6 +36,7 @@ mod keys;
 mod lazy;
 mod model;
 mod pastes;
+mod reviews;
 mod time;
 
 #[cfg(feature = "testsuite")]
@@ -53,4 +54,9 @@ pub use model::{
     validate_key_name, validate_name, validate_namespace,
 };
 pub use pastes::{DEFAULT_IDEMPOTENCY_LEASE_MS, Idempotency, PastePage, PasteRecord};
+pub use reviews::{
+    BlobRef, CommentRow, CommentsStored, DecisionRow, EventKind, LinkRow, MAX_EVENTS_PER_READ,
+    NewReview, OWNER_WRITER, Outcome, Principal, Pushed, RemovedReview, ReviewEvent, ReviewHead,
+    ReviewLimits, ReviewNotice, ReviewRefusal, ReviewSnapshot, ReviewState, Role, VersionRow,
+};
 pub use time::now_ms;

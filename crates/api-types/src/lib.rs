@@ -8,11 +8,12 @@
 //! `utoipa::ToSchema`, so `openapi/openapi.json` describes these very types.
 //!
 //! The paste API's bodies are at the top of this file; the admin API's are in
-//! `admin.rs` (re-exported here); [`rules`] holds the limits and patterns
+//! `admin.rs` (re-exported here); the review API's in [`reviews`]; [`rules`] holds the limits and patterns
 //! their values must follow, which the catalog enforces and any client may
 //! check before it sends a request.
 
 mod admin;
+pub mod reviews;
 pub mod rules;
 
 pub use admin::{

@@ -130,6 +130,35 @@ fn host_shape(h: &str, letter_or_digit: impl Fn(u8) -> bool) -> bool {
         })
 }
 
+// ---- reviews ---------------------------------------------------------------
+
+/// A review token (owner or reviewer): 32 random bytes as unpadded base64url.
+pub const REVIEW_TOKEN_LEN: usize = 43;
+/// A version's digest: an HMAC-SHA256 as unpadded base64url.
+pub const REVIEW_DIGEST_PATTERN: &str = "^[A-Za-z0-9_-]{43}$";
+/// The longest name a review writer may bind, in characters.
+pub const REVIEW_NAME_MAX_CHARS: usize = 64;
+
+/// Whether `t` has the shape of a review token (43 base64url characters).
+pub fn is_review_token(t: &str) -> bool {
+    t.len() == REVIEW_TOKEN_LEN && t.bytes().all(is_base64url_byte)
+}
+
+/// Whether `d` matches [`REVIEW_DIGEST_PATTERN`].
+pub fn is_review_digest(d: &str) -> bool {
+    d.len() == 43 && d.bytes().all(is_base64url_byte)
+}
+
+/// A writer's name: 1–64 characters, no control characters, not only
+/// white space (the tenant-name rule with a shorter limit).
+pub fn is_review_name(name: &str) -> bool {
+    name.chars().count() <= REVIEW_NAME_MAX_CHARS && is_tenant_name(name)
+}
+
+fn is_base64url_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
 // ---- numbers ---------------------------------------------------------------
 
 /// "Unlimited" for a quota or a size: 2^62, large but far from overflowing
@@ -150,6 +179,10 @@ pub const QUOTA: RangeInclusive<i64> = 0..=UNLIMITED;
 pub const RATE: RangeInclusive<i64> = 1..=1_000_000;
 /// `id_length`: the length of the paste ids a tenant issues.
 pub const ID_LENGTH: RangeInclusive<i64> = 8..=16;
+/// Live reviewer links per review, unless the server is configured otherwise.
+pub const REVIEW_MAX_LINKS: i64 = 8;
+/// Versions per review, unless the server is configured otherwise.
+pub const REVIEW_MAX_VERSIONS: i64 = 100;
 /// The `ttl` a paste create may ask for, in seconds: at least one, at most
 /// what the most generous tenant allows (each tenant's own `max_ttl_secs`
 /// is checked when the paste is created).

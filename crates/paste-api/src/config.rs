@@ -55,6 +55,60 @@ impl PasteConfig {
     }
 }
 
+/// `[reviews]`: the limits of live reviews. The per-review limits apply to
+/// every tenant alike.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReviewConfig {
+    /// Live reviewer links per review; the next is refused (409).
+    pub max_links: u32,
+    /// Versions per review; the next push is refused (409).
+    pub max_versions: u32,
+    /// Event streams (SSE and long polls) open at once on one review, per
+    /// process; the next is refused (429).
+    pub streams_per_review: u32,
+    /// Event streams open at once in the process; the next is refused (429).
+    /// Each takes a connection: keep `server.max_connections` above it.
+    pub max_streams: u32,
+    /// Seconds between keep-alive comments on an idle event stream.
+    pub keep_alive_secs: u64,
+}
+
+impl Default for ReviewConfig {
+    fn default() -> Self {
+        ReviewConfig {
+            max_links: 8,
+            max_versions: 100,
+            streams_per_review: 32,
+            max_streams: 10_000,
+            keep_alive_secs: 15,
+        }
+    }
+}
+
+impl ReviewConfig {
+    /// Checks the values that cannot be expressed in types.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, value) in [
+            ("reviews.max_links", self.max_links),
+            ("reviews.max_versions", self.max_versions),
+            ("reviews.streams_per_review", self.streams_per_review),
+            ("reviews.max_streams", self.max_streams),
+        ] {
+            if value == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        if !(1..=3600).contains(&self.keep_alive_secs) {
+            return Err(format!(
+                "reviews.keep_alive_secs must be 1-3600, got {}",
+                self.keep_alive_secs
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// `[http]`: per-request bounds of the API.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]

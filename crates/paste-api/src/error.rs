@@ -11,6 +11,7 @@ use paste_store::StoreError;
 use tenancy::CatalogError;
 
 use crate::response::json_response;
+use crate::reviews::ReviewError;
 use crate::service::PasteError;
 
 /// Upstream's body for any path or method it does not serve.
@@ -198,6 +199,39 @@ pub enum ApiError {
         /// The catalog's error, for the log only.
         #[source]
         source: Option<CatalogError>,
+    },
+    /// No review for this id and token: unknown, expired, deleted, another
+    /// tenant's, or a wrong, malformed or revoked token (one answer for all).
+    #[error("review not found")]
+    ReviewNotFound,
+    /// A review route was called without a bearer token.
+    #[error("review token missing")]
+    ReviewTokenMissing,
+    /// A reviewer called an owner-only review route.
+    #[error("owner only")]
+    OwnerOnly,
+    /// A review's version or link that does not exist.
+    #[error("{0} not found")]
+    ReviewPartNotFound(&'static str),
+    /// The review's rules refused the change (409); the message says which.
+    #[error("review conflict: {code}")]
+    ReviewConflict {
+        /// What to tell the client.
+        message: String,
+        /// The stable code.
+        code: &'static str,
+    },
+    /// A stored part of the review is damaged.
+    #[error("review damaged: {reason}")]
+    ReviewDamaged {
+        /// For the log only.
+        reason: String,
+    },
+    /// Too many event streams are open (on the review, or in the process).
+    #[error("too many event streams")]
+    TooManyStreams {
+        /// What to tell the client (names the limit).
+        message: String,
     },
 }
 
@@ -389,6 +423,42 @@ impl ApiError {
                 "the tenant catalog is temporarily unavailable, retry later".into(),
                 Some("catalog-unavailable"),
             ),
+            ReviewNotFound => (
+                StatusCode::NOT_FOUND,
+                "review not found: the link is wrong, revoked or expired, or the review was deleted"
+                    .into(),
+                Some("review-not-found"),
+            ),
+            ReviewTokenMissing => (
+                StatusCode::UNAUTHORIZED,
+                "this route needs the review link's token as `Authorization: Bearer <token>` (the `t` of the link's fragment)"
+                    .into(),
+                Some("unauthorized"),
+            ),
+            OwnerOnly => (
+                StatusCode::FORBIDDEN,
+                "only the review's owner can do this; a reviewer link cannot".into(),
+                Some("owner-only"),
+            ),
+            ReviewPartNotFound(what) => (
+                StatusCode::NOT_FOUND,
+                format!("this review has no such {what}"),
+                Some(match *what {
+                    "version" => "version-not-found",
+                    _ => "link-not-found",
+                }),
+            ),
+            ReviewConflict { message, code } => (StatusCode::CONFLICT, message.clone(), Some(code)),
+            ReviewDamaged { .. } => (
+                StatusCode::GONE,
+                "a stored part of this review is damaged and cannot be read".into(),
+                Some("review-damaged"),
+            ),
+            TooManyStreams { message } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                message.clone(),
+                Some("too-many-streams"),
+            ),
         }
     }
 
@@ -400,6 +470,7 @@ impl ApiError {
                 Some(retry_after.as_secs().max(1))
             }
             ApiError::Overloaded | ApiError::ShuttingDown => Some(1),
+            ApiError::TooManyStreams { .. } => Some(5),
             ApiError::TooManyRequests { retry_after }
             | ApiError::IdempotencyInProgress { retry_after } => {
                 // Round up: a client that waits this long is let through.
@@ -442,7 +513,13 @@ impl ApiError {
             | ApiError::InvalidIdempotencyKey
             | ApiError::MalformedHead(_)
             | ApiError::HeadTooLarge
-            | ApiError::UnsupportedTransferCoding => None,
+            | ApiError::UnsupportedTransferCoding
+            | ApiError::ReviewNotFound
+            | ApiError::ReviewTokenMissing
+            | ApiError::OwnerOnly
+            | ApiError::ReviewPartNotFound(_)
+            | ApiError::ReviewConflict { .. }
+            | ApiError::ReviewDamaged { .. } => None,
         }
     }
 
@@ -484,6 +561,62 @@ impl ApiError {
             err @ (PasteError::Draw(_) | PasteError::IdsExhausted(_)) => {
                 ApiError::PasteFailed(Box::new(err))
             }
+        }
+    }
+
+    /// Maps a review operation's failure.
+    pub(crate) fn from_review(err: ReviewError) -> Self {
+        use tenancy::ReviewRefusal as R;
+        let conflict =
+            |message: String, code: &'static str| ApiError::ReviewConflict { message, code };
+        match err {
+            ReviewError::NotFound => ApiError::ReviewNotFound,
+            ReviewError::OwnerOnly => ApiError::OwnerOnly,
+            ReviewError::CredentialRequired => ApiError::Unauthorized,
+            ReviewError::NoSuch(what) => ApiError::ReviewPartNotFound(what),
+            ReviewError::Refused(refusal) => match refusal {
+                R::NotOpen(state) => conflict(
+                    format!("the review is {state} and takes no more changes"),
+                    "review-decided",
+                ),
+                R::StaleParent { latest } => conflict(
+                    format!(
+                        "the parent is not the latest version: version {latest} is (someone else pushed); fetch it and push on it"
+                    ),
+                    "stale-parent",
+                ),
+                R::TooManyVersions(max) => conflict(
+                    format!("this review has {max} versions, the most a review may have"),
+                    "too-many-versions",
+                ),
+                R::TooManyLinks(max) => conflict(
+                    format!(
+                        "this review has {max} live reviewer links, the most it may have: revoke one first"
+                    ),
+                    "too-many-links",
+                ),
+                R::NameBound { bound } => conflict(
+                    format!("this link already writes as {bound:?}; a link's name cannot change"),
+                    "name-bound",
+                ),
+                R::NameTaken => conflict(
+                    "another link of this review already writes under this name".into(),
+                    "name-taken",
+                ),
+                R::UnknownVersion => ApiError::InvalidValue(
+                    "\"version\" names a version this review does not have".into(),
+                ),
+                R::OverQuota => ApiError::QuotaExceeded,
+            },
+            ReviewError::Damaged { reason } => ApiError::ReviewDamaged { reason },
+            ReviewError::Store(e) => ApiError::from_store(e, false),
+            ReviewError::CatalogOpen(e) => ApiError::from_catalog_open(e),
+            ReviewError::Catalog(e) => ApiError::from_catalog(e),
+            ReviewError::CatalogTimeout => ApiError::CatalogUnavailable {
+                retry_after: Duration::from_secs(1),
+                source: None,
+            },
+            err @ ReviewError::Draw => ApiError::PasteFailed(Box::new(err)),
         }
     }
 

@@ -26,13 +26,14 @@ mod openapi;
 mod purge;
 mod ratelimit;
 mod response;
+mod reviews;
 mod router;
 mod service;
 mod shared_limit;
 mod state;
 mod tenants;
 
-pub use config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, split_origins};
+pub use config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, ReviewConfig, split_origins};
 pub use error::ApiError;
 pub use handlers::metrics::RenderMetrics;
 pub use ratelimit::LimitsConfig;

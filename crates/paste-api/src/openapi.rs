@@ -10,6 +10,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 pub(crate) const API_KEY: &str = "apiKey";
 /// The name of the per-paste delete token scheme in the document.
 pub(crate) const DELETE_TOKEN: &str = "deleteToken";
+/// The name of the review token scheme (owner or reviewer) in the document.
+pub(crate) const REVIEW_TOKEN: &str = "reviewToken";
 /// The name of the admin token scheme in the document.
 pub(crate) const ADMIN_TOKEN: &str = "adminToken";
 
@@ -36,6 +38,7 @@ pub(crate) const ADMIN_TOKEN: &str = "adminToken";
     tags(
         (name = "compat", description = "Upstream-compatible paste routes (Plannotator's paste service)"),
         (name = "pastes", description = "The tenant-aware paste API"),
+        (name = "reviews", description = "Live shared reviews: versions, reviewer links, comment sets, the owner's decision and an event stream; end-to-end encrypted (the server stores only ciphertext)"),
         (name = "admin", description = "Tenants, API keys and usage, for operators (admin token)"),
         (name = "probes", description = "Liveness and readiness"),
         (name = "docs", description = "This document"),
@@ -54,6 +57,7 @@ pub(crate) const ADMIN_TOKEN: &str = "adminToken";
             api_types::CreatedKey,
             api_types::KeyList,
             api_types::Usage,
+            api_types::reviews::ReviewEventFrame,
         ),
         responses(
             responses::BadRequest,
@@ -106,6 +110,22 @@ impl utoipa::Modify for SecuritySchemes {
                          `Authorization: Bearer <deleteToken>`; it deletes that paste only. \
                          A bearer of another shape answers 401; a well-formed token that \
                          is not the paste's answers 404, as an absent paste does.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            REVIEW_TOKEN,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("43 base64url characters")
+                    .description(Some(
+                        "A review's owner token (returned by `POST /api/v1/reviews`) or a \
+                         reviewer link's token (returned by `POST /api/v1/reviews/{id}/links`), \
+                         the `t` of the review link's fragment. Never in a path or query. \
+                         A wrong, revoked or malformed token answers the same 404 as an \
+                         unknown, expired or deleted review; none at all answers 401.",
                     ))
                     .build(),
             ),

@@ -11,9 +11,10 @@ use tokio::sync::{Mutex, Semaphore};
 
 use crate::answer::ResponseBudget;
 use crate::body::{BodyBudget, BodyClients};
-use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig};
+use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, ReviewConfig};
 use crate::purge::Purger;
 use crate::ratelimit::{Limiters, LimitsConfig};
+use crate::reviews::ReviewService;
 use crate::service::PasteService;
 use crate::tenants::{CACHE_TTL, Directory};
 
@@ -33,6 +34,8 @@ pub(crate) struct Inner {
     pub(crate) directory: Directory,
     /// The paste operations (store, catalog index, idempotency).
     pub(crate) pastes: PasteService,
+    /// The review operations and their event fan-out.
+    pub(crate) reviews: Arc<ReviewService>,
     pub(crate) limits: LimitsConfig,
     pub(crate) limiters: Limiters,
     pub(crate) http: HttpConfig,
@@ -52,8 +55,10 @@ pub(crate) struct Inner {
 }
 
 impl AppState {
-    /// Builds the state. `paste` must have passed [`PasteConfig::validate`]
-    /// and `limits` [`LimitsConfig::validate`].
+    /// Builds the state. `paste` must have passed [`PasteConfig::validate`],
+    /// `reviews` [`ReviewConfig::validate`] and `limits`
+    /// [`LimitsConfig::validate`].
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         store: Arc<dyn PasteStore>,
         catalog: Arc<LazyCatalog>,
@@ -62,6 +67,7 @@ impl AppState {
         head: HeadLimits,
         admin: AdminConfig,
         limits: LimitsConfig,
+        reviews: ReviewConfig,
     ) -> Self {
         // Every store operation is timed and counted (`paste_store::instrument`).
         let store = paste_store::instrument::Instrumented::wrap(store);
@@ -73,6 +79,12 @@ impl AppState {
                     catalog.clone(),
                     Duration::from_secs(http.store_timeout_secs.max(1)),
                 ),
+                reviews: Arc::new(ReviewService::new(
+                    store.clone(),
+                    catalog.clone(),
+                    Duration::from_secs(http.store_timeout_secs.max(1)),
+                    reviews,
+                )),
                 limiters: Limiters::new(&limits),
                 limits,
                 in_flight: Arc::new(Semaphore::new(http.max_in_flight.max(1))),
@@ -91,6 +103,13 @@ impl AppState {
         }
     }
 
+    /// Ends every review event stream: the server is going away (not the
+    /// review), so clients reconnect, to another replica where there is one.
+    /// Call when the drain begins; the streams would hold it up otherwise.
+    pub fn end_streams(&self) {
+        self.inner.reviews.hub.shut_down();
+    }
+
     /// The readiness switch (flip it at the start of a graceful shutdown).
     pub fn readiness(&self) -> &Readiness {
         &self.inner.readiness
@@ -99,10 +118,14 @@ impl AppState {
     /// Starts the background upkeep, which lives as long as the state does:
     /// tenant snapshot refresh (every [`CACHE_TTL`]), limiter and key-cache
     /// cleaning and the flush of request counts to usage (every 10 s), the
-    /// sweep of expired index entries, which gives their quota back, and the
-    /// purge of deleted tenants' pastes (every minute). Call once, inside a
-    /// runtime.
+    /// sweep of expired index entries and reviews, which gives their quota
+    /// back, and the purge of deleted tenants' pastes (every minute); and the
+    /// following of review changes committed by other replicas. Call once,
+    /// inside a runtime.
     pub fn spawn_maintenance(&self) {
+        tokio::spawn(crate::reviews::hub::Hub::follow_notices(Arc::downgrade(
+            &self.inner.reviews.hub,
+        )));
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(CACHE_TTL);
@@ -129,6 +152,7 @@ impl AppState {
                         Ok(n) => tracing::info!(swept = n, "expired pastes released from quotas"),
                         Err(error) => tracing::warn!(%error, "expiry sweep failed"),
                     }
+                    inner.reviews.sweep_expired(&catalog).await;
                     // On a task of its own: a large purge must not hold up
                     // the snapshot refresh.
                     let (purger, store) = (inner.purger.clone(), inner.store.clone());

@@ -20,6 +20,7 @@ pub async fn run(store: Arc<dyn PasteStore>) {
     empty_and_five_mib_values_round_trip(&*store).await;
     namespaces_never_see_each_others_keys(&*store).await;
     purging_a_namespace_removes_all_of_it_and_nothing_else(&*store).await;
+    review_blobs_and_pastes_of_one_id_are_apart(&*store).await;
     health_is_ok(&*store).await;
 }
 
@@ -298,6 +299,54 @@ async fn purging_a_namespace_removes_all_of_it_and_nothing_else(store: &dyn Past
     for key in &kept_keys {
         ok(store.delete(key).await, what);
     }
+}
+
+async fn review_blobs_and_pastes_of_one_id_are_apart(store: &dyn PasteStore) {
+    let what = "review_blobs_and_pastes_of_one_id_are_apart";
+    let tag = fresh_key("x").id().as_str().to_ascii_lowercase();
+    let paste_key = fresh_key(&format!("blobs-{tag}"));
+    let blob_key = PasteKey::review_blob(paste_key.namespace().clone(), paste_key.id().clone());
+    // A blob where no paste is: the paste id reads nothing.
+    ok(
+        store.put_if_absent(&blob_key, paste("blob", HOUR)).await,
+        what,
+    );
+    assert!(
+        matches!(store.get(&paste_key).await, Err(StoreError::NotFound)),
+        "{what}: a paste id reached a review blob"
+    );
+    // A paste of the same id is another value; deleting one keeps the other.
+    ok(
+        store.put_if_absent(&paste_key, paste("paste", HOUR)).await,
+        what,
+    );
+    assert_eq!(
+        ok(store.get(&blob_key).await, what).payload.to_text(),
+        "blob"
+    );
+    assert_eq!(
+        ok(store.get(&paste_key).await, what).payload.to_text(),
+        "paste"
+    );
+    ok(store.delete(&paste_key).await, what);
+    assert_eq!(
+        ok(store.get(&blob_key).await, what).payload.to_text(),
+        "blob"
+    );
+    // A purge of the namespace takes the blobs with it.
+    ok(
+        store.put_if_absent(&paste_key, paste("paste", HOUR)).await,
+        what,
+    );
+    assert_eq!(
+        ok(store.purge_namespace(paste_key.namespace()).await, what),
+        2,
+        "{what}: purge count"
+    );
+    assert!(
+        matches!(store.get(&blob_key).await, Err(StoreError::NotFound)),
+        "{what}: a purged review blob is still readable"
+    );
 }
 
 async fn health_is_ok(store: &dyn PasteStore) {

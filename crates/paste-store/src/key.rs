@@ -168,17 +168,50 @@ impl fmt::Display for PasteId {
     }
 }
 
-/// The address of one stored paste: a tenant namespace and an id.
+/// What a stored value is, which decides its place beside the others of
+/// its namespace: a paste is reachable by its id through the paste routes,
+/// a review blob only through the review it belongs to.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum KeyKind {
+    /// A paste.
+    Paste,
+    /// A review's version, comment set or decision feedback, named by the
+    /// catalog's review rows.
+    ReviewBlob,
+}
+
+/// The address of one stored value: a tenant namespace, a kind and an id.
+/// Values of different kinds never share a location, so a paste id can
+/// never reach a review blob.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct PasteKey {
     namespace: Namespace,
+    kind: KeyKind,
     id: PasteId,
 }
 
 impl PasteKey {
-    /// Builds the key of `id` in `namespace`.
+    /// Builds the key of paste `id` in `namespace`.
     pub fn new(namespace: Namespace, id: PasteId) -> Self {
-        PasteKey { namespace, id }
+        PasteKey {
+            namespace,
+            kind: KeyKind::Paste,
+            id,
+        }
+    }
+
+    /// Builds the key of review blob `id` in `namespace`.
+    pub fn review_blob(namespace: Namespace, id: PasteId) -> Self {
+        PasteKey {
+            namespace,
+            kind: KeyKind::ReviewBlob,
+            id,
+        }
+    }
+
+    /// Whether this is a paste or a review blob.
+    pub fn kind(&self) -> KeyKind {
+        self.kind
     }
 
     /// The tenant namespace.
@@ -197,25 +230,49 @@ impl PasteKey {
     /// Ids are case-sensitive but some file systems are not, so the file name is
     /// the lower-case hex of the id's bytes; the shard is the hex of its first
     /// two characters (3 844 shards, so a million pastes are ~260 per folder).
+    /// A review blob's file name is the same hex after `r` (hex has no `r`).
     pub(crate) fn fs_location(&self) -> (String, String) {
         let hex = hex_lower(self.id.as_str().as_bytes());
         let shard = hex[..4].to_owned();
-        (format!("{}/{}", self.namespace.as_str(), shard), hex)
+        let file = match self.kind {
+            KeyKind::Paste => hex,
+            KeyKind::ReviewBlob => format!("r{hex}"),
+        };
+        (format!("{}/{}", self.namespace.as_str(), shard), file)
     }
 }
 
 impl PasteKey {
-    /// The Redis key: `<prefix><namespace>:<id>`. Namespaces cannot contain
-    /// `:` and ids are alphanumeric, so keys of different tenants never meet.
+    /// The Redis key: `<prefix><namespace>:<id>` for a paste,
+    /// `<prefix><namespace>:r:<id>` for a review blob. Namespaces cannot
+    /// contain `:` and ids are alphanumeric, so keys of different tenants or
+    /// kinds never meet.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn redis_key(&self, prefix: &str) -> String {
-        format!("{prefix}{}:{}", self.namespace.as_str(), self.id.as_str())
+        let kind = match self.kind {
+            KeyKind::Paste => "",
+            KeyKind::ReviewBlob => "r:",
+        };
+        format!(
+            "{prefix}{}:{kind}{}",
+            self.namespace.as_str(),
+            self.id.as_str()
+        )
     }
 
-    /// The S3 object key: `<prefix><namespace>/<id>`.
+    /// The S3 object key: `<prefix><namespace>/<id>` for a paste,
+    /// `<prefix><namespace>/r/<id>` for a review blob.
     #[cfg_attr(not(feature = "s3"), allow(dead_code))]
     pub(crate) fn object_key(&self, prefix: &str) -> String {
-        format!("{prefix}{}/{}", self.namespace.as_str(), self.id.as_str())
+        let kind = match self.kind {
+            KeyKind::Paste => "",
+            KeyKind::ReviewBlob => "r/",
+        };
+        format!(
+            "{prefix}{}/{kind}{}",
+            self.namespace.as_str(),
+            self.id.as_str()
+        )
     }
 }
 
@@ -356,6 +413,30 @@ mod tests {
                 .starts_with(&ns.object_prefix("pastes/"))
         );
         assert!(!longer.redis_key("p:").starts_with("p:team-a:"));
+    }
+
+    #[test]
+    fn review_blobs_live_beside_pastes_but_never_at_a_pastes_place() {
+        let ns = Namespace::parse("team-a").unwrap();
+        let id = PasteId::parse("PwAB6RsT").unwrap();
+        let paste = PasteKey::new(ns.clone(), id.clone());
+        let blob = PasteKey::review_blob(ns.clone(), id);
+        assert_eq!(blob.kind(), KeyKind::ReviewBlob);
+        assert_eq!(
+            blob.fs_location(),
+            ("team-a/5077".to_owned(), "r5077414236527354".to_owned())
+        );
+        assert_eq!(blob.redis_key("p:"), "p:team-a:r:PwAB6RsT");
+        assert_eq!(blob.object_key("pastes/"), "pastes/team-a/r/PwAB6RsT");
+        assert_ne!(paste.fs_location(), blob.fs_location());
+        assert_ne!(paste.redis_key("p:"), blob.redis_key("p:"));
+        assert_ne!(paste.object_key("p/"), blob.object_key("p/"));
+        // Still inside the namespace, so purges and sweeps cover them.
+        assert!(blob.redis_key("p:").starts_with("p:team-a:"));
+        assert!(
+            blob.object_key("pastes/")
+                .starts_with(&ns.object_prefix("pastes/"))
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub use backends::redis::RedisStore;
 pub use backends::s3::{LIFECYCLE_RULE_ID, S3Store, apply_lifecycle_rule};
 pub use config::{FsConfig, FsSync, RedisConfig, S3Config, StoreConfig, StoreKind, redacted};
 pub use error::{OpenError, RecordHeader, StoreError};
-pub use key::{KeyError, Namespace, PasteId, PasteKey};
+pub use key::{KeyError, KeyKind, Namespace, PasteId, PasteKey};
 pub use payload::{DeleteToken, DeleteTokenDigest, Payload, StoredPaste};
 pub use time::{UnixMillis, now_ms};
 

@@ -76,6 +76,7 @@ impl Server {
             },
             settings.admin.clone(),
             settings.limits.clone(),
+            settings.reviews.clone(),
         );
         state.spawn_maintenance();
         let admin = match settings.admin.addr.trim() {
@@ -180,6 +181,8 @@ impl Server {
         }
         drop(listener);
         let _ = draining_tx.send(true);
+        // Event streams would hold the drain up to the grace period.
+        state.end_streams();
         let grace = Duration::from_secs(config.shutdown_grace_secs);
         match tokio::time::timeout(grace, graceful.shutdown()).await {
             Ok(()) => tracing::info!("all connections drained"),

@@ -26,7 +26,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use paste_api::{AdminConfig, HttpConfig, LimitsConfig, PasteConfig, split_origins};
+use paste_api::{AdminConfig, HttpConfig, LimitsConfig, PasteConfig, ReviewConfig, split_origins};
 use paste_store::{StoreConfig, StoreKind, redacted};
 use serde::{Deserialize, Serialize};
 use tenancy::CatalogConfig;
@@ -44,6 +44,8 @@ pub struct Settings {
     pub paste: PasteConfig,
     /// `[http]`: per-request bounds.
     pub http: HttpConfig,
+    /// `[reviews]`: the limits of live reviews.
+    pub reviews: ReviewConfig,
     /// `[store]`: the storage backend.
     pub store: StoreConfig,
     /// `[catalog]`: the tenant catalog's database.
@@ -543,6 +545,7 @@ impl Settings {
 
     fn validate(&self) -> Result<(), SettingsError> {
         self.paste.validate().map_err(SettingsError::Invalid)?;
+        self.reviews.validate().map_err(SettingsError::Invalid)?;
         self.limits.validate().map_err(SettingsError::Invalid)?;
         self.portal.validate().map_err(SettingsError::Invalid)?;
         let admin_addr = self.admin.addr.trim();

@@ -55,7 +55,13 @@ where
         );
     }
     let response = shed_load(state, request, inner, shedding).await;
-    if response.status() == StatusCode::UNAUTHORIZED {
+    // A review token that finds no review is a failed authentication too.
+    let bad_review_token = has_credentials
+        && response
+            .extensions()
+            .get::<LoggedError>()
+            .is_some_and(|e| matches!(*e.0, ApiError::ReviewNotFound));
+    if response.status() == StatusCode::UNAUTHORIZED || bad_review_token {
         tracing::warn!(client.ip = %ip, "authentication failed");
         if let Some(wait) = limiters.failed_auth.as_ref().and_then(|p| p.strike(ip)) {
             return rate_limited(

@@ -16,9 +16,9 @@ const CORS_METHODS: HeaderValue = HeaderValue::from_static("GET, POST, OPTIONS")
 const CORS_HEADERS: HeaderValue = HeaderValue::from_static("Content-Type");
 /// What the new routes need (keys, idempotency, delete), sent to a preflight
 /// that asks for any of it.
-const CORS_METHODS_FULL: HeaderValue = HeaderValue::from_static("GET, POST, DELETE, OPTIONS");
+const CORS_METHODS_FULL: HeaderValue = HeaderValue::from_static("GET, POST, PUT, DELETE, OPTIONS");
 const CORS_HEADERS_FULL: HeaderValue =
-    HeaderValue::from_static("Content-Type, Authorization, Idempotency-Key");
+    HeaderValue::from_static("Content-Type, Authorization, Idempotency-Key, Last-Event-ID");
 const CORS_MAX_AGE: HeaderValue = HeaderValue::from_static("86400");
 
 /// `OPTIONS` on any path answers 204; every other response gets CORS headers
@@ -80,12 +80,13 @@ where
 }
 
 /// Whether a preflight asks for a method or header upstream's CORS answer
-/// does not list (`DELETE`, `Authorization`, `Idempotency-Key`).
+/// does not list (`PUT`, `DELETE`, `Authorization`, `Idempotency-Key`,
+/// `Last-Event-ID`: the paste API's and the review API's).
 fn asks_beyond_upstream(headers: &http::HeaderMap) -> bool {
     let method = headers
         .get(header::ACCESS_CONTROL_REQUEST_METHOD)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|m| m.eq_ignore_ascii_case("DELETE"));
+        .is_some_and(|m| m.eq_ignore_ascii_case("DELETE") || m.eq_ignore_ascii_case("PUT"));
     let extra_header = headers
         .get_all(header::ACCESS_CONTROL_REQUEST_HEADERS)
         .iter()
@@ -93,7 +94,9 @@ fn asks_beyond_upstream(headers: &http::HeaderMap) -> bool {
         .flat_map(|v| v.split(','))
         .any(|h| {
             let h = h.trim();
-            h.eq_ignore_ascii_case("authorization") || h.eq_ignore_ascii_case("idempotency-key")
+            h.eq_ignore_ascii_case("authorization")
+                || h.eq_ignore_ascii_case("idempotency-key")
+                || h.eq_ignore_ascii_case("last-event-id")
         });
     method || extra_header
 }

@@ -112,7 +112,7 @@ where
     // say so, and not be restarted for it.
     let shed = if NEVER_SHED.contains(&route) {
         Shedding::Exempt
-    } else if method == Method::POST && BODY_FIRST.contains(&route) {
+    } else if (method == Method::POST || method == Method::PUT) && BODY_FIRST.contains(&route) {
         Shedding::AfterBody
     } else {
         Shedding::Applies
@@ -140,8 +140,23 @@ where
 }
 
 /// Routes answered however loaded the instance is.
-const NEVER_SHED: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+/// Review event streams are not shed either: they hold no place among the
+/// requests in flight (a long poll would, for up to 25 s) and are bounded by
+/// their own caps (`[reviews]`).
+const NEVER_SHED: [&str; 4] = [
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/api/v1/reviews/{id}/events",
+];
 
-/// Routes whose `POST` bodies may be large: they take their place once the
-/// body has arrived ([`Shedding::AfterBody`]).
-const BODY_FIRST: [&str; 2] = ["/api/paste", "/api/v1/pastes"];
+/// Routes whose `POST` or `PUT` bodies may be large: they take their place
+/// once the body has arrived ([`Shedding::AfterBody`]).
+const BODY_FIRST: [&str; 6] = [
+    "/api/paste",
+    "/api/v1/pastes",
+    "/api/v1/reviews",
+    "/api/v1/reviews/{id}/versions",
+    "/api/v1/reviews/{id}/comments",
+    "/api/v1/reviews/{id}/decision",
+];

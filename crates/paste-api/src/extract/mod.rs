@@ -7,9 +7,11 @@
 mod headers;
 mod json;
 mod path;
+mod review;
 mod tenant;
 
 pub(crate) use headers::{bearer_token, idempotency_key, is_json};
 pub(crate) use json::{JsonBody, body_rules, parse_object};
 pub(crate) use path::{CompatPastePath, KeyPath, PastePath, TenantPath};
+pub(crate) use review::ReviewCaller;
 pub(crate) use tenant::{Tenant, TenantSlot};

@@ -49,7 +49,7 @@ impl FromRequestParts<AppState> for Tenant {
 pub(crate) struct TenantSlot(Arc<OnceLock<Arc<TenantCtx>>>);
 
 impl TenantSlot {
-    fn fill(&self, ctx: Arc<TenantCtx>) {
+    pub(super) fn fill(&self, ctx: Arc<TenantCtx>) {
         // A handler extracts its tenant once; a second fill keeps the first.
         let _ = self.0.set(ctx);
     }

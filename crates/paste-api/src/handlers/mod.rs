@@ -5,6 +5,8 @@ pub(crate) mod health;
 pub(crate) mod metrics;
 pub(crate) mod paste;
 pub(crate) mod pastes;
+pub(crate) mod review_events;
+pub(crate) mod reviews;
 
 use std::future::Future;
 use std::time::Duration;

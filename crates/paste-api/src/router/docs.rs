@@ -17,9 +17,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use super::tables::{admin_api, paste_api, probe_api, with_method_fallback};
+use super::tables::{admin_api, paste_api, probe_api, review_api, with_method_fallback};
 use crate::error::ApiError;
-use crate::openapi::{ADMIN_TOKEN, API_KEY, ApiDoc, DELETE_TOKEN};
+use crate::openapi::{ADMIN_TOKEN, API_KEY, ApiDoc, DELETE_TOKEN, REVIEW_TOKEN};
 use crate::response::JSON_CONTENT_TYPE;
 use crate::state::AppState;
 
@@ -43,6 +43,7 @@ const DOCS_CSP: HeaderValue = HeaderValue::from_static(
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.merge(paste_api().into_openapi());
+    doc.merge(review_api().into_openapi());
     doc.merge(probe_api().into_openapi());
     doc.merge(document_api().into_openapi());
     let mut doc = doc.nest("/admin", admin_api().into_openapi());
@@ -66,6 +67,15 @@ const PASTE_ANSWERS: [(&str, &str); 4] = [
     ("401", "Unauthorized"),
     ("403", "Forbidden"),
     ("429", "TooManyRequests"),
+    ("503", "Unavailable"),
+];
+
+/// Every review operation (owner or reviewer token).
+const REVIEW_ANSWERS: [(&str, &str); 5] = [
+    ("401", "Unauthorized"),
+    ("404", "NotFound"),
+    ("429", "TooManyRequests"),
+    ("500", "Internal"),
     ("503", "Unavailable"),
 ];
 
@@ -100,6 +110,8 @@ fn add_common_answers(doc: &mut utoipa::openapi::OpenApi) {
             let takes = |scheme: &str| schemes.iter().any(|s| s == scheme);
             let answers: &[(&str, &str)] = if takes(ADMIN_TOKEN) {
                 &ADMIN_ANSWERS
+            } else if takes(REVIEW_TOKEN) {
+                &REVIEW_ANSWERS
             } else if takes(API_KEY) || takes(DELETE_TOKEN) {
                 &PASTE_ANSWERS
             } else {

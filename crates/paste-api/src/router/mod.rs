@@ -22,7 +22,7 @@ mod tables;
 
 pub use docs::{openapi, openapi_json};
 
-use tables::{admin_api, paste_api, probe_api, route_not_found};
+use tables::{admin_api, paste_api, probe_api, review_api, route_not_found};
 
 /// The API router with all its layers.
 ///
@@ -32,6 +32,7 @@ use tables::{admin_api, paste_api, probe_api, route_not_found};
 /// | `/api/paste/{id}` | `GET` (compat), `DELETE` (new) | |
 /// | `/api/v1/pastes` | `GET`, `POST` | new |
 /// | `/api/v1/pastes/{id}` | `GET` (and `HEAD`), `DELETE` | new |
+/// | `/api/v1/reviews…` | see `handlers/reviews.rs` | new |
 /// | `/healthz`, `/readyz` | `GET` (and `HEAD`) | new |
 /// | `/api/openapi.json`, `/api/docs/…` | `GET` | new, main listener only |
 /// | `/admin/v1/tenants` | `GET`, `POST` | new, admin |
@@ -111,7 +112,7 @@ fn admin_routes(state: &AppState) -> Router<AppState> {
 
 /// The paste routes, behind the per-IP limiter.
 fn paste_routes(state: &AppState) -> Router<AppState> {
-    let (routes, _) = paste_api().split_for_parts();
+    let (routes, _) = paste_api().merge(review_api()).split_for_parts();
     routes.layer(option_layer(ip_limiter(state)))
 }
 

@@ -7,7 +7,7 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::handlers::{admin, health, paste, pastes};
+use crate::handlers::{admin, health, paste, pastes, review_events, reviews};
 use crate::state::AppState;
 
 /// The paste routes and their documentation, without layers.
@@ -27,6 +27,32 @@ pub(crate) fn paste_api() -> OpenApiRouter<AppState> {
         .routes(with_method_fallback(
             routes!(pastes::get, pastes::delete),
             "GET, HEAD, DELETE",
+        ))
+}
+
+/// The review routes and their documentation, without layers.
+pub(crate) fn review_api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(with_method_fallback(routes!(reviews::create), "POST"))
+        .routes(with_method_fallback(
+            routes!(reviews::get, reviews::delete),
+            "GET, HEAD, DELETE",
+        ))
+        .routes(with_method_fallback(routes!(reviews::push), "POST"))
+        .routes(with_method_fallback(routes!(reviews::version), "GET, HEAD"))
+        .routes(with_method_fallback(routes!(reviews::add_link), "POST"))
+        .routes(with_method_fallback(
+            routes!(reviews::revoke_link),
+            "DELETE",
+        ))
+        .routes(with_method_fallback(
+            routes!(reviews::put_comments, reviews::delete_comments),
+            "PUT, DELETE",
+        ))
+        .routes(with_method_fallback(routes!(reviews::decide), "POST"))
+        .routes(with_method_fallback(
+            routes!(review_events::events),
+            "GET, HEAD",
         ))
 }
 

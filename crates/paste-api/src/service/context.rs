@@ -117,6 +117,6 @@ impl PasteService {
     }
 }
 
-pub(super) fn now_ms_i64() -> i64 {
+pub(crate) fn now_ms_i64() -> i64 {
     i64::try_from(paste_store::now_ms()).unwrap_or(i64::MAX)
 }

@@ -20,7 +20,7 @@ mod read;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use context::{PasteService, TenantCtx};
+pub(crate) use context::{PasteService, TenantCtx, now_ms_i64};
 pub(crate) use create::NewPaste;
 pub(crate) use error::PasteError;
 pub(crate) use read::ReadMode;

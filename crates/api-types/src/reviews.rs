@@ -1,0 +1,273 @@
+//! Bodies of the review API (`/api/v1/reviews`). Every `data` field is an
+//! encrypted short-link payload (the client's ciphertext; the server never
+//! sees plaintext); every time is Unix milliseconds. Requests refuse
+//! unknown fields.
+
+use serde::{Deserialize, Serialize};
+
+/// A version's ciphertext and the client's digest of its plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct VersionInput {
+    /// The encrypted share payload (base64url).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
+    pub data: String,
+    /// base64url(HMAC-SHA256(review key, plan markdown)): 43 characters.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{43}$"))]
+    pub digest: String,
+}
+
+/// `POST /api/v1/reviews` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateReviewRequest {
+    /// The first version.
+    pub version: VersionInput,
+    /// Lifetime in seconds within the tenant's limits (default: the
+    /// tenant's default paste lifetime).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_153_600_000_u64))]
+    pub ttl: Option<u64>,
+}
+
+/// `POST /api/v1/reviews` response. The owner token is shown only here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CreateReviewResponse {
+    /// The review id.
+    pub id: String,
+    /// The owner's bearer token (43 base64url characters).
+    pub owner_token: String,
+    /// The first version's number: 1.
+    pub version: u64,
+    /// When the review and everything of it expires.
+    pub expires_at: u64,
+}
+
+/// Who the presented token belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct You {
+    /// `owner` or `reviewer`.
+    pub role: String,
+    /// The writer id: `owner` or the reviewer link's id.
+    pub link: String,
+    /// The name this writer bound with its first comments, if any.
+    pub name: Option<String>,
+}
+
+/// One version's metadata.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct VersionInfo {
+    /// 1, 2, …
+    pub n: u64,
+    /// The client's digest.
+    pub digest: String,
+    /// When it was pushed.
+    pub created_at: u64,
+    /// Stored size in bytes.
+    pub size: u64,
+}
+
+/// One writer's comment set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CommentSet {
+    /// `owner` or the reviewer link's id.
+    pub writer: String,
+    /// The writer's bound name.
+    pub name: String,
+    /// The version the comments were made on.
+    pub version: u64,
+    /// The encrypted comment set.
+    pub data: String,
+    /// When it was last stored.
+    pub updated_at: u64,
+}
+
+/// One live reviewer link (shown to the owner only; never its token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LinkInfo {
+    /// The link id.
+    pub id: String,
+    /// The name it bound, once it has written.
+    pub name: Option<String>,
+    /// When it was minted.
+    pub created_at: u64,
+}
+
+/// The owner's decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionInfo {
+    /// `approved` or `changes_requested`.
+    pub decision: String,
+    /// The encrypted feedback, when the owner sent some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// When it was made.
+    pub decided_at: u64,
+}
+
+/// `GET /api/v1/reviews/{id}` response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewView {
+    /// The review id.
+    pub id: String,
+    /// `open`, `approved` or `changes_requested`.
+    pub state: String,
+    /// The token's holder.
+    pub you: You,
+    /// The latest version's number.
+    pub latest: u64,
+    /// Every version, oldest first.
+    pub versions: Vec<VersionInfo>,
+    /// Every writer's comment set.
+    pub comments: Vec<CommentSet>,
+    /// Live reviewer links (owner only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<LinkInfo>>,
+    /// The decision, once made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<DecisionInfo>,
+    /// The last event's sequence number (pass as `after` to follow events).
+    pub seq: u64,
+    /// When the review expires.
+    pub expires_at: u64,
+}
+
+/// `GET /api/v1/reviews/{id}/versions/{n}` response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct VersionBody {
+    /// The version's number.
+    pub n: u64,
+    /// The client's digest.
+    pub digest: String,
+    /// The encrypted share payload.
+    pub data: String,
+    /// When it was pushed.
+    pub created_at: u64,
+}
+
+/// `POST /api/v1/reviews/{id}/versions` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PushVersionRequest {
+    /// The encrypted share payload.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
+    pub data: String,
+    /// The client's digest of the plan (43 base64url characters).
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{43}$"))]
+    pub digest: String,
+    /// The version this one revises: must be the latest.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    pub parent: u64,
+}
+
+/// `POST /api/v1/reviews/{id}/versions` response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PushVersionResponse {
+    /// The new version's number, or the latest when unchanged.
+    pub n: u64,
+    /// Present (true) when the plan equals the latest version's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unchanged: Option<bool>,
+}
+
+/// `POST /api/v1/reviews/{id}/links` request: an empty object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateLinkRequest {}
+
+/// `POST /api/v1/reviews/{id}/links` response. The token is shown only here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CreatedLink {
+    /// The link id (for revoking it).
+    pub id: String,
+    /// The reviewer's bearer token (43 base64url characters).
+    pub token: String,
+}
+
+/// `PUT /api/v1/reviews/{id}/comments` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PutCommentsRequest {
+    /// The writer's name: bound by the first set, the same ever after.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 64))]
+    pub name: String,
+    /// The version the comments were made on.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    pub version: u64,
+    /// The encrypted comment set.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
+    pub data: String,
+}
+
+/// `PUT /api/v1/reviews/{id}/comments` response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PutCommentsResponse {
+    /// The writer id.
+    pub writer: String,
+    /// When the set was stored.
+    pub updated_at: u64,
+}
+
+/// `POST /api/v1/reviews/{id}/decision` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DecisionRequest {
+    /// `approved` or `changes_requested`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^(approved|changes_requested)$")
+    )]
+    pub decision: String,
+    /// Optional encrypted feedback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
+    pub data: Option<String>,
+}
+
+/// One review event, as the long poll lists it and an SSE frame carries it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReviewEventFrame {
+    /// The event's sequence number (the SSE `id:`).
+    pub id: u64,
+    /// `version`, `comments`, `links`, `decision`, `revoked` or `closed`.
+    pub event: String,
+    /// A small JSON object: ids, numbers and names, never content or a token.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub data: serde_json::Value,
+}
+
+/// `GET /api/v1/reviews/{id}/events` with `Accept: application/json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReviewEventPage {
+    /// Events after `after`, oldest first (empty when the wait ran out).
+    pub events: Vec<ReviewEventFrame>,
+    /// The last sequence number covered: pass it as the next `after`.
+    pub seq: u64,
+}

@@ -1,0 +1,523 @@
+//! The review operations: each checks the caller's role, writes any new
+//! blob first, commits one catalog change, removes what the change freed
+//! and tells the hub.
+
+use paste_store::{Namespace, Payload, StoreError, StoredPaste};
+use tenancy::{
+    BlobRef, CatalogError, NewReview, Principal, Pushed, ReviewEvent, ReviewRefusal,
+    ReviewSnapshot, ReviewState, Role, VersionRow,
+};
+
+use super::error::ReviewError;
+use super::tokens::{self, Token};
+use super::{ID_ATTEMPTS, ID_LEN, LINK_ID_LEN, ReviewService, blob_key, fresh_id};
+use crate::service::TenantCtx;
+
+/// A token holder of one review, as the extractor found it.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub(crate) principal: Principal,
+    pub(crate) namespace: Namespace,
+}
+
+impl Caller {
+    /// Owner-only operations refuse reviewers.
+    fn require_owner(&self) -> Result<(), ReviewError> {
+        match self.principal.role {
+            Role::Owner => Ok(()),
+            Role::Reviewer => Err(ReviewError::OwnerOnly),
+        }
+    }
+}
+
+/// A validated create request.
+pub(crate) struct NewReviewInput {
+    pub(crate) data: String,
+    pub(crate) digest: String,
+    pub(crate) ttl_secs: u64,
+}
+
+/// A created review, as its owner is told (the token only here).
+pub(crate) struct ReviewCreated {
+    pub(crate) id: String,
+    pub(crate) owner_token: String,
+    pub(crate) expires_at: i64,
+}
+
+/// A review as a token holder reads it: the catalog's snapshot and the
+/// ciphertext of every comment set (in the snapshot's order) and of the
+/// feedback.
+pub(crate) struct ReviewRead {
+    pub(crate) snapshot: ReviewSnapshot,
+    pub(crate) comments: Vec<String>,
+    pub(crate) feedback: Option<String>,
+}
+
+/// What a push did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PushResult {
+    /// The new version's `n`, or the latest's when unchanged.
+    pub(crate) n: i64,
+    /// The plan equals the latest version's: nothing was stored.
+    pub(crate) unchanged: bool,
+}
+
+/// The owner's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    Approved,
+    ChangesRequested,
+}
+
+impl Decision {
+    fn state(self) -> ReviewState {
+        match self {
+            Decision::Approved => ReviewState::Approved,
+            Decision::ChangesRequested => ReviewState::ChangesRequested,
+        }
+    }
+}
+
+impl ReviewService {
+    /// Creates a review with its first version for the tenant of `ctx`.
+    pub(crate) async fn create(
+        &self,
+        ctx: &TenantCtx,
+        input: NewReviewInput,
+    ) -> Result<ReviewCreated, ReviewError> {
+        if ctx.key.is_none() && !ctx.tenant.allow_anonymous {
+            return Err(ReviewError::CredentialRequired);
+        }
+        let tenant = &ctx.tenant;
+        let now = crate::service::now_ms_i64();
+        let ttl_ms = i64::try_from(input.ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let expires_at = now.saturating_add(ttl_ms);
+        let blob = self
+            .put_blob(&tenant.namespace, input.data, now, expires_at)
+            .await?;
+        for _ in 0..ID_ATTEMPTS {
+            let token = Token::generate()?;
+            let new = NewReview {
+                id: fresh_id(ID_LEN)?,
+                owner_digest: token.digest(),
+                created_at: now,
+                expires_at,
+                digest: input.digest.clone(),
+                blob: blob.clone(),
+            };
+            let tenant_id = tenant.id.clone();
+            let new_row = new.clone();
+            let created = self
+                .catalog_call(|c| async move { c.create_review(&tenant_id, &new_row).await })
+                .await;
+            match created {
+                Ok(Ok(_event)) => {
+                    return Ok(ReviewCreated {
+                        id: new.id,
+                        owner_token: token.reveal(),
+                        expires_at,
+                    });
+                }
+                Ok(Err(refusal)) => {
+                    self.remove_blobs(&tenant.namespace, [&blob]).await;
+                    return Err(ReviewError::Refused(refusal));
+                }
+                Err(ReviewError::Catalog(CatalogError::Conflict(_))) => continue,
+                Err(other) => {
+                    self.remove_blobs(&tenant.namespace, [&blob]).await;
+                    return Err(other);
+                }
+            }
+        }
+        self.remove_blobs(&tenant.namespace, [&blob]).await;
+        Err(ReviewError::Draw)
+    }
+
+    /// Everything of the review, with the ciphertext of each comment set and
+    /// of the feedback.
+    pub(crate) async fn read(&self, caller: &Caller) -> Result<ReviewRead, ReviewError> {
+        let head = &caller.principal.review;
+        let (tenant, id) = (head.tenant.clone(), head.id.clone());
+        let snapshot = self
+            .catalog_call(|c| async move { c.review_snapshot(&tenant, &id).await })
+            .await?
+            .ok_or(ReviewError::NotFound)?;
+        // A handful of blobs at most (one per writer), read in turn.
+        let mut comments = Vec::with_capacity(snapshot.comments.len());
+        for row in &snapshot.comments {
+            comments.push(self.get_blob(&caller.namespace, &row.blob).await?);
+        }
+        let feedback = match snapshot.decision.as_ref().and_then(|d| d.feedback.as_ref()) {
+            Some(blob) => Some(self.get_blob(&caller.namespace, blob).await?),
+            None => None,
+        };
+        Ok(ReviewRead {
+            comments,
+            feedback,
+            snapshot,
+        })
+    }
+
+    /// Version `n` with its ciphertext.
+    pub(crate) async fn version(
+        &self,
+        caller: &Caller,
+        n: i64,
+    ) -> Result<(VersionRow, String), ReviewError> {
+        let head = &caller.principal.review;
+        let (tenant, id) = (head.tenant.clone(), head.id.clone());
+        let row = self
+            .catalog_call(|c| async move { c.review_version(&tenant, &id, n).await })
+            .await?
+            .ok_or(ReviewError::NoSuch("version"))?;
+        let data = self.get_blob(&caller.namespace, &row.blob).await?;
+        Ok((row, data))
+    }
+
+    /// Pushes a version on `parent` (owner only). An unchanged plan stores
+    /// nothing.
+    pub(crate) async fn push(
+        &self,
+        caller: &Caller,
+        data: String,
+        digest: String,
+        parent: i64,
+    ) -> Result<PushResult, ReviewError> {
+        caller.require_owner()?;
+        let head = &caller.principal.review;
+        // The common no-op (an identical re-capture) writes no blob.
+        let (tenant, id, latest) = (head.tenant.clone(), head.id.clone(), head.latest);
+        let latest_row = self
+            .catalog_call(|c| async move { c.review_version(&tenant, &id, latest).await })
+            .await?;
+        if head.state == ReviewState::Open
+            && latest_row.as_ref().is_some_and(|row| row.digest == digest)
+        {
+            return Ok(PushResult {
+                n: latest,
+                unchanged: true,
+            });
+        }
+        let now = crate::service::now_ms_i64();
+        let blob = self
+            .put_blob(&caller.namespace, data, now, head.expires_at)
+            .await?;
+        let (tenant, id, limits) = (head.tenant.clone(), head.id.clone(), self.limits());
+        let stored = blob.clone();
+        let pushed = self
+            .catalog_call(|c| async move {
+                c.push_review_version(&tenant, &id, parent, &digest, &stored, now, limits)
+                    .await
+            })
+            .await;
+        match pushed {
+            Ok(Ok(Pushed::Created { n, event })) => {
+                self.publish(caller, event);
+                Ok(PushResult {
+                    n,
+                    unchanged: false,
+                })
+            }
+            Ok(Ok(Pushed::Unchanged { n })) => {
+                self.remove_blobs(&caller.namespace, [&blob]).await;
+                Ok(PushResult { n, unchanged: true })
+            }
+            Ok(Err(refusal)) => {
+                self.remove_blobs(&caller.namespace, [&blob]).await;
+                Err(ReviewError::Refused(refusal))
+            }
+            Err(error) => {
+                self.remove_blobs(&caller.namespace, [&blob]).await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Mints a reviewer link (owner only): its id and its token, shown once.
+    pub(crate) async fn add_link(&self, caller: &Caller) -> Result<(String, String), ReviewError> {
+        caller.require_owner()?;
+        let head = &caller.principal.review;
+        for _ in 0..ID_ATTEMPTS {
+            let token = Token::generate()?;
+            let link = fresh_id(LINK_ID_LEN)?;
+            let (tenant, id, limits, digest) = (
+                head.tenant.clone(),
+                head.id.clone(),
+                self.limits(),
+                token.digest(),
+            );
+            let link_id = link.clone();
+            let now = crate::service::now_ms_i64();
+            let added = self
+                .catalog_call(|c| async move {
+                    c.add_review_link(&tenant, &id, &link_id, &digest, now, limits)
+                        .await
+                })
+                .await;
+            match added {
+                Ok(Ok(event)) => {
+                    self.publish(caller, event);
+                    return Ok((link, token.reveal()));
+                }
+                Ok(Err(refusal)) => return Err(ReviewError::Refused(refusal)),
+                Err(ReviewError::Catalog(CatalogError::Conflict(_))) => continue,
+                Err(other) => return Err(other),
+            }
+        }
+        Err(ReviewError::Draw)
+    }
+
+    /// Revokes reviewer link `link` (owner only); revoking it again is a no-op.
+    pub(crate) async fn revoke(&self, caller: &Caller, link: &str) -> Result<(), ReviewError> {
+        caller.require_owner()?;
+        let head = &caller.principal.review;
+        let (tenant, id, link) = (head.tenant.clone(), head.id.clone(), link.to_owned());
+        let now = crate::service::now_ms_i64();
+        let revoked = self
+            .catalog_call(|c| async move { c.revoke_review_link(&tenant, &id, &link, now).await })
+            .await
+            .map_err(|e| match e {
+                ReviewError::NotFound => ReviewError::NoSuch("link"),
+                other => other,
+            })?;
+        if let Some(event) = revoked {
+            self.publish(caller, event);
+        }
+        Ok(())
+    }
+
+    /// Stores the caller's comment set, replacing its previous one: the
+    /// writer id and when it was stored.
+    pub(crate) async fn put_comments(
+        &self,
+        caller: &Caller,
+        name: String,
+        version: i64,
+        data: String,
+    ) -> Result<(String, i64), ReviewError> {
+        let head = &caller.principal.review;
+        if head.state != ReviewState::Open {
+            return Err(ReviewError::Refused(ReviewRefusal::NotOpen(head.state)));
+        }
+        let now = crate::service::now_ms_i64();
+        let blob = self
+            .put_blob(&caller.namespace, data, now, head.expires_at)
+            .await?;
+        let (tenant, id, writer) = (
+            head.tenant.clone(),
+            head.id.clone(),
+            caller.principal.link.clone(),
+        );
+        let stored = blob.clone();
+        let put = self
+            .catalog_call(|c| async move {
+                c.put_review_comments(&tenant, &id, &writer, &name, version, &stored, now)
+                    .await
+            })
+            .await;
+        match put {
+            Ok(Ok(done)) => {
+                let updated_at = done.event.created_at;
+                self.publish(caller, done.event);
+                if let Some(old) = &done.replaced {
+                    self.remove_blobs(&caller.namespace, [old]).await;
+                }
+                Ok((caller.principal.link.clone(), updated_at))
+            }
+            Ok(Err(refusal)) => {
+                self.remove_blobs(&caller.namespace, [&blob]).await;
+                Err(ReviewError::Refused(refusal))
+            }
+            Err(error) => {
+                self.remove_blobs(&caller.namespace, [&blob]).await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Withdraws the caller's comment set (a no-op when it has none).
+    pub(crate) async fn delete_comments(&self, caller: &Caller) -> Result<(), ReviewError> {
+        let head = &caller.principal.review;
+        let (tenant, id, writer) = (
+            head.tenant.clone(),
+            head.id.clone(),
+            caller.principal.link.clone(),
+        );
+        let now = crate::service::now_ms_i64();
+        let withdrawn = self
+            .catalog_call(
+                |c| async move { c.delete_review_comments(&tenant, &id, &writer, now).await },
+            )
+            .await?
+            .map_err(ReviewError::Refused)?;
+        if let Some((event, blob)) = withdrawn {
+            self.publish(caller, event);
+            self.remove_blobs(&caller.namespace, [&blob]).await;
+        }
+        Ok(())
+    }
+
+    /// Records the owner's decision, with optional feedback: when it was made.
+    pub(crate) async fn decide(
+        &self,
+        caller: &Caller,
+        decision: Decision,
+        feedback: Option<String>,
+    ) -> Result<i64, ReviewError> {
+        caller.require_owner()?;
+        let head = &caller.principal.review;
+        if head.state != ReviewState::Open {
+            return Err(ReviewError::Refused(ReviewRefusal::NotOpen(head.state)));
+        }
+        let now = crate::service::now_ms_i64();
+        let blob = match feedback {
+            Some(text) => Some(
+                self.put_blob(&caller.namespace, text, now, head.expires_at)
+                    .await?,
+            ),
+            None => None,
+        };
+        let (tenant, id) = (head.tenant.clone(), head.id.clone());
+        let stored = blob.clone();
+        let decided = self
+            .catalog_call(|c| async move {
+                c.decide_review(&tenant, &id, decision.state(), stored.as_ref(), now)
+                    .await
+            })
+            .await;
+        let refused = match decided {
+            Ok(Ok(event)) => {
+                self.publish(caller, event);
+                return Ok(now);
+            }
+            Ok(Err(refusal)) => ReviewError::Refused(refusal),
+            Err(error) => error,
+        };
+        if let Some(blob) = &blob {
+            self.remove_blobs(&caller.namespace, [blob]).await;
+        }
+        Err(refused)
+    }
+
+    /// Deletes the review and everything of it (owner only); its streams
+    /// are told `closed`.
+    pub(crate) async fn delete(&self, caller: &Caller) -> Result<(), ReviewError> {
+        caller.require_owner()?;
+        let head = &caller.principal.review;
+        let (tenant, id) = (head.tenant.clone(), head.id.clone());
+        let removed = self
+            .catalog_call(|c| async move { c.delete_review(&tenant, &id).await })
+            .await?;
+        self.hub.removed(&head.tenant, &head.id);
+        if let Some(removed) = removed {
+            self.remove_blobs(&caller.namespace, removed.blobs.iter())
+                .await;
+        }
+        Ok(())
+    }
+
+    /// Events of the caller's review after `after`, oldest first.
+    pub(crate) async fn events(
+        &self,
+        caller: &Caller,
+        after: i64,
+    ) -> Result<Vec<ReviewEvent>, ReviewError> {
+        let head = &caller.principal.review;
+        let (tenant, id) = (head.tenant.clone(), head.id.clone());
+        self.catalog_call(|c| async move {
+            c.review_events(&tenant, &id, after, tenancy::MAX_EVENTS_PER_READ)
+                .await
+        })
+        .await
+    }
+
+    /// Removes reviews that expired (rows, quota, then blobs) and tells
+    /// their streams; a failure is logged and retried on the next round.
+    pub(crate) async fn sweep_expired(&self, catalog: &tenancy::Catalog) {
+        let now = crate::service::now_ms_i64();
+        match catalog.sweep_expired_reviews(now, 1000).await {
+            Ok(removed) => {
+                if !removed.is_empty() {
+                    tracing::info!(swept = removed.len(), "expired reviews removed");
+                }
+                for review in removed {
+                    self.hub.removed(&review.tenant, &review.id);
+                    if let Ok(namespace) = Namespace::parse(&review.namespace) {
+                        self.remove_blobs(&namespace, review.blobs.iter()).await;
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%error, "review expiry sweep failed"),
+        }
+    }
+
+    /// Hands a committed event to the streams of this process.
+    fn publish(&self, caller: &Caller, event: ReviewEvent) {
+        let head = &caller.principal.review;
+        self.hub.publish(&head.tenant, &head.id, event);
+    }
+
+    /// Writes `text` as a new blob of `namespace` that expires with its
+    /// review, durable when this returns.
+    async fn put_blob(
+        &self,
+        namespace: &Namespace,
+        text: String,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<BlobRef, ReviewError> {
+        let payload = Payload::from_text(text);
+        let bytes = i64::try_from(payload.stored_len()).unwrap_or(i64::MAX);
+        let stored = StoredPaste {
+            payload,
+            created_at: u64::try_from(now).unwrap_or(0),
+            expires_at: u64::try_from(expires_at).unwrap_or(0),
+            delete_token: None,
+            burn_after_read: false,
+        };
+        for _ in 0..ID_ATTEMPTS {
+            let id = fresh_id(ID_LEN)?;
+            let key = blob_key(namespace, &id)?;
+            match self
+                .store_call(self.store.put_if_absent(&key, stored.clone()))
+                .await
+            {
+                Ok(()) => return Ok(BlobRef { blob: id, bytes }),
+                Err(StoreError::AlreadyExists) => continue,
+                Err(other) => return Err(ReviewError::Store(other)),
+            }
+        }
+        Err(ReviewError::Draw)
+    }
+
+    /// Reads a blob the catalog names.
+    async fn get_blob(&self, namespace: &Namespace, blob: &BlobRef) -> Result<String, ReviewError> {
+        let key = blob_key(namespace, &blob.blob)?;
+        self.store_call(self.store.get(&key))
+            .await
+            .map(|stored| stored.payload.to_text())
+            .map_err(ReviewError::from_store)
+    }
+
+    /// Removes blobs the catalog no longer names. A failure only leaves
+    /// them to expire with their review (they are unreachable).
+    async fn remove_blobs<'a>(
+        &self,
+        namespace: &Namespace,
+        blobs: impl IntoIterator<Item = &'a BlobRef>,
+    ) {
+        for blob in blobs {
+            let Ok(key) = blob_key(namespace, &blob.blob) else {
+                continue;
+            };
+            if let Err(error) = self.store_call(self.store.delete(&key)).await {
+                tracing::warn!(%error, "cannot remove a review blob; it expires with its review");
+            }
+        }
+    }
+}
+
+/// The digest of a presented token (for the extractor).
+pub(crate) fn presented_digest(token: &str) -> [u8; 32] {
+    tokens::digest(token)
+}

@@ -1,0 +1,2 @@
+//! The review service on the memory store with SQLite: the rules that need
+//! no HTTP to be seen.

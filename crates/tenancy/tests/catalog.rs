@@ -49,6 +49,29 @@ async fn postgres_burn_after_read_claims_hold_across_catalogs() {
     b.close().await;
 }
 
+/// Review notices: on PostgreSQL a change made through one catalog reaches
+/// the notices of another (two replicas); SQLite has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_has_no_review_notices() {
+    let db = env::sqlite();
+    let (a, b) = (db.open().await, db.open().await);
+    conformance::review_notices_reach_other_catalogs(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_review_notices_reach_other_catalogs() {
+    let Some(db) = env::postgres().await else {
+        return;
+    };
+    let (a, b) = (db.open().await, db.open().await);
+    assert_eq!(a.backend(), Backend::Postgres);
+    conformance::review_notices_reach_other_catalogs(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
 #[tokio::test]
 async fn unknown_url_schemes_name_the_valid_ones() {
     let err = Catalog::open(&CatalogConfig::new("mysql://u:s3cret@h/db"))

@@ -180,22 +180,58 @@ async fn principals_answer_only_live_unexpired_tokens_of_the_tenant(c: &Catalog)
     )
     .unwrap_or_else(|| panic!("{what}: the owner is not found"));
     assert_eq!(owner.role, Role::Owner, "{what}");
-    assert_eq!((owner.link.as_str(), owner.name.as_deref()), (OWNER_WRITER, None));
-    assert_eq!((owner.review.id.as_str(), owner.review.tenant.clone()), (new.id.as_str(), t.clone()));
+    assert_eq!(
+        (owner.link.as_str(), owner.name.as_deref()),
+        (OWNER_WRITER, None)
+    );
+    assert_eq!(
+        (owner.review.id.as_str(), owner.review.tenant.clone()),
+        (new.id.as_str(), t.clone())
+    );
     assert_eq!((owner.review.seq, owner.review.latest), (2, 1), "{what}");
     assert_eq!(owner.review.state, ReviewState::Open, "{what}");
 
-    let reviewer = ok(c.review_principal(&t, &new.id, &link_digest, now).await, what)
-        .unwrap_or_else(|| panic!("{what}: the live link is not found"));
-    assert_eq!((reviewer.role, reviewer.link.as_str()), (Role::Reviewer, link.as_str()));
+    let reviewer = ok(
+        c.review_principal(&t, &new.id, &link_digest, now).await,
+        what,
+    )
+    .unwrap_or_else(|| panic!("{what}: the live link is not found"));
+    assert_eq!(
+        (reviewer.role, reviewer.link.as_str()),
+        (Role::Reviewer, link.as_str())
+    );
 
     // Every miss is one answer: None.
     let misses = [
-        (t.clone(), new.id.clone(), digest(), now, "an unknown digest"),
-        (other.clone(), new.id.clone(), new.owner_digest, now, "another tenant"),
+        (
+            t.clone(),
+            new.id.clone(),
+            digest(),
+            now,
+            "an unknown digest",
+        ),
+        (
+            other.clone(),
+            new.id.clone(),
+            new.owner_digest,
+            now,
+            "another tenant",
+        ),
         (t.clone(), rid(), new.owner_digest, now, "another review id"),
-        (t.clone(), new.id.clone(), new.owner_digest, new.expires_at, "expired"),
-        (t.clone(), "not-an-id".into(), new.owner_digest, now, "a malformed id"),
+        (
+            t.clone(),
+            new.id.clone(),
+            new.owner_digest,
+            new.expires_at,
+            "expired",
+        ),
+        (
+            t.clone(),
+            "not-an-id".into(),
+            new.owner_digest,
+            now,
+            "a malformed id",
+        ),
     ];
     for (tenant, id, d, at, case) in misses {
         assert_eq!(
@@ -218,7 +254,11 @@ async fn principals_answer_only_live_unexpired_tokens_of_the_tenant(c: &Catalog)
         "{what}"
     );
     assert_eq!(
-        ok(c.review_principal_any_tenant(&rid(), &link_digest, now).await, what),
+        ok(
+            c.review_principal_any_tenant(&rid(), &link_digest, now)
+                .await,
+            what
+        ),
         None,
         "{what}: the digest of another review"
     );
@@ -234,19 +274,30 @@ async fn principals_answer_only_live_unexpired_tokens_of_the_tenant(c: &Catalog)
     // A revoked link stops answering at once, in either lookup.
     assert!(ok(c.revoke_review_link(&t, &new.id, &link, now).await, what).is_some());
     assert_eq!(
-        ok(c.review_principal(&t, &new.id, &link_digest, now).await, what),
+        ok(
+            c.review_principal(&t, &new.id, &link_digest, now).await,
+            what
+        ),
         None,
         "{what}: revoked"
     );
     assert_eq!(
-        ok(c.review_principal_any_tenant(&new.id, &link_digest, now).await, what),
+        ok(
+            c.review_principal_any_tenant(&new.id, &link_digest, now)
+                .await,
+            what
+        ),
         None,
         "{what}: revoked across tenants"
     );
     // The owner still answers.
     assert!(
-        ok(c.review_principal_any_tenant(&new.id, &new.owner_digest, now).await, what)
-            .is_some()
+        ok(
+            c.review_principal_any_tenant(&new.id, &new.owner_digest, now)
+                .await,
+            what
+        )
+        .is_some()
     );
 }
 
@@ -268,7 +319,11 @@ async fn pushes_answer_unchanged_stale_over_cap_and_created(c: &Catalog) {
             )
         }
     };
-    assert_eq!(push(1, "d1").await, Ok(Pushed::Unchanged { n: 1 }), "{what}");
+    assert_eq!(
+        push(1, "d1").await,
+        Ok(Pushed::Unchanged { n: 1 }),
+        "{what}"
+    );
     assert_eq!(
         push(0, "d1").await,
         Ok(Pushed::Unchanged { n: 1 }),
@@ -292,15 +347,21 @@ async fn pushes_answer_unchanged_stale_over_cap_and_created(c: &Catalog) {
         }),
         "{what}"
     );
-    assert!(matches!(push(2, "d3").await, Ok(Pushed::Created { n: 3, .. })));
+    assert!(matches!(
+        push(2, "d3").await,
+        Ok(Pushed::Created { n: 3, .. })
+    ));
     assert_eq!(
         push(3, "d4").await,
         Err(ReviewRefusal::TooManyVersions(3)),
         "{what}"
     );
-    assert_eq!(push(1, "d3").await, Ok(Pushed::Unchanged { n: 3 }), "{what}");
-    let snap = ok(c.review_snapshot(&t, id).await, what)
-        .unwrap_or_else(|| panic!("{what}: gone"));
+    assert_eq!(
+        push(1, "d3").await,
+        Ok(Pushed::Unchanged { n: 3 }),
+        "{what}"
+    );
+    let snap = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}: gone"));
     assert_eq!((snap.head.seq, snap.head.latest), (3, 3), "{what}");
     let digests: Vec<&str> = snap.versions.iter().map(|v| v.digest.as_str()).collect();
     assert_eq!(digests, ["d1", "d2", "d3"], "{what}");
@@ -361,7 +422,13 @@ async fn the_link_cap_counts_only_live_links(c: &Catalog) {
     };
     let add = |link: String| {
         let t = t.clone();
-        async move { ok(c.add_review_link(&t, id, &link, &digest(), now, limits).await, what) }
+        async move {
+            ok(
+                c.add_review_link(&t, id, &link, &digest(), now, limits)
+                    .await,
+                what,
+            )
+        }
     };
     let (l1, l2, l3) = (rid(), rid(), rid());
     let event = add(l1.clone())
@@ -386,7 +453,10 @@ async fn the_link_cap_counts_only_live_links(c: &Catalog) {
         None,
         "{what}: revoked twice"
     );
-    assert!(add(l3.clone()).await.is_ok(), "{what}: the revoked link no longer counts");
+    assert!(
+        add(l3.clone()).await.is_ok(),
+        "{what}: the revoked link no longer counts"
+    );
     assert!(
         matches!(
             c.add_review_link(&t, id, &l1, &digest(), now, LIMITS).await,
@@ -403,8 +473,7 @@ async fn the_link_cap_counts_only_live_links(c: &Catalog) {
             "{what}: revoke {bad}"
         );
     }
-    let snap = ok(c.review_snapshot(&t, id).await, what)
-        .unwrap_or_else(|| panic!("{what}: gone"));
+    let snap = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}: gone"));
     let mut live: Vec<String> = snap.links.iter().map(|l| l.id.clone()).collect();
     live.sort();
     let mut expected = vec![l2, l3];
@@ -461,7 +530,10 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
         }),
         "{what}: a bound name compares exactly"
     );
-    assert_eq!(put(l2.clone(), "alice", 1, blob("c", 1)).await, Err(ReviewRefusal::NameTaken));
+    assert_eq!(
+        put(l2.clone(), "alice", 1, blob("c", 1)).await,
+        Err(ReviewRefusal::NameTaken)
+    );
     assert_eq!(
         put(OWNER_WRITER.into(), "ALICE", 1, blob("c", 1)).await,
         Err(ReviewRefusal::NameTaken),
@@ -491,7 +563,10 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
         ),
         "{what}: a revoked writer"
     );
-    assert!(put(l2.clone(), "alice", 1, blob("c", 2)).await.is_ok(), "{what}");
+    assert!(
+        put(l2.clone(), "alice", 1, blob("c", 2)).await.is_ok(),
+        "{what}"
+    );
     assert!(matches!(
         c.put_review_comments(&t, id, &rid(), "X", 1, &blob("c", 1), now)
             .await,
@@ -502,8 +577,7 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
             .await,
         Err(CatalogError::Invalid(_))
     ));
-    let snap = ok(c.review_snapshot(&t, id).await, what)
-        .unwrap_or_else(|| panic!("{what}: gone"));
+    let snap = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}: gone"));
     let mut sets: Vec<(String, String)> = snap
         .comments
         .iter()
@@ -597,8 +671,7 @@ async fn decided_reviews_take_no_more_changes(c: &Catalog) {
         (EventKind::Decision, r#"{"decision":"approved"}"#, now + 5),
         "{what}"
     );
-    let snap = ok(c.review_snapshot(&t, id).await, what)
-        .unwrap_or_else(|| panic!("{what}: gone"));
+    let snap = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}: gone"));
     assert_eq!(snap.head.state, ReviewState::Approved, "{what}");
     let decision = snap
         .decision
@@ -731,7 +804,11 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
         Err(ReviewRefusal::OverQuota),
         "{what}"
     );
-    assert_eq!(usage_of(c, &t).await, (450, 3), "{what}: refused replacement");
+    assert_eq!(
+        usage_of(c, &t).await,
+        (450, 3),
+        "{what}: refused replacement"
+    );
     // An over-quota first set binds no name either.
     assert_eq!(
         put(l2.clone(), "Frank", 600).await.map(|_| ()),
@@ -774,8 +851,8 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
     );
     assert_eq!(usage_of(c, &t).await, (500, 4), "{what}");
     // Deleting the review answers every blob and releases them all.
-    let removed = ok(c.delete_review(&t, id).await, what)
-        .unwrap_or_else(|| panic!("{what}: not removed"));
+    let removed =
+        ok(c.delete_review(&t, id).await, what).unwrap_or_else(|| panic!("{what}: not removed"));
     let mut sizes: Vec<i64> = removed.blobs.iter().map(|b| b.bytes).collect();
     sizes.sort_unstable();
     assert_eq!(sizes, [50, 100, 150, 200], "{what}");
@@ -786,7 +863,11 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
     );
     assert_eq!(usage_of(c, &t).await, (0, 0), "{what}: all released");
     assert_eq!(ok(c.review_snapshot(&t, id).await, what), None);
-    assert_eq!(ok(c.delete_review(&t, id).await, what), None, "{what}: twice");
+    assert_eq!(
+        ok(c.delete_review(&t, id).await, what),
+        None,
+        "{what}: twice"
+    );
 }
 
 async fn events_are_consecutive_with_exact_data(c: &Catalog) {
@@ -825,8 +906,7 @@ async fn events_are_consecutive_with_exact_data(c: &Catalog) {
         .map(|e| (e.seq, e.kind, e.data.as_str()))
         .collect();
     let link_data = format!(r#"{{"link":"{link}"}}"#);
-    let comments =
-        format!(r#"{{"writer":"{link}","name":"Gus","version":2,"withdrawn":false}}"#);
+    let comments = format!(r#"{{"writer":"{link}","name":"Gus","version":2,"withdrawn":false}}"#);
     let withdrawn = format!(r#"{{"writer":"{link}","name":"Gus","version":2,"withdrawn":true}}"#);
     assert_eq!(
         got,
@@ -837,7 +917,11 @@ async fn events_are_consecutive_with_exact_data(c: &Catalog) {
             (4, EventKind::Comments, comments.as_str()),
             (5, EventKind::Comments, withdrawn.as_str()),
             (6, EventKind::Revoked, link_data.as_str()),
-            (7, EventKind::Decision, r#"{"decision":"changes_requested"}"#),
+            (
+                7,
+                EventKind::Decision,
+                r#"{"decision":"changes_requested"}"#
+            ),
         ],
         "{what}"
     );
@@ -849,7 +933,11 @@ async fn events_are_consecutive_with_exact_data(c: &Catalog) {
     assert!(ok(c.review_events(&t, id, 0, 0).await, what).is_empty());
     assert!(ok(c.review_events(&t, id, 7, 10).await, what).is_empty());
     assert_eq!(
-        ok(c.review_events(&t, id, 0, MAX_EVENTS_PER_READ * 10).await, what).len(),
+        ok(
+            c.review_events(&t, id, 0, MAX_EVENTS_PER_READ * 10).await,
+            what
+        )
+        .len(),
         7
     );
     assert!(ok(c.review_events(&t, &rid(), 0, 10).await, what).is_empty());
@@ -949,9 +1037,8 @@ async fn notice_for(
     let wait = async {
         while let Some(notice) = rx.recv().await {
             let ours = match &notice {
-                ReviewNotice::Changed { tenant: t, .. } | ReviewNotice::Removed { tenant: t, .. } => {
-                    t == tenant
-                }
+                ReviewNotice::Changed { tenant: t, .. }
+                | ReviewNotice::Removed { tenant: t, .. } => t == tenant,
                 ReviewNotice::Resync => false,
             };
             if ours && wanted(&notice) {

@@ -391,7 +391,6 @@ pub enum ReviewNotice {
     Resync,
 }
 
-
 // ---- input checks (defence in depth: the HTTP layer validates first) ----
 
 /// Whether `s` has the shape of a review or link id: 6–16 ASCII letters and
@@ -437,7 +436,9 @@ fn check_blob(blob: &BlobRef) -> Result<(), CatalogError> {
         ));
     }
     if blob.blob.is_empty() || blob.blob.len() > 255 {
-        return Err(CatalogError::Invalid("a blob id must be 1-255 bytes".into()));
+        return Err(CatalogError::Invalid(
+            "a blob id must be 1-255 bytes".into(),
+        ));
     }
     Ok(())
 }
@@ -460,8 +461,7 @@ fn check_name(name: &str) -> Result<(), CatalogError> {
         || name.chars().all(char::is_whitespace)
     {
         return Err(CatalogError::Invalid(
-            "a name must be 1-64 characters, not only spaces, without control characters"
-                .into(),
+            "a name must be 1-64 characters, not only spaces, without control characters".into(),
         ));
     }
     Ok(())
@@ -523,7 +523,10 @@ mod tests {
         assert!(check_writer("Owner").is_err());
         assert!(check_link_id(OWNER_WRITER).is_err());
         assert!(check_name("Alice").is_ok());
-        assert!(check_name(&"\u{e9}".repeat(64)).is_ok(), "characters, not bytes");
+        assert!(
+            check_name(&"\u{e9}".repeat(64)).is_ok(),
+            "characters, not bytes"
+        );
         for bad in ["", "   ", "a\nb", &"x".repeat(65)] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }

@@ -86,16 +86,14 @@ async fn forward(
             r = listener.try_recv() => r,
         };
         match received {
-            Ok(Some(notification)) => {
-                match parse_payload(notification.payload()) {
-                    Some(notice) => {
-                        if !offer(&tx, notice, &mut behind) {
-                            break;
-                        }
+            Ok(Some(notification)) => match parse_payload(notification.payload()) {
+                Some(notice) => {
+                    if !offer(&tx, notice, &mut behind) {
+                        break;
                     }
-                    None => tracing::warn!("ignoring a malformed review notification"),
                 }
-            }
+                None => tracing::warn!("ignoring a malformed review notification"),
+            },
             // The connection was lost and the listener re-made it (and
             // listens again): what was sent meanwhile is missed.
             Ok(None) => {

@@ -17,8 +17,7 @@ use super::{
     LinkData, LinkRow, MAX_EVENTS_PER_READ, NewReview, OWNER_WRITER, Outcome, Principal, Pushed,
     RemovedReview, ReviewEvent, ReviewHead, ReviewLimits, ReviewNotice, ReviewRefusal,
     ReviewSnapshot, ReviewState, Role, VersionData, VersionRow, check_blob, check_digest,
-    check_link_id, check_name, check_review_id, check_writer, event_data, fold_name,
-    is_review_id,
+    check_link_id, check_name, check_review_id, check_writer, event_data, fold_name, is_review_id,
 };
 use crate::catalog::{RELEASE_USAGE, RESERVE_USAGE, with_pool};
 use crate::{Backend, Catalog, CatalogError, TenantId};
@@ -236,7 +235,9 @@ fn role(s: &str) -> Result<Role, CatalogError> {
     match s {
         "owner" => Ok(Role::Owner),
         "reviewer" => Ok(Role::Reviewer),
-        _ => Err(CatalogError::internal("a review writer has an unknown role")),
+        _ => Err(CatalogError::internal(
+            "a review writer has an unknown role",
+        )),
     }
 }
 
@@ -539,8 +540,7 @@ impl Catalog {
         if !is_review_id(id) {
             return Ok(None);
         }
-        let row: Option<PrincipalRow> =
-            with_pool!(self, p => sqlx::query_as(SELECT_PRINCIPAL_ANY_TENANT)
+        let row: Option<PrincipalRow> = with_pool!(self, p => sqlx::query_as(SELECT_PRINCIPAL_ANY_TENANT)
                 .bind(&digest[..])
                 .bind(id)
                 .bind(now)
@@ -1219,7 +1219,12 @@ mod tests {
                 review: "abc123".into()
             })
         );
-        for bad in ["", "changed tnt_default abc123", "changed x abc123 1", "gone a b"] {
+        for bad in [
+            "",
+            "changed tnt_default abc123",
+            "changed x abc123 1",
+            "gone a b",
+        ] {
             assert_eq!(parse_payload(bad), None, "{bad:?}");
         }
     }

@@ -29,6 +29,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+#[cfg(doc)]
+use crate::Catalog;
 use crate::{CatalogError, TenantId};
 
 mod notices;

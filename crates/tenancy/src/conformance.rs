@@ -5,6 +5,9 @@
 
 use std::sync::Arc;
 
+mod reviews;
+pub use reviews::review_notices_reach_other_catalogs;
+
 use crate::{
     ApiKey, Catalog, CatalogError, Idempotency, KeyId, NewTenant, PasteRecord, TenantId,
     TenantSettings, TenantStatus, TenantUpdate, now_ms,
@@ -35,6 +38,7 @@ pub async fn run(catalog: &Catalog) {
     concurrent_idempotent_begins_start_once(catalog.clone()).await;
     idempotency_records_belong_to_their_credential(catalog).await;
     a_deleted_tenants_namespace_waits_for_its_purge(catalog).await;
+    reviews::run(catalog).await;
 }
 
 async fn a_deleted_tenants_namespace_waits_for_its_purge(c: &Catalog) {

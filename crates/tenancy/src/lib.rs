@@ -17,6 +17,12 @@
 //! Idempotency-Key records of paste creates ([`Idempotency`]), in the same
 //! transactions as the `usage` quota counter.
 //!
+//! `reviews/` keeps live shared reviews (migration 0007): a review's
+//! versions, writers (token digests, bound names), comment-set metadata,
+//! decision and event log, each change one transaction that counts its blobs
+//! against the same quota; on PostgreSQL changes are announced to other
+//! replicas ([`Catalog::review_notices`]).
+//!
 //! This crate knows nothing of HTTP or paste storage: it must not depend on
 //! axum or paste-store (it indexes pastes by id and size, never their
 //! content). It hands the HTTP layer a tenant's namespace as a string; errors

@@ -49,6 +49,85 @@ async fn postgres_burn_after_read_claims_hold_across_catalogs() {
     b.close().await;
 }
 
+/// Review notices: on PostgreSQL a change made through one catalog reaches
+/// the notices of another (two replicas); SQLite has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_has_no_review_notices() {
+    let db = env::sqlite();
+    let (a, b) = (db.open().await, db.open().await);
+    conformance::review_notices_reach_other_catalogs(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_review_notices_reach_other_catalogs() {
+    let Some(db) = env::postgres().await else {
+        return;
+    };
+    let (a, b) = (db.open().await, db.open().await);
+    assert_eq!(a.backend(), Backend::Postgres);
+    conformance::review_notices_reach_other_catalogs(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
+/// A lost listening connection is re-made and reported as `Resync`, and
+/// notices flow again after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_review_notices_resync_after_a_lost_connection() {
+    let Some(db) = env::postgres().await else {
+        return;
+    };
+    let catalog = db.open().await;
+    let mut rx = catalog.review_notices().await.unwrap().unwrap();
+    use sqlx::Connection as _;
+    let mut admin = sqlx::PgConnection::connect(&db.config.url).await.unwrap();
+    let killed: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query LIKE 'LISTEN %'",
+    )
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert_eq!(killed, [true], "one listening connection");
+    let wait = std::time::Duration::from_secs(10);
+    let first = tokio::time::timeout(wait, rx.recv()).await.unwrap();
+    assert_eq!(first, Some(tenancy::ReviewNotice::Resync));
+    // Listening again: a change is announced.
+    let t = catalog
+        .create_tenant(&conformance::new_tenant("resync"))
+        .await
+        .unwrap();
+    let review = tenancy::NewReview {
+        id: "resync01".into(),
+        owner_digest: [7; 32],
+        created_at: 1,
+        expires_at: i64::MAX,
+        digest: "d1".into(),
+        blob: tenancy::BlobRef {
+            blob: "v1".into(),
+            bytes: 1,
+        },
+    };
+    catalog
+        .create_review(&t.id, &review)
+        .await
+        .unwrap()
+        .unwrap();
+    let next = tokio::time::timeout(wait, rx.recv()).await.unwrap();
+    assert_eq!(
+        next,
+        Some(tenancy::ReviewNotice::Changed {
+            tenant: t.id.clone(),
+            review: "resync01".into(),
+            seq: 1
+        })
+    );
+    drop(admin);
+    catalog.close().await;
+}
+
 #[tokio::test]
 async fn unknown_url_schemes_name_the_valid_ones() {
     let err = Catalog::open(&CatalogConfig::new("mysql://u:s3cret@h/db"))

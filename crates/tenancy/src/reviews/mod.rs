@@ -19,10 +19,22 @@
 //! A refusal by the review's rules (a stale parent, the link cap, a name
 //! bound elsewhere, a decided review, the quota) is not an error: methods
 //! that can refuse answer `Ok(Err(ReviewRefusal))` with nothing changed.
+//!
+//! The types are here; the queries are in `queries.rs` (migration 0007:
+//! each change locks the review's row with its first statement, which on
+//! SQLite also takes the write lock at once) and the PostgreSQL listener in
+//! `notices.rs`.
 
 use std::fmt;
 
-use crate::{Catalog, CatalogError, TenantId};
+use serde::Serialize;
+
+#[cfg(doc)]
+use crate::Catalog;
+use crate::{CatalogError, TenantId};
+
+mod notices;
+mod queries;
 
 /// The writer id of a review's owner (reviewer link ids are 12 base62
 /// characters, so they never meet it).
@@ -381,222 +393,165 @@ pub enum ReviewNotice {
     Resync,
 }
 
-impl Catalog {
-    /// Creates a review: its row (`open`, seq 1), the owner's writer row,
-    /// version 1 and its `version` event `{"n":1}` (seq 1), reserving the
-    /// blob against the tenant's quota. An id the tenant already has:
-    /// [`CatalogError::Conflict`]`("review")`. Over quota: `Ok(Err(OverQuota))`.
-    pub async fn create_review(
-        &self,
-        tenant: &TenantId,
-        new: &NewReview,
-    ) -> Result<Outcome<ReviewEvent>, CatalogError> {
-        let _ = (tenant, new);
-        unimplemented!("reviews: create_review")
+// ---- input checks (defence in depth: the HTTP layer validates first) ----
+
+/// Whether `s` has the shape of a review or link id: 6–16 ASCII letters and
+/// digits.
+fn is_review_id(s: &str) -> bool {
+    (6..=16).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+fn check_review_id(id: &str) -> Result<(), CatalogError> {
+    if is_review_id(id) {
+        Ok(())
+    } else {
+        Err(CatalogError::Invalid(
+            "a review id must be 6-16 letters and digits".into(),
+        ))
+    }
+}
+
+fn check_link_id(link: &str) -> Result<(), CatalogError> {
+    if is_review_id(link) {
+        Ok(())
+    } else {
+        Err(CatalogError::Invalid(
+            "a link id must be 6-16 letters and digits".into(),
+        ))
+    }
+}
+
+fn check_writer(writer: &str) -> Result<(), CatalogError> {
+    if writer == OWNER_WRITER || is_review_id(writer) {
+        Ok(())
+    } else {
+        Err(CatalogError::Invalid(
+            "a writer is `owner` or a link id of 6-16 letters and digits".into(),
+        ))
+    }
+}
+
+fn check_blob(blob: &BlobRef) -> Result<(), CatalogError> {
+    if blob.bytes < 0 {
+        return Err(CatalogError::Invalid(
+            "a blob size cannot be negative".into(),
+        ));
+    }
+    if blob.blob.is_empty() || blob.blob.len() > 255 {
+        return Err(CatalogError::Invalid(
+            "a blob id must be 1-255 bytes".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn check_digest(digest: &str) -> Result<(), CatalogError> {
+    if digest.is_empty() || digest.len() > 255 {
+        return Err(CatalogError::Invalid(
+            "a version digest must be 1-255 bytes".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A writer's name: 1–64 characters, no control characters, not only
+/// white space.
+fn check_name(name: &str) -> Result<(), CatalogError> {
+    let chars = name.chars().count();
+    if !(1..=64).contains(&chars)
+        || name.chars().any(char::is_control)
+        || name.chars().all(char::is_whitespace)
+    {
+        return Err(CatalogError::Invalid(
+            "a name must be 1-64 characters, not only spaces, without control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The form names are compared in (case-insensitively): stored in
+/// `review_writers.name_fold`, whose partial unique index keeps live
+/// writers' names distinct.
+fn fold_name(name: &str) -> String {
+    name.to_lowercase()
+}
+
+// ---- event data (serialised in field order: compact, stable JSON) ----
+
+#[derive(Serialize)]
+struct VersionData {
+    n: i64,
+}
+
+#[derive(Serialize)]
+struct CommentsData<'a> {
+    writer: &'a str,
+    name: &'a str,
+    version: i64,
+    withdrawn: bool,
+}
+
+#[derive(Serialize)]
+struct LinkData<'a> {
+    link: &'a str,
+}
+
+#[derive(Serialize)]
+struct DecisionData {
+    decision: &'static str,
+}
+
+/// An event's `data` as compact JSON.
+fn event_data(data: &impl Serialize) -> Result<String, CatalogError> {
+    serde_json::to_string(data).map_err(|e| CatalogError::Internal {
+        reason: "cannot encode a review event as JSON".into(),
+        source: Some(Box::new(e)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_writers_and_names_are_checked() {
+        assert!(check_review_id("abc123").is_ok());
+        assert!(check_review_id(&"a".repeat(16)).is_ok());
+        for bad in ["abc12", "abc-123", &"a".repeat(17), "ab\u{e9}cdef"] {
+            assert!(check_review_id(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_writer(OWNER_WRITER).is_ok());
+        assert!(check_writer("Link0001").is_ok());
+        assert!(check_writer("Owner").is_err());
+        assert!(check_link_id(OWNER_WRITER).is_err());
+        assert!(check_name("Alice").is_ok());
+        assert!(
+            check_name(&"\u{e9}".repeat(64)).is_ok(),
+            "characters, not bytes"
+        );
+        for bad in ["", "   ", "a\nb", &"x".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        let blob = |bytes| BlobRef {
+            blob: "b1".into(),
+            bytes,
+        };
+        assert!(check_blob(&blob(0)).is_ok());
+        assert!(check_blob(&blob(-1)).is_err());
     }
 
-    /// The holder of the token whose SHA-256 is `digest` on review `id` of
-    /// `tenant`. `None` (one answer for all, no existence oracle) when the
-    /// review does not exist or has expired at `now`, or the token is
-    /// unknown or its link revoked.
-    pub async fn review_principal(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        digest: &[u8; 32],
-        now: i64,
-    ) -> Result<Option<Principal>, CatalogError> {
-        let _ = (tenant, id, digest, now);
-        unimplemented!("reviews: review_principal")
-    }
-
-    /// [`review_principal`](Self::review_principal) across tenants: for a
-    /// request that no API key or host name resolved to a tenant. The token
-    /// proves access, as a paste's delete token does.
-    pub async fn review_principal_any_tenant(
-        &self,
-        id: &str,
-        digest: &[u8; 32],
-        now: i64,
-    ) -> Result<Option<Principal>, CatalogError> {
-        let _ = (id, digest, now);
-        unimplemented!("reviews: review_principal_any_tenant")
-    }
-
-    /// Everything of review `id`, read in one transaction; `None` when it
-    /// does not exist (expiry is the caller's to judge from the head).
-    pub async fn review_snapshot(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-    ) -> Result<Option<ReviewSnapshot>, CatalogError> {
-        let _ = (tenant, id);
-        unimplemented!("reviews: review_snapshot")
-    }
-
-    /// Version `n` of review `id`, `None` when either does not exist.
-    pub async fn review_version(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        n: i64,
-    ) -> Result<Option<VersionRow>, CatalogError> {
-        let _ = (tenant, id, n);
-        unimplemented!("reviews: review_version")
-    }
-
-    /// Pushes a version on `parent`. The latest version's digest equal to
-    /// `digest`: `Unchanged` (checked first, whatever `parent`). Refusals:
-    /// `NotOpen`, `StaleParent` (parent is not the latest), `TooManyVersions`,
-    /// `OverQuota`. Unknown review: [`CatalogError::NotFound`].
-    #[allow(clippy::too_many_arguments)]
-    pub async fn push_review_version(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        parent: i64,
-        digest: &str,
-        blob: &BlobRef,
-        now: i64,
-        limits: ReviewLimits,
-    ) -> Result<Outcome<Pushed>, CatalogError> {
-        let _ = (tenant, id, parent, digest, blob, now, limits);
-        unimplemented!("reviews: push_review_version")
-    }
-
-    /// Adds reviewer link `link` (its token's SHA-256 is `digest`) with a
-    /// `links` event `{"link"}`. Refusals: `NotOpen`, `TooManyLinks` (live
-    /// links only count). Unknown review: [`CatalogError::NotFound`]; a link
-    /// id the review already has: [`CatalogError::Conflict`]`("link")`.
-    pub async fn add_review_link(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        link: &str,
-        digest: &[u8; 32],
-        now: i64,
-        limits: ReviewLimits,
-    ) -> Result<Outcome<ReviewEvent>, CatalogError> {
-        let _ = (tenant, id, link, digest, now, limits);
-        unimplemented!("reviews: add_review_link")
-    }
-
-    /// Revokes reviewer link `link` with a `revoked` event `{"link"}`; its
-    /// token stops answering at once and its name is free again (its comment
-    /// set stays). `Ok(None)` when it was already revoked (no event). Unknown
-    /// review or link (or the owner's): [`CatalogError::NotFound`]. Allowed
-    /// in any state.
-    pub async fn revoke_review_link(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        link: &str,
-        now: i64,
-    ) -> Result<Option<ReviewEvent>, CatalogError> {
-        let _ = (tenant, id, link, now);
-        unimplemented!("reviews: revoke_review_link")
-    }
-
-    /// Stores `writer`'s comment set (made on version `version`), replacing
-    /// its previous one, with a `comments` event
-    /// `{"writer","name","version","withdrawn":false}`. The first set binds
-    /// `name` to the writer. Refusals: `NotOpen`, `UnknownVersion`,
-    /// `NameBound` (the writer bound another name), `NameTaken` (another
-    /// live writer bound it, case-insensitively; of two racing claims
-    /// exactly one wins), `OverQuota` (the new blob is counted and the
-    /// replaced one released in the same transaction). Unknown review or
-    /// writer, or a revoked writer: [`CatalogError::NotFound`].
-    #[allow(clippy::too_many_arguments)]
-    pub async fn put_review_comments(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        writer: &str,
-        name: &str,
-        version: i64,
-        blob: &BlobRef,
-        now: i64,
-    ) -> Result<Outcome<CommentsStored>, CatalogError> {
-        let _ = (tenant, id, writer, name, version, blob, now);
-        unimplemented!("reviews: put_review_comments")
-    }
-
-    /// Withdraws `writer`'s comment set with a `comments` event
-    /// `{"writer","name","version","withdrawn":true}` and answers the
-    /// removed blob; `Ok(Ok(None))` when it had none (no event). The bound
-    /// name stays bound. Refusal: `NotOpen`. Unknown review or writer:
-    /// [`CatalogError::NotFound`].
-    pub async fn delete_review_comments(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        writer: &str,
-        now: i64,
-    ) -> Result<Outcome<Option<(ReviewEvent, BlobRef)>>, CatalogError> {
-        let _ = (tenant, id, writer, now);
-        unimplemented!("reviews: delete_review_comments")
-    }
-
-    /// Records the owner's decision (`Approved` or `ChangesRequested`; `Open`
-    /// is [`CatalogError::Invalid`]) with optional feedback, and a `decision`
-    /// event `{"decision"}`. Refusals: `NotOpen` (already decided),
-    /// `OverQuota` (the feedback blob). Unknown review: [`CatalogError::NotFound`].
-    pub async fn decide_review(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        decision: ReviewState,
-        feedback: Option<&BlobRef>,
-        now: i64,
-    ) -> Result<Outcome<ReviewEvent>, CatalogError> {
-        let _ = (tenant, id, decision, feedback, now);
-        unimplemented!("reviews: decide_review")
-    }
-
-    /// Deletes review `id` and every row of it, releasing its blobs' quota;
-    /// answers the blobs for the caller to remove. `Ok(None)` when it does
-    /// not exist. Notifies other replicas (`Removed`).
-    pub async fn delete_review(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-    ) -> Result<Option<RemovedReview>, CatalogError> {
-        let _ = (tenant, id);
-        unimplemented!("reviews: delete_review")
-    }
-
-    /// Events of review `id` with `seq > after`, oldest first, at most
-    /// `limit` (capped at [`MAX_EVENTS_PER_READ`]). Empty for an unknown review.
-    pub async fn review_events(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        after: i64,
-        limit: i64,
-    ) -> Result<Vec<ReviewEvent>, CatalogError> {
-        let _ = (tenant, id, after, limit);
-        unimplemented!("reviews: review_events")
-    }
-
-    /// Deletes up to `limit` reviews (of any tenant) that expired before
-    /// `now`, with all their rows and quota, and answers them for the caller
-    /// to remove their blobs. Notifies other replicas (`Removed`).
-    pub async fn sweep_expired_reviews(
-        &self,
-        now: i64,
-        limit: i64,
-    ) -> Result<Vec<RemovedReview>, CatalogError> {
-        let _ = (now, limit);
-        unimplemented!("reviews: sweep_expired_reviews")
-    }
-
-    /// Notices of review changes committed by any replica, PostgreSQL only
-    /// (`None` on SQLite, where one process owns the database). The
-    /// receiver yields until the catalog is dropped; a lost listening
-    /// connection is re-made and reported as [`ReviewNotice::Resync`].
-    pub async fn review_notices(
-        &self,
-    ) -> Result<Option<tokio::sync::mpsc::Receiver<ReviewNotice>>, CatalogError> {
-        unimplemented!("reviews: review_notices")
+    #[test]
+    fn event_data_is_compact_json_in_field_order() {
+        let data = CommentsData {
+            writer: "Link0001",
+            name: "alice",
+            version: 2,
+            withdrawn: false,
+        };
+        assert_eq!(
+            event_data(&data).ok().as_deref(),
+            Some(r#"{"writer":"Link0001","name":"alice","version":2,"withdrawn":false}"#)
+        );
+        assert_eq!(fold_name("ÄLice"), "älice");
     }
 }

@@ -749,3 +749,163 @@ async fn per_key_limits_hold_across_replicas_and_fall_back_per_process() {
          Redis down → per process {fallback_allowed} allowed"
     );
 }
+
+/// Reads SSE frames (`id`, `event`) from a streaming response until one of
+/// `event` kind arrives; every frame seen, in order.
+async fn sse_until(
+    response: &mut reqwest::Response,
+    buffer: &mut String,
+    kind: &str,
+    within: Duration,
+) -> Vec<(Option<u64>, String)> {
+    let deadline = tokio::time::Instant::now() + within;
+    let mut seen = Vec::new();
+    loop {
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let id = block
+                .lines()
+                .find_map(|l| l.strip_prefix("id: "))
+                .map(|v| v.parse().unwrap());
+            if let Some(event) = block.lines().find_map(|l| l.strip_prefix("event: ")) {
+                seen.push((id, event.to_owned()));
+                if event == kind {
+                    return seen;
+                }
+            }
+        }
+        match tokio::time::timeout_at(deadline, response.chunk()).await {
+            Ok(Ok(Some(bytes))) => buffer.push_str(std::str::from_utf8(&bytes).unwrap()),
+            Ok(Ok(None)) => panic!("the stream ended before a {kind} event; saw {seen:?}"),
+            Ok(Err(e)) => panic!("stream error: {e}"),
+            Err(_) => panic!("no {kind} event in time; saw {seen:?}"),
+        }
+    }
+}
+
+/// Live reviews across three replicas: a reviewer posts on one, the
+/// owner's stream on another sees it promptly (PostgreSQL notifications,
+/// no polling), a revocation on the third ends the reviewer's stream on the
+/// first, and a deletion reaches every replica's streams.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_events_reach_streams_on_every_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((replicas, _pg)) = cluster(dir.path(), 3, "").await else {
+        eprintln!("skipped: Redis or PostgreSQL is not configured");
+        return;
+    };
+    let client = Client::new();
+    for replica in &replicas {
+        replica.wait_ready(&client).await;
+    }
+    let bases: Vec<String> = replicas.iter().map(Replica::base).collect();
+    let digest = "d".repeat(43);
+    let (status, created) = json_of(
+        client
+            .post(format!("{}/api/v1/reviews", bases[0]))
+            .json(&json!({"version": {"data": "v1-cipher", "digest": digest}}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap();
+    let owner = created["ownerToken"].as_str().unwrap();
+    let path = |base: &str, rest: &str| format!("{base}/api/v1/reviews/{id}{rest}");
+    let (status, link) = json_of(
+        client
+            .post(path(&bases[1], "/links"))
+            .bearer_auth(owner)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{link}");
+    let (link_id, reviewer) = (link["id"].as_str().unwrap(), link["token"].as_str().unwrap());
+
+    // The owner follows on replica 1, the reviewer on replica 0.
+    let open = |base: &str, token: &str, after: u64| {
+        client
+            .get(path(base, "/events"))
+            .bearer_auth(token)
+            .header("last-event-id", after.to_string())
+            .send()
+    };
+    let mut owner_stream = open(&bases[1], owner, 2).await.unwrap();
+    let mut reviewer_stream = open(&bases[0], reviewer, 2).await.unwrap();
+    let (mut owner_buf, mut reviewer_buf) = (String::new(), String::new());
+    // Each stream has sent its retry hint, so it is subscribed.
+    for stream in [&mut owner_stream, &mut reviewer_stream] {
+        let first = tokio::time::timeout(Duration::from_secs(5), stream.chunk())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(first.starts_with(b"retry:"));
+    }
+
+    // A comment on replica 2 reaches the owner's stream on replica 1.
+    let started = Instant::now();
+    let put = client
+        .put(path(&bases[2], "/comments"))
+        .bearer_auth(reviewer)
+        .json(&json!({"name": "rita", "version": 1, "data": "rita-cipher"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200);
+    let acknowledged = started.elapsed();
+    let seen = sse_until(&mut owner_stream, &mut owner_buf, "comments", Duration::from_secs(5)).await;
+    let arrived = started.elapsed();
+    assert_eq!(seen, [(Some(3), "comments".to_owned())]);
+    eprintln!(
+        "comment acknowledged after {acknowledged:?}, on another replica's stream after {arrived:?}"
+    );
+
+    // The reviewer's own stream on replica 0 has it too.
+    let seen = sse_until(&mut reviewer_stream, &mut reviewer_buf, "comments", Duration::from_secs(5)).await;
+    assert_eq!(seen, [(Some(3), "comments".to_owned())]);
+
+    // A revocation on replica 2 ends the reviewer's stream on replica 0
+    // within a second, and the token stops answering on every replica.
+    let started = Instant::now();
+    let revoked = client
+        .delete(path(&bases[2], &format!("/links/{link_id}")))
+        .bearer_auth(owner)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 204);
+    let seen = sse_until(&mut reviewer_stream, &mut reviewer_buf, "revoked", Duration::from_secs(5)).await;
+    assert_eq!(seen.last().unwrap().1, "revoked");
+    let ended = tokio::time::timeout(Duration::from_secs(2), reviewer_stream.chunk())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(ended.is_none(), "the revoked reviewer's stream ends");
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    for base in &bases {
+        let status = client
+            .get(path(base, ""))
+            .bearer_auth(reviewer)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status, 404, "{base}: a revoked token answers nowhere");
+    }
+
+    // A deletion on replica 0 closes the owner's stream on replica 1.
+    let deleted = client
+        .delete(path(&bases[0], ""))
+        .bearer_auth(owner)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    let seen = sse_until(&mut owner_stream, &mut owner_buf, "closed", Duration::from_secs(5)).await;
+    assert_eq!(seen.last().unwrap().1, "closed");
+}

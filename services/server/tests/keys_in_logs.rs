@@ -302,6 +302,7 @@ async fn exercise(api: &Api) -> Vec<(String, String)> {
         "tenant key on the admin API",
     )
     .await;
+    secrets.extend(exercise_reviews(api).await);
     let wrong_admin = format!("{ADMIN_TOKEN}-not");
     secrets.push(("a wrong admin token".into(), wrong_admin.clone()));
     api.expect(
@@ -311,6 +312,153 @@ async fn exercise(api: &Api) -> Vec<(String, String)> {
     )
     .await;
     secrets
+}
+
+/// Drives every review route with the owner's and a reviewer's tokens (a
+/// live stream included), a revoked token and a wrong one; returns them.
+async fn exercise_reviews(api: &Api) -> Vec<(String, String)> {
+    let json_body = |body: Value| body.to_string();
+    let created = api
+        .expect(
+            api.request(Method::POST, "/api/v1/reviews", None)
+                .header("content-type", "application/json")
+                .body(json_body(
+                    json!({"version": {"data": "review-v1", "digest": "d".repeat(43)}}),
+                )),
+            201,
+            "review create",
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let owner = created["ownerToken"].as_str().unwrap().to_owned();
+    let path = |rest: &str| format!("/api/v1/reviews/{id}{rest}");
+    let link = api
+        .expect(
+            api.request(Method::POST, &path("/links"), Some(&owner))
+                .header("content-type", "application/json")
+                .body("{}"),
+            201,
+            "review link",
+        )
+        .await;
+    let reviewer = link["token"].as_str().unwrap().to_owned();
+    let second = api
+        .expect(
+            api.request(Method::POST, &path("/links"), Some(&owner))
+                .header("content-type", "application/json")
+                .body("{}"),
+            201,
+            "second review link",
+        )
+        .await;
+    let revoked = second["token"].as_str().unwrap().to_owned();
+    // A stream open while the changes happen (its frames carry no token).
+    let mut stream = api
+        .request(Method::GET, &path("/events"), Some(&reviewer))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    api.expect(
+        api.request(Method::PUT, &path("/comments"), Some(&reviewer))
+            .header("content-type", "application/json")
+            .body(json_body(
+                json!({"name": "rev", "version": 1, "data": "set"}),
+            )),
+        200,
+        "review comments",
+    )
+    .await;
+    api.expect(
+        api.request(Method::POST, &path("/versions"), Some(&owner))
+            .header("content-type", "application/json")
+            .body(json_body(
+                json!({"data": "review-v2", "digest": "e".repeat(43), "parent": 1}),
+            )),
+        201,
+        "review push",
+    )
+    .await;
+    api.expect(
+        api.request(Method::GET, &path("/versions/2"), Some(&reviewer)),
+        200,
+        "version read",
+    )
+    .await;
+    api.expect(
+        api.request(Method::GET, &path(""), Some(&owner)),
+        200,
+        "review read",
+    )
+    .await;
+    let second_id = second["id"].as_str().unwrap();
+    api.expect(
+        api.request(
+            Method::DELETE,
+            &path(&format!("/links/{second_id}")),
+            Some(&owner),
+        ),
+        204,
+        "revoke",
+    )
+    .await;
+    api.expect(
+        api.request(Method::GET, &path(""), Some(&revoked)),
+        404,
+        "revoked token",
+    )
+    .await;
+    let wrong = "W".repeat(43);
+    api.expect(
+        api.request(Method::GET, &path(""), Some(&wrong)),
+        404,
+        "wrong review token",
+    )
+    .await;
+    api.expect(
+        api.request(Method::GET, &path("/events?after=0&wait=0"), Some(&owner))
+            .header("accept", "application/json"),
+        200,
+        "long poll",
+    )
+    .await;
+    api.expect(
+        api.request(Method::POST, &path("/decision"), Some(&owner))
+            .header("content-type", "application/json")
+            .body(json_body(json!({"decision": "approved"}))),
+        200,
+        "decision",
+    )
+    .await;
+    // The stream saw the changes and none of the tokens.
+    let mut frames = String::new();
+    while !frames.contains("event: decision") {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), stream.chunk())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        frames.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    drop(stream);
+    for token in [&owner, &reviewer, &revoked] {
+        assert!(
+            !frames.contains(token.as_str()),
+            "a token in an event frame"
+        );
+    }
+    api.expect(
+        api.request(Method::DELETE, &path(""), Some(&owner)),
+        204,
+        "review delete",
+    )
+    .await;
+    vec![
+        ("a review owner token".into(), owner),
+        ("a reviewer token".into(), reviewer),
+        ("a revoked reviewer token".into(), revoked),
+        ("a wrong review token".into(), wrong),
+    ]
 }
 
 /// Runs the server with `format` logs (and `catalog`), exercises it, stops

@@ -824,7 +824,10 @@ async fn review_events_reach_streams_on_every_replica() {
     )
     .await;
     assert_eq!(status, 201, "{link}");
-    let (link_id, reviewer) = (link["id"].as_str().unwrap(), link["token"].as_str().unwrap());
+    let (link_id, reviewer) = (
+        link["id"].as_str().unwrap(),
+        link["token"].as_str().unwrap(),
+    );
 
     // The owner follows on replica 1, the reviewer on replica 0.
     let open = |base: &str, token: &str, after: u64| {
@@ -858,7 +861,13 @@ async fn review_events_reach_streams_on_every_replica() {
         .unwrap();
     assert_eq!(put.status(), 200);
     let acknowledged = started.elapsed();
-    let seen = sse_until(&mut owner_stream, &mut owner_buf, "comments", Duration::from_secs(5)).await;
+    let seen = sse_until(
+        &mut owner_stream,
+        &mut owner_buf,
+        "comments",
+        Duration::from_secs(5),
+    )
+    .await;
     let arrived = started.elapsed();
     assert_eq!(seen, [(Some(3), "comments".to_owned())]);
     eprintln!(
@@ -866,7 +875,13 @@ async fn review_events_reach_streams_on_every_replica() {
     );
 
     // The reviewer's own stream on replica 0 has it too.
-    let seen = sse_until(&mut reviewer_stream, &mut reviewer_buf, "comments", Duration::from_secs(5)).await;
+    let seen = sse_until(
+        &mut reviewer_stream,
+        &mut reviewer_buf,
+        "comments",
+        Duration::from_secs(5),
+    )
+    .await;
     assert_eq!(seen, [(Some(3), "comments".to_owned())]);
 
     // A revocation on replica 2 ends the reviewer's stream on replica 0
@@ -879,14 +894,24 @@ async fn review_events_reach_streams_on_every_replica() {
         .await
         .unwrap();
     assert_eq!(revoked.status(), 204);
-    let seen = sse_until(&mut reviewer_stream, &mut reviewer_buf, "revoked", Duration::from_secs(5)).await;
+    let seen = sse_until(
+        &mut reviewer_stream,
+        &mut reviewer_buf,
+        "revoked",
+        Duration::from_secs(5),
+    )
+    .await;
     assert_eq!(seen.last().unwrap().1, "revoked");
     let ended = tokio::time::timeout(Duration::from_secs(2), reviewer_stream.chunk())
         .await
         .unwrap()
         .unwrap();
     assert!(ended.is_none(), "the revoked reviewer's stream ends");
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
     for base in &bases {
         let status = client
             .get(path(base, ""))
@@ -906,6 +931,12 @@ async fn review_events_reach_streams_on_every_replica() {
         .await
         .unwrap();
     assert_eq!(deleted.status(), 204);
-    let seen = sse_until(&mut owner_stream, &mut owner_buf, "closed", Duration::from_secs(5)).await;
+    let seen = sse_until(
+        &mut owner_stream,
+        &mut owner_buf,
+        "closed",
+        Duration::from_secs(5),
+    )
+    .await;
     assert_eq!(seen.last().unwrap().1, "closed");
 }

@@ -177,7 +177,10 @@ async fn every_acknowledged_review_comment_survives_sigkill_and_streams_resume()
         task.await.unwrap();
     }
     let acknowledged = acknowledged.lock().unwrap().clone();
-    assert!(acknowledged.iter().all(|n| *n > 3), "too few writes: {acknowledged:?}");
+    assert!(
+        acknowledged.iter().all(|n| *n > 3),
+        "too few writes: {acknowledged:?}"
+    );
 
     let _restarted = start(dir.path(), port).await;
     let read: Value = client
@@ -203,7 +206,10 @@ async fn every_acknowledged_review_comment_survives_sigkill_and_streams_resume()
     // and a stream resumes after any id with no gap.
     let seq = read["seq"].as_u64().unwrap();
     let comments: u64 = acknowledged.iter().sum();
-    assert!(seq >= 1 + 4 + comments, "seq {seq} for {comments} acknowledged sets");
+    assert!(
+        seq >= 1 + 4 + comments,
+        "seq {seq} for {comments} acknowledged sets"
+    );
     let page: Value = client
         .get(format!("{review}/events?after={}&wait=0", seq - 3))
         .bearer_auth(&owner)

@@ -2,6 +2,7 @@
 //! Bodies carry opaque text where clients put ciphertext: the server never
 //! reads it (the CLI's tests use real encryption end to end).
 
+mod bad_input;
 mod events;
 mod flow;
 mod races;

@@ -756,6 +756,18 @@ mod tests {
                 retry_after: second,
                 source: None,
             },
+            ApiError::ReviewNotFound,
+            ApiError::ReviewTokenMissing,
+            ApiError::OwnerOnly,
+            ApiError::ReviewPartNotFound("version"),
+            ApiError::ReviewConflict {
+                message: "x".into(),
+                code: "stale-parent",
+            },
+            ApiError::ReviewDamaged { reason: "x".into() },
+            ApiError::TooManyStreams {
+                message: "x".into(),
+            },
         ];
         for error in &all {
             match error {
@@ -799,7 +811,14 @@ mod tests {
                 | ApiError::MalformedHead(_)
                 | ApiError::HeadTooLarge
                 | ApiError::UnsupportedTransferCoding
-                | ApiError::CatalogUnavailable { .. } => {}
+                | ApiError::CatalogUnavailable { .. }
+                | ApiError::ReviewNotFound
+                | ApiError::ReviewTokenMissing
+                | ApiError::OwnerOnly
+                | ApiError::ReviewPartNotFound(_)
+                | ApiError::ReviewConflict { .. }
+                | ApiError::ReviewDamaged { .. }
+                | ApiError::TooManyStreams { .. } => {}
             }
         }
         all

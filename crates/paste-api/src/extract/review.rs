@@ -14,8 +14,8 @@ use http::header;
 use http::request::Parts;
 use paste_store::{Namespace, PasteId};
 
-use super::TenantSlot;
 use super::headers::bearer_token;
+use super::tenant::TenantSlot;
 use crate::error::ApiError;
 use crate::reviews::{Caller, presented_digest};
 use crate::service::TenantCtx;

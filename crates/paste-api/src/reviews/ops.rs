@@ -8,9 +8,9 @@ use tenancy::{
     ReviewSnapshot, ReviewState, Role, VersionRow,
 };
 
+use super::context::{ID_ATTEMPTS, ID_LEN, LINK_ID_LEN, ReviewService, blob_key, fresh_id};
 use super::error::ReviewError;
 use super::tokens::{self, Token};
-use super::{ID_ATTEMPTS, ID_LEN, LINK_ID_LEN, ReviewService, blob_key, fresh_id};
 use crate::service::TenantCtx;
 
 /// A token holder of one review, as the extractor found it.

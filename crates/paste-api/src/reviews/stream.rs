@@ -10,8 +10,10 @@ use tenancy::{EventKind, ReviewEvent, Role};
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
+use super::context::ReviewService;
+use super::error::ReviewError;
 use super::hub::{Signal, StreamRefusal, Subscription};
-use super::{Caller, ReviewError, ReviewService};
+use super::ops::Caller;
 
 /// What a follower gets next.
 #[derive(Debug)]

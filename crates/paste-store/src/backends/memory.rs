@@ -24,6 +24,16 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// How many values it holds, expired ones included (for tests).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether it holds no value at all.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<PasteKey, StoredPaste>> {
         // A panic while holding the lock cannot leave the map half-updated
         // (every mutation is a single insert/remove), so poisoning is ignored.

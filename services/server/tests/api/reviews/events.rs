@@ -75,7 +75,7 @@ impl Sse {
             }
             let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
                 .await
-                .expect("no frame in time")
+                .unwrap_or_else(|_| panic!("no frame in time"))
                 .unwrap();
             match chunk {
                 Some(bytes) => self.buffer.push_str(std::str::from_utf8(&bytes).unwrap()),

@@ -766,6 +766,21 @@ mod schema_tests {
     }
 
     #[test]
+    fn the_review_bodies_state_the_review_rules() {
+        use crate::reviews::{PushVersionRequest, PutCommentsRequest, VersionInput};
+        assert_eq!(
+            stated::<PutCommentsRequest>()["name"],
+            json!({"minLength": 1, "maxLength": rules::REVIEW_NAME_MAX_CHARS, "pattern": rules::TENANT_NAME_PATTERN})
+        );
+        for digest in [
+            stated::<VersionInput>()["digest"].clone(),
+            stated::<PushVersionRequest>()["digest"].clone(),
+        ] {
+            assert_eq!(digest, json!({"pattern": rules::REVIEW_DIGEST_PATTERN}));
+        }
+    }
+
+    #[test]
     fn every_stated_limit_is_a_rule() {
         let mut update = settings_rules();
         update.push(("name", tenant_name()));

@@ -3,7 +3,31 @@
 //! sees plaintext); every time is Unix milliseconds. Requests refuse
 //! unknown fields.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A count or sequence number: JSON has one number type, so `2.0` is the
+/// number `2` (as JSON Schema's `integer` says) and is read as such.
+fn whole<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    if let Some(n) = n.as_u64() {
+        return Ok(n);
+    }
+    match n.as_f64() {
+        // 2^53: beyond it a float no longer holds every whole number.
+        Some(f) if f.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(&f) =>
+        {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Ok(f as u64)
+        }
+        _ => Err(serde::de::Error::custom(
+            "expected a whole number of 0 or more",
+        )),
+    }
+}
+
+fn whole_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    whole(d).map(Some)
+}
 
 /// A version's ciphertext and the client's digest of its plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,7 +51,11 @@ pub struct CreateReviewRequest {
     pub version: VersionInput,
     /// Lifetime in seconds within the tenant's limits (default: the
     /// tenant's default paste lifetime).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_153_600_000_u64))]
     pub ttl: Option<u64>,
 }
@@ -174,6 +202,7 @@ pub struct PushVersionRequest {
     #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{43}$"))]
     pub digest: String,
     /// The version this one revises: must be the latest.
+    #[serde(deserialize_with = "whole")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub parent: u64,
 }
@@ -210,10 +239,19 @@ pub struct CreatedLink {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PutCommentsRequest {
-    /// The writer's name: bound by the first set, the same ever after.
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 64))]
+    /// The writer's name: bound by the first set, the same ever after; not
+    /// only white space, no control characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 64,
+            pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+        )
+    )]
     pub name: String,
     /// The version the comments were made on.
+    #[serde(deserialize_with = "whole")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub version: u64,
     /// The encrypted comment set.
@@ -270,4 +308,25 @@ pub struct ReviewEventPage {
     pub events: Vec<ReviewEventFrame>,
     /// The last sequence number covered: pass it as the next `after`.
     pub seq: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_may_be_written_as_floats_but_fractions_are_refused() {
+        let read = |parent: &str| {
+            serde_json::from_str::<PushVersionRequest>(&format!(
+                r#"{{"data":"x","digest":"d","parent":{parent}}}"#
+            ))
+            .map(|r| r.parent)
+        };
+        assert_eq!(read("3").unwrap(), 3);
+        assert_eq!(read("3.0").unwrap(), 3);
+        assert_eq!(read("878738559.0").unwrap(), 878_738_559);
+        for bad in ["3.5", "-1", "1e300", "\"3\"", "null"] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+    }
 }

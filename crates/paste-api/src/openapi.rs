@@ -219,12 +219,26 @@ pub(crate) mod responses {
     pub(crate) struct Unavailable(ErrorBody);
 }
 
-/// The one body that is not an `api-types` type: the compat create, parsed
-/// by hand as upstream does.
+/// The bodies that are not `api-types` types: the compat create, parsed by
+/// hand as upstream does, and the review stream's events.
 pub(crate) mod schemas {
     #![expect(dead_code, reason = "types only describe bodies in the document")]
 
     use utoipa::ToSchema;
+
+    /// One server-sent event of `GET /api/v1/reviews/{id}/events`, as an
+    /// SSE parser reads it from the `id:`, `event:` and `data:` lines.
+    #[derive(ToSchema)]
+    pub(crate) struct ReviewSseEvent {
+        /// The event's sequence number (absent on `closed`, which is not
+        /// stored: the review is gone).
+        pub(crate) id: Option<String>,
+        /// `version`, `comments`, `links`, `decision`, `revoked` or `closed`.
+        pub(crate) event: String,
+        /// A small JSON object: ids, numbers and names, never content or a
+        /// token (the same `data` as the long poll's).
+        pub(crate) data: String,
+    }
 
     /// `POST /api/paste` body, as upstream: any `Content-Type`; other
     /// fields are ignored.

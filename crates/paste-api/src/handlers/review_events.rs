@@ -62,7 +62,7 @@ const RETRY_MS: u32 = 2000;
     responses(
         (status = 200, description = "`text/event-stream` frames (`id`, `event`, `data`), or with `Accept: application/json` the long-poll page", content(
             (api_types::reviews::ReviewEventPage = "application/json"),
-            (String = "text/event-stream"),
+            (crate::openapi::schemas::ReviewSseEvent = "text/event-stream"),
         )),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 422, response = crate::openapi::responses::Unprocessable),

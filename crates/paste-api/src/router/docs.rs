@@ -48,6 +48,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     doc.merge(document_api().into_openapi());
     let mut doc = doc.nest("/admin", admin_api().into_openapi());
     add_common_answers(&mut doc);
+    headers_are_never_null(&mut doc);
     add_paste_links(&mut doc);
     doc
 }
@@ -78,6 +79,47 @@ const REVIEW_ANSWERS: [(&str, &str); 5] = [
     ("500", "Internal"),
     ("503", "Unavailable"),
 ];
+
+/// A header is sent or not; it has no `null`. utoipa types an optional
+/// header as `[T, "null"]`, which would invite clients (and generated
+/// tests) to send the text `null`: the type is narrowed to `T`.
+fn headers_are_never_null(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{Schema, SchemaType, Type};
+    use utoipa::openapi::{RefOr, path::ParameterIn};
+
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+            &mut item.head,
+        ];
+        for operation in operations.into_iter().flatten() {
+            for parameter in operation.parameters.iter_mut().flatten() {
+                let RefOr::T(parameter) = parameter else {
+                    continue;
+                };
+                if parameter.parameter_in != ParameterIn::Header {
+                    continue;
+                }
+                if let Some(RefOr::T(Schema::Object(object))) = parameter.schema.as_mut()
+                    && let SchemaType::Array(types) = &object.schema_type
+                {
+                    let kept: Vec<Type> = types
+                        .iter()
+                        .filter(|t| **t != Type::Null)
+                        .cloned()
+                        .collect();
+                    if let [only] = kept.as_slice() {
+                        object.schema_type = SchemaType::Type(only.clone());
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// Adds [`ADMIN_ANSWERS`] to the operations that take the admin token and
 /// [`PASTE_ANSWERS`] to those that take an API key or a delete token; an

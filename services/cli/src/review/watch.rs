@@ -86,7 +86,16 @@ pub async fn run(args: WatchArgs, env: &Env) -> Result<String, CliError> {
             view: Some(Box::new(view)),
             id: None,
         },
-        None => watcher.follow().await?,
+        None => {
+            let sets = view.comments.len();
+            watcher.say(&format!(
+                "watching review {}: v{}, {sets} comment set{}",
+                safe_text(&view.id),
+                view.latest,
+                if sets == 1 { "" } else { "s" }
+            ));
+            watcher.follow().await?
+        }
     };
     match end {
         End::Closed(why) => Err(CliError::ReviewClosed(why)),

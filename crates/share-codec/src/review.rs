@@ -144,7 +144,10 @@ mod tests {
         let digest = plan_digest(&key, "# Plan\n");
         assert_eq!(digest, "-HBA2Nr8TdVvWuNViSpdiypAS8fTfDBDYyLdpwOHAvY");
         assert_eq!(digest.len(), 43);
-        assert_ne!(plan_digest(&ShareKey::from_bytes([8; 32]), "# Plan\n"), digest);
+        assert_ne!(
+            plan_digest(&ShareKey::from_bytes([8; 32]), "# Plan\n"),
+            digest
+        );
     }
 
     #[test]
@@ -153,7 +156,10 @@ mod tests {
         let k = key.to_base64url();
         let token = "T".repeat(43);
         let plain = review_url("https://s.example", "abcdefgh", &key, &token, None);
-        assert_eq!(plain, format!("https://s.example/r/abcdefgh#key={k}&t={token}"));
+        assert_eq!(
+            plain,
+            format!("https://s.example/r/abcdefgh#key={k}&t={token}")
+        );
         assert_eq!(
             parse_review_link(&plain).unwrap(),
             ReviewLink {

@@ -64,7 +64,10 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Share(args) => share::run(args, &env).await,
-            Command::Open(args) => open::run(args, &env).await,
+            Command::Open(args) => match args.review_link() {
+                Some((link, format, api)) => review::open(link, format, api, &env).await,
+                None => open::run(args, &env).await,
+            },
             Command::Paste(command) => paste::run(command, &env).await,
             Command::Admin(cli) => admin::run(cli).await,
             Command::Review(command) => review::run(command, &env).await,

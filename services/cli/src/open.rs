@@ -76,11 +76,20 @@ struct AnnotationOutput<'a> {
     anchor: Option<&'a Anchor>,
 }
 
-/// Runs `open`; returns what to print on stdout.
-pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
-    if share_codec::is_review_link(&args.url) {
-        return crate::review::open(&args.url, args.format, &args.api, env).await;
+impl OpenArgs {
+    /// The link, when it is a review link (`main` sends those to
+    /// `review::open`): its text, the format and the API arguments.
+    pub fn review_link(&self) -> Option<(&str, Format, &ApiArgs)> {
+        share_codec::is_review_link(&self.url).then_some((
+            self.url.as_str(),
+            self.format,
+            &self.api,
+        ))
     }
+}
+
+/// Runs `open` of a share link; returns what to print on stdout.
+pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
     let link = share_codec::parse_share_link(&args.url).map_err(link_error)?;
     let (payload, id) = match &link {
         ShareLink::Hash { data, .. } => (

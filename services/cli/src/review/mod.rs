@@ -197,7 +197,7 @@ impl Linked {
     }
 
     /// A link to this review with `token`, for the same portal and API.
-    pub fn link_with(&self, token: &str) -> String {
+    pub fn link_with(&self, token: &str) -> Result<String, CliError> {
         make_link(&self.base, &self.id, &self.key, token, self.api.base())
     }
 }
@@ -215,9 +215,22 @@ fn origin_of(base: &str) -> Result<String, CliError> {
 }
 
 /// A review link; `&paste=` only when `api` is not the portal's own origin.
-fn make_link(portal: &str, id: &str, key: &ShareKey, token: &str, api: &str) -> String {
+/// A token that is not 43 base64url characters (as the API makes them) is
+/// refused: it stays out of the link, and so off the terminal.
+fn make_link(
+    portal: &str,
+    id: &str,
+    key: &ShareKey,
+    token: &str,
+    api: &str,
+) -> Result<String, CliError> {
+    if !api_types::rules::is_review_token(token) {
+        return Err(CliError::Service(
+            "the review API answered a token that is not 43 base64url characters".into(),
+        ));
+    }
     let own = origin_of(portal).is_ok_and(|origin| origin == api);
-    review_url(portal, id, key, token, (!own).then_some(api))
+    Ok(review_url(portal, id, key, token, (!own).then_some(api)))
 }
 
 fn link_error(error: CodecError) -> CliError {
@@ -225,6 +238,11 @@ fn link_error(error: CodecError) -> CliError {
         CodecError::InvalidLink(message) => CliError::InvalidLink(message),
         other => CliError::InvalidLink(format!("bad &paste= value: {other}")),
     }
+}
+
+/// A review or link id: 6–16 ASCII letters or digits.
+fn is_id(id: &str) -> bool {
+    (6..=16).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 /// Parses `7d`, `12h`, `30m`, `45s`, `2w` or plain seconds into seconds.
@@ -438,13 +456,18 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
             ttl: args.ttl,
         })
         .await?;
-    let owner = make_link(&portal, &created.id, &key, &created.owner_token, api.base());
+    if !is_id(&created.id) {
+        return Err(CliError::Service(
+            "the review API answered an id that is not 6-16 letters or digits".into(),
+        ));
+    }
+    let owner = make_link(&portal, &created.id, &key, &created.owner_token, api.base())?;
     let mut reviewers = Vec::new();
     for _ in 0..args.links {
         match api.add_link(&created.id, &created.owner_token).await {
             Ok(link) => reviewers.push((
                 link.id,
-                make_link(&portal, &created.id, &key, &link.token, api.base()),
+                make_link(&portal, &created.id, &key, &link.token, api.base())?,
             )),
             Err(CliError::Rejected(why)) => {
                 warn(&format!(
@@ -482,7 +505,7 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
         out.push_str("\nReviewer links (one per reviewer):\n");
     }
     for (id, link) in &reviewers {
-        out.push_str(&format!("  {id}  {link}\n"));
+        out.push_str(&format!("  {}  {link}\n", safe_text(id)));
         if args.qr {
             out.push_str(&qr(link)?);
         }
@@ -540,12 +563,12 @@ async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
         let created = linked.api.add_link(&linked.id, &linked.token).await?;
         return Ok(format!(
             "{}  {}\n",
-            created.id,
-            linked.link_with(&created.token)
+            safe_text(&created.id),
+            linked.link_with(&created.token)?
         ));
     }
     if let Some(link) = &args.revoke {
-        if !(6..=16).contains(&link.len()) || !link.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        if !is_id(link) {
             return Err(CliError::Usage(
                 "--revoke takes a link id (6-16 letters or digits, as `review links` lists them)"
                     .into(),
@@ -566,7 +589,7 @@ async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
             || "(no comments yet)".to_owned(),
             |n| safe_text(n).into_owned(),
         );
-        out.push_str(&format!("{}  {name}\n", link.id));
+        out.push_str(&format!("{}  {name}\n", safe_text(&link.id)));
     }
     Ok(out)
 }
@@ -678,7 +701,8 @@ mod tests {
             &key,
             &token,
             "http://127.0.0.1:9000",
-        );
+        )
+        .unwrap();
         assert!(!own.contains("paste="), "{own}");
         let other = make_link(
             "https://share.example",
@@ -686,11 +710,13 @@ mod tests {
             &key,
             &token,
             "http://127.0.0.1:9000",
-        );
+        )
+        .unwrap();
         assert!(other.contains("&paste="), "{other}");
         let parsed = share_codec::parse_review_link(&other).unwrap();
         assert_eq!(parsed.api.as_deref(), Some("http://127.0.0.1:9000"));
         assert_eq!(parsed.token.as_deref(), Some(token.as_str()));
+        assert!(make_link("https://s", "abcdefgh", &key, "t\u{1b}[2J", "https://a").is_err());
         assert_eq!(
             origin_of("https://h.example/share").unwrap(),
             "https://h.example"

@@ -20,6 +20,7 @@
 //! - `crypto.rs` — AES-GCM with the key in the link;
 //! - `link.rs` — hash and short links, upstream's URL parsers;
 //! - `share.rs` — the whole pipeline in one call each way;
+//! - `review.rs` — live reviews: the plan digest, review links;
 //! - `size.rs` — size labels; `error.rs` — [`CodecError`].
 
 pub mod annotation;
@@ -30,6 +31,7 @@ pub mod error;
 pub mod json;
 pub mod link;
 pub mod payload;
+pub mod review;
 pub mod share;
 pub mod size;
 pub mod tuple;
@@ -46,6 +48,9 @@ pub use link::{
     parse_hash_fragment, parse_import_url, parse_share_link, short_url,
 };
 pub use payload::SharePayload;
+pub use review::{
+    ReviewLink, hmac_sha256_b64url, is_review_link, parse_review_link, plan_digest, review_url,
+};
 pub use share::{decode_hash, decode_paste, encode_hash, encrypt_payload};
 pub use size::{format_size, format_url_size};
 pub use tuple::{

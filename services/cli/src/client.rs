@@ -95,6 +95,47 @@ impl PasteClient {
         &self.base
     }
 
+    /// `method <base><path>` with `bearer` (else the API key, when
+    /// `api_key` is set) and an optional JSON body; the whole answer.
+    /// `retry`: network errors, 429 and 5xx are retried as for pastes (only
+    /// for requests that are safe to repeat).
+    pub(crate) async fn send_json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<String>,
+        retry: bool,
+    ) -> Result<Answer, CliError> {
+        let url = format!("{}{path}", self.base);
+        let build = || {
+            let mut request = self.http.request(method.clone(), &url);
+            request = match bearer {
+                Some(token) => request.bearer_auth(token),
+                None => self.with_key(request),
+            };
+            match &body {
+                Some(body) => request
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(body.clone()),
+                None => request,
+            }
+        };
+        if retry {
+            self.send_with_retries(build).await
+        } else {
+            match build().send().await {
+                Ok(response) => Answer::read(response, &self.base).await,
+                Err(e) => Err(CliError::Unavailable(describe(&e, &self.base))),
+            }
+        }
+    }
+
+    /// The generic error for an unexpected answer (see [`Self::failure`]).
+    pub(crate) fn unexpected(answer: &Answer) -> CliError {
+        Self::failure(answer, false)
+    }
+
     /// `request` with the API key as its bearer, when there is one.
     fn with_key(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match &self.api_key {
@@ -259,17 +300,17 @@ impl PasteClient {
 }
 
 /// A whole answer: status, headers and a bounded body.
-struct Answer {
-    status: StatusCode,
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
     headers: HeaderMap,
-    body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Answer {
     /// Reads `response` in chunks: a success up to [`MAX_ANSWER_BYTES`] (past
     /// it, an error, and nothing more is read), anything else up to
     /// [`MAX_ERROR_BYTES`] (past it, or when it breaks off, without a body).
-    async fn read(mut response: Response, base: &str) -> Result<Answer, CliError> {
+    pub(crate) async fn read(mut response: Response, base: &str) -> Result<Answer, CliError> {
         let status = response.status();
         let headers = std::mem::take(response.headers_mut());
         let success = status.is_success();
@@ -319,12 +360,19 @@ impl Answer {
     }
 
     /// The `error` of a JSON error body, control characters escaped.
-    fn message(&self) -> Option<String> {
+    pub(crate) fn message(&self) -> Option<String> {
         let body: api_types::ErrorBody = serde_json::from_slice(&self.body).ok()?;
         Some(printable(&body.error))
     }
 
     /// A 409 saying a create with the same `Idempotency-Key` is still running.
+    /// The `code` of a JSON error body.
+    pub(crate) fn code(&self) -> Option<String> {
+        serde_json::from_slice::<api_types::ErrorBody>(&self.body)
+            .ok()
+            .and_then(|b| b.code)
+    }
+
     fn is_in_progress(&self) -> bool {
         self.status == StatusCode::CONFLICT
             && serde_json::from_slice::<api_types::ErrorBody>(&self.body)
@@ -375,7 +423,7 @@ fn same_origin(url: &Url, other: &str) -> bool {
 
 /// Server text made safe for a terminal: control characters escaped
 /// (`\u{1b}`, `\n`, …), everything else as it is.
-fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_control() {

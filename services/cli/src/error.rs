@@ -37,16 +37,32 @@ pub enum CliError {
     /// A wrong delete token or a refused credential.
     #[error("not authorised: {0}")]
     Unauthorized(String),
-    /// The admin API has no such tenant or key.
+    /// The admin API has no such tenant or key; a review has no such
+    /// version or link.
     #[error("not found: {0}")]
     AdminNotFound(String),
+    /// No review answers this link: it is wrong, revoked or expired, or the
+    /// review was deleted.
+    #[error("review not found: the link is wrong, revoked or expired, or the review was deleted")]
+    ReviewNotFound,
     /// The admin API refused the request: invalid, conflicting or unknown
-    /// fields or values (HTTP 400, 409, 413, 415, 422).
+    /// fields or values (HTTP 400, 409, 413, 415, 422); or the review API
+    /// refused a change (someone else pushed, already decided, too many
+    /// links, …).
     #[error("rejected: {0}")]
     Rejected(String),
     /// Writing the output failed (e.g. a closed pipe).
     #[error("cannot write output: {0}")]
     Output(String),
+    /// `review watch`: the owner requested changes (the feedback is on
+    /// stdout). Not a failure of the command, but scripts need to tell it
+    /// from an approval.
+    #[error("the owner requested changes")]
+    ChangesRequested,
+    /// `review watch`: the review is gone (deleted or expired), or the
+    /// watcher's own link was revoked.
+    #[error("{0}")]
+    ReviewClosed(String),
 }
 
 impl CliError {
@@ -57,7 +73,7 @@ impl CliError {
             CliError::ShareDisabled(_) => 3,
             CliError::InvalidLink(_) => 4,
             CliError::Decrypt => 5,
-            CliError::NotFound | CliError::AdminNotFound(_) => 6,
+            CliError::NotFound | CliError::AdminNotFound(_) | CliError::ReviewNotFound => 6,
             CliError::Unavailable(_) => 7,
             CliError::TooLarge(_) => 8,
             CliError::Input(_) => 9,
@@ -66,6 +82,8 @@ impl CliError {
             CliError::Unauthorized(_) => 12,
             CliError::Output(_) => 13,
             CliError::Rejected(_) => 14,
+            CliError::ChangesRequested => 15,
+            CliError::ReviewClosed(_) => 16,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `planshare`: make share links from a plan and its annotations (`share`),
-//! read them back (`open`), reach the paste API directly (`paste`), and
-//! administer a planshare server's tenants and keys (`admin`).
+//! read them back (`open`), run live reviews (`review`), reach the paste
+//! API directly (`paste`), and administer a planshare server's tenants and
+//! keys (`admin`).
 //!
 //! This binary never links the server stack: it uses `share-codec` and
 //! `plan-doc` for the formats, `api-types` for the wire bodies, and reqwest.
@@ -14,6 +15,7 @@ mod env;
 mod error;
 mod open;
 mod paste;
+mod review;
 mod share;
 mod terminal;
 
@@ -44,6 +46,9 @@ enum Command {
     Paste(paste::PasteCommand),
     /// Administer a planshare server: tenants, API keys, usage (admin API).
     Admin(admin::AdminCli),
+    /// Live reviews: start, push versions, manage links, watch, decide.
+    #[command(subcommand)]
+    Review(review::ReviewCommand),
 }
 
 fn main() -> ExitCode {
@@ -59,9 +64,13 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Share(args) => share::run(args, &env).await,
-            Command::Open(args) => open::run(args, &env).await,
+            Command::Open(args) => match args.review_link() {
+                Some((link, format, api)) => review::open(link, format, api, &env).await,
+                None => open::run(args, &env).await,
+            },
             Command::Paste(command) => paste::run(command, &env).await,
             Command::Admin(cli) => admin::run(cli).await,
+            Command::Review(command) => review::run(command, &env).await,
         }
     });
     match result.and_then(|output| write_stdout(&output)) {

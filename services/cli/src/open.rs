@@ -40,7 +40,8 @@ pub enum Format {
 /// Arguments of `planshare open`.
 #[derive(Args)]
 pub struct OpenArgs {
-    /// A hash link (`…/#<data>`) or a short link (`…/p/<id>#key=…`).
+    /// A hash link (`…/#<data>`), a short link (`…/p/<id>#key=…`) or a
+    /// review link (`…/r/<id>#key=…&t=…`).
     url: String,
     /// Output format.
     #[arg(long, value_enum, default_value = "feedback")]
@@ -75,7 +76,19 @@ struct AnnotationOutput<'a> {
     anchor: Option<&'a Anchor>,
 }
 
-/// Runs `open`; returns what to print on stdout.
+impl OpenArgs {
+    /// The link, when it is a review link (`main` sends those to
+    /// `review::open`): its text, the format and the API arguments.
+    pub fn review_link(&self) -> Option<(&str, Format, &ApiArgs)> {
+        share_codec::is_review_link(&self.url).then_some((
+            self.url.as_str(),
+            self.format,
+            &self.api,
+        ))
+    }
+}
+
+/// Runs `open` of a share link; returns what to print on stdout.
 pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
     let link = share_codec::parse_share_link(&args.url).map_err(link_error)?;
     let (payload, id) = match &link {
@@ -98,10 +111,18 @@ pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
             (payload, Some(id.as_str()))
         }
     };
-    render(&payload, id, args.format)
+    let kind = if id.is_some() { "short" } else { "hash" };
+    render(&payload, id, kind, args.format)
 }
 
-fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<String, CliError> {
+/// `payload` as `format`; `kind` names the link in JSON (`hash`, `short`,
+/// `review`).
+pub(crate) fn render(
+    payload: &SharePayload,
+    id: Option<&str>,
+    kind: &'static str,
+    format: Format,
+) -> Result<String, CliError> {
     match format {
         // The document alone: nothing to re-anchor.
         // Text formats carry the link author's text to a terminal: control
@@ -129,7 +150,7 @@ fn render(payload: &SharePayload, id: Option<&str>, format: Format) -> Result<St
         Format::Json => {
             let reanchored = reanchor(&payload.plan, &payload.annotations);
             let output = OpenOutput {
-                kind: if id.is_some() { "short" } else { "hash" },
+                kind,
                 id,
                 title: payload.title(),
                 plan: &payload.plan,

@@ -49,7 +49,7 @@ pub enum PasteCommand {
 }
 
 /// Where the paste API is.
-#[derive(Args, Clone)]
+#[derive(Args, Clone, Default)]
 pub struct ApiArgs {
     /// Paste API base URL [default: $PLANNOTATOR_PASTE_URL, else upstream's hosted service].
     #[arg(long)]

@@ -8,5 +8,6 @@
 mod admin;
 mod paste;
 mod portal;
+mod review;
 mod share_open;
 mod support;

@@ -1,0 +1,241 @@
+//! The review API (`/api/v1/reviews`) over [`PasteClient`]'s transport.
+//!
+//! Tokens travel only as `Authorization: Bearer`; paths carry ids that were
+//! checked to be 6–16 letters or digits, never a token or a key. Error
+//! answers become [`CliError`]s whose text is the service's, escaped, and
+//! never echoes a token.
+
+use std::time::Duration;
+
+use api_types::reviews as wire;
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+
+use crate::client::{Answer, PasteClient, describe};
+use crate::error::CliError;
+
+/// A review API at a base URL, acting with one bearer token (or, for
+/// creating a review, the API key when there is one).
+pub struct ReviewApi {
+    client: PasteClient,
+    /// Without a total timeout (a stream lasts), with a read timeout.
+    stream_http: reqwest::Client,
+}
+
+/// How long a stream may stay silent (the server sends a keep-alive
+/// comment every 15 s by default) before the watcher reconnects.
+const STREAM_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl ReviewApi {
+    /// Wraps `client` (its base is the review API's base).
+    pub fn new(client: PasteClient) -> Result<Self, CliError> {
+        let stream_http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(STREAM_READ_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("planshare/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| CliError::Unavailable(format!("cannot set up HTTP: {e}")))?;
+        Ok(ReviewApi {
+            client,
+            stream_http,
+        })
+    }
+
+    /// The API's base URL.
+    pub fn base(&self) -> &str {
+        self.client.base()
+    }
+
+    /// `POST /api/v1/reviews` (with the API key, if configured).
+    pub async fn create(
+        &self,
+        request: &wire::CreateReviewRequest,
+    ) -> Result<wire::CreateReviewResponse, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::POST,
+                "/api/v1/reviews",
+                None,
+                Some(to_json(request)?),
+                false,
+            )
+            .await?;
+        expect(&answer, &[StatusCode::CREATED])
+    }
+
+    /// `GET /api/v1/reviews/{id}`.
+    pub async fn get(&self, id: &str, token: &str) -> Result<wire::ReviewView, CliError> {
+        let answer = self
+            .client
+            .send_json(Method::GET, &path(id, ""), Some(token), None, true)
+            .await?;
+        expect(&answer, &[StatusCode::OK])
+    }
+
+    /// `GET /api/v1/reviews/{id}/versions/{n}`.
+    pub async fn version(
+        &self,
+        id: &str,
+        token: &str,
+        n: u64,
+    ) -> Result<wire::VersionBody, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::GET,
+                &path(id, &format!("/versions/{n}")),
+                Some(token),
+                None,
+                true,
+            )
+            .await?;
+        expect(&answer, &[StatusCode::OK])
+    }
+
+    /// `POST /api/v1/reviews/{id}/versions`. Retrying is safe: a repeat of
+    /// a push that got through answers "unchanged".
+    pub async fn push(
+        &self,
+        id: &str,
+        token: &str,
+        request: &wire::PushVersionRequest,
+    ) -> Result<wire::PushVersionResponse, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::POST,
+                &path(id, "/versions"),
+                Some(token),
+                Some(to_json(request)?),
+                true,
+            )
+            .await?;
+        expect(&answer, &[StatusCode::CREATED, StatusCode::OK])
+    }
+
+    /// `POST /api/v1/reviews/{id}/links`.
+    pub async fn add_link(&self, id: &str, token: &str) -> Result<wire::CreatedLink, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::POST,
+                &path(id, "/links"),
+                Some(token),
+                Some("{}".to_owned()),
+                false,
+            )
+            .await?;
+        expect(&answer, &[StatusCode::CREATED])
+    }
+
+    /// `DELETE /api/v1/reviews/{id}/links/{link}`.
+    pub async fn revoke(&self, id: &str, token: &str, link: &str) -> Result<(), CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::DELETE,
+                &path(id, &format!("/links/{link}")),
+                Some(token),
+                None,
+                true,
+            )
+            .await?;
+        match answer.status {
+            StatusCode::NO_CONTENT | StatusCode::OK => Ok(()),
+            _ => Err(failure(&answer)),
+        }
+    }
+
+    /// `POST /api/v1/reviews/{id}/decision`.
+    pub async fn decide(
+        &self,
+        id: &str,
+        token: &str,
+        request: &wire::DecisionRequest,
+    ) -> Result<wire::DecisionInfo, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::POST,
+                &path(id, "/decision"),
+                Some(token),
+                Some(to_json(request)?),
+                false,
+            )
+            .await?;
+        expect(&answer, &[StatusCode::OK])
+    }
+
+    /// Opens the event stream after `last` (as `Last-Event-ID`). `Ok(Err)`:
+    /// the server answered, but not with a stream (the error to act on);
+    /// `Err`: it could not be reached.
+    pub async fn events(
+        &self,
+        id: &str,
+        token: &str,
+        last: u64,
+    ) -> Result<Result<reqwest::Response, CliError>, CliError> {
+        let url = format!("{}{}", self.client.base(), path(id, "/events"));
+        let response = self
+            .stream_http
+            .get(url)
+            .bearer_auth(token)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .header("Last-Event-ID", last.to_string())
+            .send()
+            .await
+            .map_err(|e| CliError::Unavailable(describe(&e, self.client.base())))?;
+        if response.status() == StatusCode::OK {
+            return Ok(Ok(response));
+        }
+        let answer = Answer::read(response, self.client.base()).await?;
+        Ok(Err(failure(&answer)))
+    }
+}
+
+fn path(id: &str, rest: &str) -> String {
+    format!("/api/v1/reviews/{id}{rest}")
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<String, CliError> {
+    serde_json::to_string(value).map_err(|e| CliError::Output(e.to_string()))
+}
+
+/// The body of an answer with one of `ok`'s statuses, else its error.
+fn expect<T: DeserializeOwned>(answer: &Answer, ok: &[StatusCode]) -> Result<T, CliError> {
+    if ok.contains(&answer.status) {
+        serde_json::from_slice(&answer.body)
+            .map_err(|e| CliError::Service(format!("unreadable review API answer: {e}")))
+    } else {
+        Err(failure(answer))
+    }
+}
+
+/// The error for a review API answer that is not a success.
+pub fn failure(answer: &Answer) -> CliError {
+    let message = answer.message().unwrap_or_default();
+    let code = answer.code();
+    match (answer.status, code.as_deref()) {
+        (StatusCode::NOT_FOUND, Some("review-not-found")) => CliError::ReviewNotFound,
+        (StatusCode::NOT_FOUND, _) if !message.is_empty() => CliError::AdminNotFound(message),
+        (StatusCode::CONFLICT, Some("stale-parent")) => {
+            CliError::Rejected(format!("someone else pushed a version first ({message})"))
+        }
+        (StatusCode::CONFLICT, _) => CliError::Rejected(message),
+        (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, _) => {
+            CliError::Unauthorized(if message.is_empty() {
+                format!("HTTP {}", answer.status.as_u16())
+            } else {
+                message
+            })
+        }
+        (StatusCode::PAYLOAD_TOO_LARGE, _) => CliError::TooLarge(if message.is_empty() {
+            "the review API refused the size".to_owned()
+        } else {
+            message
+        }),
+        _ => PasteClient::unexpected(answer),
+    }
+}

@@ -1,0 +1,331 @@
+//! `planshare review watch LINK`: follows a review's event stream (SSE)
+//! until the owner decides.
+//!
+//! - One line per event on stderr ("alice commented on v2 (3 annotations)",
+//!   "v3 pushed", "link added", "bob's link was revoked", "approved"…), or
+//!   with `--json` each event as one JSON line `{"id","event","data"}` on
+//!   stdout.
+//! - On the decision: the feedback export (every writer's comments
+//!   re-anchored on the latest version, author = writer's name) on stdout
+//!   (with `--json`: as `"feedback"` of the decision's line); exit 0 for
+//!   `approved`, 15 for `changes_requested`.
+//! - Exit 16: the review was deleted or expired, or this link was revoked.
+//! - A dropped stream or a restarted server: reconnects with
+//!   `Last-Event-ID` (0.5 s doubling to 10 s, until interrupted), skipping
+//!   any event at or below the last id seen; a review that answers 404
+//!   then is gone (exit 16).
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::time::Duration;
+
+use api_types::reviews as wire;
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::sse::{SseEvent, SseParser};
+use super::{Linked, count_annotations, merged_payload};
+use crate::env::Env;
+use crate::error::CliError;
+use crate::open::{Format, render};
+use crate::paste::ApiArgs;
+use crate::terminal::safe_text;
+
+/// Arguments of `review watch`.
+#[derive(Args)]
+pub struct WatchArgs {
+    /// The owner link or a reviewer link.
+    link: String,
+    /// Print each event as one JSON line on stdout instead of text on stderr.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    api: ApiArgs,
+}
+
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// How watching ended.
+enum End {
+    /// The owner decided (`id`: the decision event's, when it came as one).
+    Decided {
+        decision: wire::DecisionInfo,
+        view: Option<Box<wire::ReviewView>>,
+        id: Option<u64>,
+    },
+    Closed(String),
+}
+
+struct Watcher {
+    linked: Linked,
+    json: bool,
+    /// The caller's own writer id (`owner` or its link id).
+    me: String,
+    /// Link id → bound name, as far as known.
+    names: HashMap<String, String>,
+    last: u64,
+}
+
+/// Runs `watch`; the feedback is written here, so this returns nothing to
+/// print (or the exit-code-carrying error).
+pub async fn run(args: WatchArgs, env: &Env) -> Result<String, CliError> {
+    let linked = Linked::from_link(&args.link, &args.api, env)?;
+    let view = linked.view().await.map_err(gone)?;
+    let mut watcher = Watcher {
+        me: view.you.link.clone(),
+        names: HashMap::new(),
+        last: view.seq,
+        json: args.json,
+        linked,
+    };
+    watcher.learn(&view);
+    let end = match view.decision.clone() {
+        Some(decision) => End::Decided {
+            decision,
+            view: Some(Box::new(view)),
+            id: None,
+        },
+        None => {
+            let sets = view.comments.len();
+            watcher.say(&format!(
+                "watching review {}: v{}, {sets} comment set{}",
+                safe_text(&view.id),
+                view.latest,
+                if sets == 1 { "" } else { "s" }
+            ));
+            watcher.follow().await?
+        }
+    };
+    match end {
+        End::Closed(why) => Err(CliError::ReviewClosed(why)),
+        End::Decided { decision, view, id } => watcher.finish(&decision, view, id).await,
+    }
+}
+
+/// A review that no longer answers this link, in `watch`'s terms (exit 16).
+fn gone(error: CliError) -> CliError {
+    match error {
+        CliError::ReviewNotFound => CliError::ReviewClosed(
+            "the review is gone (deleted or expired) or this link was revoked".into(),
+        ),
+        other => other,
+    }
+}
+
+impl Watcher {
+    fn learn(&mut self, view: &wire::ReviewView) {
+        for link in view.links.iter().flatten() {
+            if let Some(name) = &link.name {
+                self.names.insert(link.id.clone(), name.clone());
+            }
+        }
+        for set in &view.comments {
+            self.names.insert(set.writer.clone(), set.name.clone());
+        }
+    }
+
+    /// Follows the stream, reconnecting as needed, until the decision or
+    /// the end of the review.
+    async fn follow(&mut self) -> Result<End, CliError> {
+        let mut backoff = FIRST_BACKOFF;
+        let mut reported_outage = false;
+        loop {
+            let opened = self
+                .linked
+                .api
+                .events(&self.linked.id, &self.linked.token, self.last)
+                .await;
+            match opened {
+                Ok(Ok(mut response)) => {
+                    backoff = FIRST_BACKOFF;
+                    if reported_outage {
+                        super::warn("reconnected");
+                        reported_outage = false;
+                    }
+                    let mut parser = SseParser::new();
+                    while let Ok(Some(chunk)) = response.chunk().await {
+                        for event in parser.feed(&chunk) {
+                            if let Some(end) = self.handle(event).await? {
+                                return Ok(end);
+                            }
+                        }
+                    }
+                    // The stream ended (server shutdown, a proxy, the
+                    // network): reconnect from the last id.
+                    if parser
+                        .last_comment()
+                        .is_some_and(|c| c.contains("reconnect"))
+                    {
+                        super::warn("the server is restarting; reconnecting");
+                        reported_outage = true;
+                    }
+                }
+                Ok(Err(CliError::ReviewNotFound)) => return Err(gone(CliError::ReviewNotFound)),
+                Ok(Err(CliError::Unavailable(_))) | Err(CliError::Unavailable(_)) => {}
+                Ok(Err(other)) | Err(other) => return Err(other),
+            }
+            if !reported_outage {
+                super::warn("the event stream was interrupted; reconnecting");
+                reported_outage = true;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// Acts on one event; `Some` when watching is over.
+    async fn handle(&mut self, event: SseEvent) -> Result<Option<End>, CliError> {
+        let id = event
+            .id
+            .as_deref()
+            .and_then(|id| id.trim().parse::<u64>().ok());
+        if let Some(id) = id {
+            if id <= self.last {
+                return Ok(None);
+            }
+            self.last = id;
+        }
+        let data: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
+        let text = |key: &str| {
+            data.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let number = |key: &str| data.get(key).and_then(Value::as_u64).unwrap_or(0);
+        if self.json && event.event != "decision" {
+            self.json_line(id, &event.event, &data, None)?;
+        }
+        match event.event.as_str() {
+            "version" => self.say(&format!("v{} pushed", number("n"))),
+            "links" => self.say(&format!("link {} added", safe_text(&text("link")))),
+            "comments" => {
+                let (writer, name) = (text("writer"), text("name"));
+                self.names.insert(writer.clone(), name.clone());
+                let name = safe_text(&name).into_owned();
+                if data.get("withdrawn").and_then(Value::as_bool) == Some(true) {
+                    self.say(&format!("{name} withdrew their comments"));
+                } else if !self.json {
+                    let count = self.count(&writer).await?;
+                    self.say(&format!(
+                        "{name} commented on v{}{count}",
+                        number("version")
+                    ));
+                }
+            }
+            "revoked" => {
+                let link = text("link");
+                if link == self.me {
+                    return Ok(Some(End::Closed(
+                        "this link was revoked by the review's owner".into(),
+                    )));
+                }
+                match self.names.get(&link) {
+                    Some(name) => self.say(&format!("{}'s link was revoked", safe_text(name))),
+                    None => self.say(&format!("link {} was revoked", safe_text(&link))),
+                }
+            }
+            "decision" => {
+                let view = self.linked.view().await.map_err(gone)?;
+                let decision = view.decision.clone().unwrap_or(wire::DecisionInfo {
+                    decision: text("decision"),
+                    data: None,
+                    decided_at: 0,
+                });
+                return Ok(Some(End::Decided {
+                    decision,
+                    view: Some(Box::new(view)),
+                    id,
+                }));
+            }
+            "closed" => {
+                let reason = match text("reason").as_str() {
+                    "deleted" => "deleted",
+                    "expired" => "expired",
+                    _ => "closed",
+                };
+                return Ok(Some(End::Closed(format!("the review was {reason}"))));
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    /// " (3 annotations)" for `writer`'s current set, from a fresh read.
+    async fn count(&mut self, writer: &str) -> Result<String, CliError> {
+        let view = self.linked.view().await.map_err(gone)?;
+        self.learn(&view);
+        let set = view.comments.iter().find(|c| c.writer == writer);
+        Ok(
+            match set.map(|s| count_annotations(&self.linked.key, &s.data)) {
+                Some(Ok(1)) => " (1 annotation)".to_owned(),
+                Some(Ok(n)) => format!(" ({n} annotations)"),
+                Some(Err(_)) => " (comments that do not decrypt)".to_owned(),
+                None => String::new(),
+            },
+        )
+    }
+
+    fn say(&self, line: &str) {
+        if !self.json {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }
+
+    fn json_line(
+        &self,
+        id: Option<u64>,
+        kind: &str,
+        data: &Value,
+        feedback: Option<&str>,
+    ) -> Result<(), CliError> {
+        let mut line = json!({ "id": id, "event": kind, "data": data });
+        if let Some(feedback) = feedback {
+            line["feedback"] = Value::String(feedback.to_owned());
+        }
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}")
+            .and_then(|()| out.flush())
+            .map_err(|e| CliError::Output(e.to_string()))
+    }
+
+    async fn feedback(&self, view: &wire::ReviewView) -> Result<String, CliError> {
+        let payload = merged_payload(&self.linked, view).await?;
+        render(&payload, Some(&self.linked.id), "review", Format::Feedback)
+    }
+
+    /// Prints the decision and the feedback; the exit status.
+    async fn finish(
+        &self,
+        decision: &wire::DecisionInfo,
+        view: Option<Box<wire::ReviewView>>,
+        id: Option<u64>,
+    ) -> Result<String, CliError> {
+        let approved = decision.decision == "approved";
+        let view = match view {
+            Some(view) => *view,
+            None => self.linked.view().await.map_err(gone)?,
+        };
+        let feedback = self.feedback(&view).await?;
+        if self.json {
+            let data = json!({ "decision": decision.decision });
+            self.json_line(id, "decision", &data, Some(&feedback))?;
+        } else {
+            self.say(if approved {
+                "approved"
+            } else {
+                "changes requested"
+            });
+            let mut out = std::io::stdout().lock();
+            out.write_all(feedback.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| CliError::Output(e.to_string()))?;
+        }
+        if approved {
+            Ok(String::new())
+        } else {
+            Err(CliError::ChangesRequested)
+        }
+    }
+}

@@ -1,0 +1,400 @@
+//! `planshare review …` and `open` of review links against the real server:
+//! the whole flow with real encryption, `watch` as a child process (its
+//! events, its feedback export and exit codes), `watch` across a server
+//! restart, and no token or key on any command's stderr.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use share_codec::{ShareKey, compress, encrypt_with, parse_review_link};
+use testkit::{ChildServer, TestApp, wait_ready};
+
+use crate::support::{Run, planshare};
+
+const PLAN: &str = "# Plan\n\n## Step 1\n\nAdd auth middleware to all protected routes.\n\n## Step 2\n\nWrite the migration.\n";
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// The secrets of a link: its key and its token.
+fn secrets(link: &str) -> Vec<String> {
+    let parsed = parse_review_link(link).unwrap();
+    vec![parsed.key, parsed.token.unwrap()]
+}
+
+/// Asserts that no secret appears in `text`.
+fn assert_no_secret(text: &str, secrets: &[String], what: &str) {
+    for secret in secrets {
+        assert!(
+            !text.contains(secret.as_str()),
+            "{what} leaks a secret: {text}"
+        );
+    }
+}
+
+/// `review start` with one reviewer link: (owner link, reviewer link).
+async fn start(env: &[(&str, &str)], plan: &str) -> (String, String, Run) {
+    let run = planshare(&["review", "start", plan, "--json"], env, "").await;
+    assert_eq!(run.code, 0, "start: {}", run.stderr);
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    let owner = out["owner"].as_str().unwrap().to_owned();
+    let reviewers = out["reviewers"].as_array().unwrap();
+    assert_eq!(reviewers.len(), 1);
+    assert!(owner.contains(&format!("/r/{}#key=", out["id"].as_str().unwrap())));
+    (owner, reviewers[0].as_str().unwrap().to_owned(), run)
+}
+
+/// Stores `name`'s comment set through the HTTP API, encrypted with the
+/// link's key as the portal would: `{"v":1,"a":[tuples]}`.
+async fn comment(api: &str, link: &str, name: &str, tuples: Value) {
+    let parsed = parse_review_link(link).unwrap();
+    let key = ShareKey::parse(&parsed.key).unwrap();
+    let plaintext = json!({ "v": 1, "a": tuples }).to_string();
+    let data = encrypt_with(&key, &[9; 12], &compress(&plaintext));
+    let response = reqwest::Client::new()
+        .put(format!("{api}/api/v1/reviews/{}/comments", parsed.id))
+        .bearer_auth(parsed.token.unwrap())
+        .json(&json!({ "name": name, "version": 1, "data": data }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+}
+
+/// `planshare review watch` as a child process, its stderr collected as
+/// it comes.
+struct Watch {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Watch {
+    fn spawn(link: &str, env: &[(&str, &str)]) -> Watch {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_planshare"))
+            .args(["review", "watch", link])
+            .env_clear()
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let pipe = child.stderr.take().unwrap();
+        let collected = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut text = collected.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
+        Watch { child, stderr }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits until stderr contains `needle`.
+    async fn wait_for(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.stderr().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "watch never printed {needle:?}; its stderr:\n{}",
+                self.stderr()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits for the exit: (code, stdout, stderr).
+    async fn finish(mut self) -> (i32, String, String) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "watch did not exit; its stderr:\n{}",
+                self.stderr()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let mut stdout = String::new();
+        std::io::Read::read_to_string(&mut self.child.stdout.take().unwrap(), &mut stdout).unwrap();
+        // Let the reader thread drain the pipe.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        (status.code().unwrap_or(-1), stdout, self.stderr())
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn start_open_comment_watch_decide_and_the_feedback_arrives() {
+    let app = TestApp::spawn(&[]).await;
+    // A portal on another origin: the links carry `&paste=`.
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", "https://portal.example"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(&dir, "plan.md", PLAN);
+    let (owner, reviewer, started) = start(&env, &plan).await;
+    assert!(owner.starts_with("https://portal.example/r/"), "{owner}");
+    assert!(owner.contains("&paste="), "{owner}");
+    let mut secrets = secrets(&owner);
+    secrets.extend(self::secrets(&reviewer));
+    assert_no_secret(&started.stderr, &secrets, "start");
+
+    // The reviewer reads the plan.
+    let read = planshare(&["open", &reviewer, "--format", "markdown"], &env, "").await;
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert_eq!(read.stdout, PLAN);
+    assert_no_secret(&read.stderr, &secrets, "open");
+
+    // The owner watches; alice comments.
+    let watch = Watch::spawn(&owner, &env);
+    watch.wait_for("watching review").await;
+    comment(
+        &app.base_url,
+        &reviewer,
+        "alice",
+        json!([["C", "auth middleware", "add rate limiting", null, null]]),
+    )
+    .await;
+    watch.wait_for("alice commented on v1 (1 annotation)").await;
+
+    // `open` of the reviewer link merges alice's comments.
+    let open = planshare(&["open", &reviewer, "--format", "json"], &env, "").await;
+    assert_eq!(open.code, 0, "{}", open.stderr);
+    let opened: Value = serde_json::from_str(&open.stdout).unwrap();
+    assert_eq!(opened["kind"], "review");
+    assert_eq!(opened["annotations"][0]["author"], "alice");
+    assert_eq!(opened["annotations"][0]["text"], "add rate limiting");
+
+    // The owner lists the links and requests changes with text feedback.
+    let links = planshare(&["review", "links", &owner], &env, "").await;
+    assert_eq!(links.code, 0, "{}", links.stderr);
+    assert!(links.stdout.contains("alice"), "{}", links.stdout);
+    let feedback = write(&dir, "feedback.txt", "Split step 2 into two.\n");
+    let decided = planshare(
+        &[
+            "review",
+            "decide",
+            &owner,
+            "--request-changes",
+            "--feedback",
+            &feedback,
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(decided.code, 0, "{}", decided.stderr);
+    assert_eq!(decided.stdout, "changes requested\n");
+
+    let (code, stdout, stderr) = watch.finish().await;
+    assert_eq!(code, 15, "stderr:\n{stderr}");
+    assert!(stdout.contains("add rate limiting"), "{stdout}");
+    assert!(stdout.contains("auth middleware"), "{stdout}");
+    assert!(stdout.contains("Split step 2 into two."), "{stdout}");
+    assert!(stderr.contains("changes requested"), "{stderr}");
+    assert_eq!(stderr.matches("alice commented").count(), 1, "{stderr}");
+
+    // A watch of a decided review answers at once, as the reviewer too.
+    let again = planshare(&["review", "watch", &reviewer], &env, "").await;
+    assert_eq!(again.code, 15, "{}", again.stderr);
+    assert!(again.stdout.contains("add rate limiting"));
+
+    // A second decision is refused; a link without its token is unusable.
+    let twice = planshare(&["review", "decide", &owner, "--approve"], &env, "").await;
+    assert_eq!(twice.code, 14, "{}", twice.stderr);
+    let tokenless = reviewer.split("&t=").next().unwrap().to_owned();
+    let refused = planshare(&["open", &tokenless], &env, "").await;
+    assert_eq!(refused.code, 4, "{}", refused.stderr);
+    assert!(refused.stderr.contains("no token"), "{}", refused.stderr);
+
+    for run in [&links, &decided, &again, &twice, &refused] {
+        assert_no_secret(&run.stderr, &secrets, "a review command");
+    }
+    assert_no_secret(&stderr, &secrets, "watch");
+}
+
+#[tokio::test]
+async fn push_links_and_revocation() {
+    let app = TestApp::spawn(&[]).await;
+    // The portal is the API's own origin: no `&paste=`.
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(&dir, "plan.md", PLAN);
+    let (owner, reviewer, _) = start(&env, &plan).await;
+    assert!(!owner.contains("paste="), "{owner}");
+    let mut secrets = secrets(&owner);
+    secrets.extend(self::secrets(&reviewer));
+
+    let same = planshare(&["review", "push", &plan, "--review", &owner], &env, "").await;
+    assert_eq!(
+        (same.code, same.stdout.as_str()),
+        (0, "unchanged (v1)\n"),
+        "{}",
+        same.stderr
+    );
+    let v2 = write(&dir, "v2.md", &format!("{PLAN}\n## Step 3\n\nDeploy.\n"));
+    let pushed = planshare(&["review", "push", &v2, "--review", &owner], &env, "").await;
+    assert_eq!(
+        (pushed.code, pushed.stdout.as_str()),
+        (0, "v2\n"),
+        "{}",
+        pushed.stderr
+    );
+    let by_reviewer = planshare(&["review", "push", &v2, "--review", &reviewer], &env, "").await;
+    assert_eq!(by_reviewer.code, 12, "{}", by_reviewer.stderr);
+
+    let added = planshare(&["review", "links", &owner, "--add"], &env, "").await;
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let (_, second) = added.stdout.trim_end().split_once("  ").unwrap();
+    secrets.extend(self::secrets(second));
+
+    // The reviewer watches; its own link is revoked: exit 16.
+    let watch = Watch::spawn(&reviewer, &env);
+    watch.wait_for("watching review").await;
+    let reviewer_id = {
+        let listed = planshare(&["review", "links", &owner], &env, "").await;
+        assert_eq!(listed.code, 0, "{}", listed.stderr);
+        assert_eq!(listed.stdout.lines().count(), 2, "{}", listed.stdout);
+        // The watcher's link is the first minted (the list is oldest first).
+        listed
+            .stdout
+            .lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let revoked = planshare(
+        &["review", "links", &owner, "--revoke", &reviewer_id],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(revoked.code, 0, "{}", revoked.stderr);
+    let (code, _, stderr) = watch.finish().await;
+    assert_eq!(code, 16, "{stderr}");
+    assert!(stderr.contains("revoked"), "{stderr}");
+    let after = planshare(&["open", &reviewer], &env, "").await;
+    assert_eq!(after.code, 6, "{}", after.stderr);
+    for run in [&same, &pushed, &by_reviewer, &added, &revoked, &after] {
+        assert_no_secret(&run.stderr, &secrets, "a review command");
+    }
+    assert_no_secret(&stderr, &secrets, "watch");
+}
+
+/// The server binary next to the test's (`cargo build -p planshare-server`).
+fn server_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let binary = dir.join("planshare-server");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build -p planshare-server` first",
+        binary.display()
+    );
+    binary
+}
+
+async fn server(port: u16, data: &std::path::Path) -> ChildServer {
+    let process = ChildServer::spawn(
+        Command::new(server_binary())
+            .env_clear()
+            .env("PLANSHARE_HOST", "127.0.0.1")
+            .env("PLANSHARE_PORT", port.to_string())
+            .env("PLANSHARE_DATA_DIR", data)
+            .env("PLANSHARE_RATE_LIMITS", "off")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    assert!(
+        wait_ready(&format!("http://127.0.0.1:{port}"), Duration::from_secs(20)).await,
+        "the server did not become ready"
+    );
+    process
+}
+
+#[tokio::test]
+async fn watch_survives_a_server_restart_and_prints_no_event_twice() {
+    let port = testkit::free_port();
+    let data = tempfile::tempdir().unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", base.as_str()),
+        ("PLANNOTATOR_SHARE_URL", base.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(&dir, "plan.md", PLAN);
+    let mut process = server(port, data.path()).await;
+    let (owner, reviewer, _) = start(&env, &plan).await;
+    let mut secrets = secrets(&owner);
+    secrets.extend(self::secrets(&reviewer));
+
+    let watch = Watch::spawn(&reviewer, &env);
+    watch.wait_for("watching review").await;
+    comment(
+        &base,
+        &reviewer,
+        "alice",
+        json!([["G", "looks good", null, null]]),
+    )
+    .await;
+    watch.wait_for("alice commented on v1 (1 annotation)").await;
+
+    // A graceful restart (the stream ends with `: …reconnect`)…
+    assert!(
+        process.terminate(Duration::from_secs(20)).await,
+        "no clean exit"
+    );
+    process = server(port, data.path()).await;
+    let v2 = write(&dir, "v2.md", &format!("{PLAN}\n## Step 3\n\nDeploy.\n"));
+    let pushed = planshare(&["review", "push", &v2, "--review", &owner], &env, "").await;
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    watch.wait_for("v2 pushed").await;
+
+    // …and a crash (SIGKILL: the connection just drops).
+    drop(process);
+    let process = server(port, data.path()).await;
+    let approved = planshare(&["review", "decide", &owner, "--approve"], &env, "").await;
+    assert_eq!(approved.code, 0, "{}", approved.stderr);
+
+    let (code, stdout, stderr) = watch.finish().await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("looks good"), "{stdout}");
+    for line in ["alice commented on v1", "v2 pushed", "approved"] {
+        assert_eq!(stderr.matches(line).count(), 1, "{line}: {stderr}");
+    }
+    assert!(stderr.contains("reconnect"), "{stderr}");
+    assert_no_secret(&stderr, &secrets, "watch");
+    assert_no_secret(&pushed.stderr, &secrets, "push");
+    drop(process);
+}

@@ -76,6 +76,17 @@ fn the_document_lists_every_route() {
         "POST /admin/v1/tenants/{id}/keys",
         "DELETE /admin/v1/tenants/{id}/keys/{key_id}",
         "GET /admin/v1/tenants/{id}/usage",
+        "POST /api/v1/reviews",
+        "GET /api/v1/reviews/{id}",
+        "DELETE /api/v1/reviews/{id}",
+        "POST /api/v1/reviews/{id}/versions",
+        "GET /api/v1/reviews/{id}/versions/{n}",
+        "POST /api/v1/reviews/{id}/links",
+        "DELETE /api/v1/reviews/{id}/links/{link}",
+        "PUT /api/v1/reviews/{id}/comments",
+        "DELETE /api/v1/reviews/{id}/comments",
+        "POST /api/v1/reviews/{id}/decision",
+        "GET /api/v1/reviews/{id}/events",
     ];
     expected.sort_unstable();
     assert_eq!(operations, expected);

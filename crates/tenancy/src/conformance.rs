@@ -6,11 +6,15 @@
 use std::sync::Arc;
 
 mod reviews;
+mod support;
+
 pub use reviews::review_notices_reach_other_catalogs;
+pub use support::new_tenant;
+use support::ok;
 
 use crate::{
-    ApiKey, Catalog, CatalogError, Idempotency, KeyId, NewTenant, PasteRecord, TenantId,
-    TenantSettings, TenantStatus, TenantUpdate, now_ms,
+    ApiKey, Catalog, CatalogError, Idempotency, KeyId, PasteRecord, TenantId, TenantStatus,
+    TenantUpdate, now_ms,
 };
 
 /// Runs every check against `catalog`, panicking with the check's name on failure.
@@ -105,30 +109,6 @@ async fn a_deleted_tenants_namespace_waits_for_its_purge(c: &Catalog) {
     let late = second[0].requested_at + crate::PURGE_SETTLE_MS;
     assert!(ok(c.finish_namespace_purge(&second[0], late).await, what));
     assert!(pending(c).await.is_empty(), "{what}");
-}
-
-fn ok<T>(r: Result<T, CatalogError>, what: &str) -> T {
-    r.unwrap_or_else(|e| panic!("{what}: unexpected error {e:?}"))
-}
-
-fn suffix() -> String {
-    let mut b = [0u8; 6];
-    let _ = getrandom::fill(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// A new tenant description with a unique namespace and host.
-pub fn new_tenant(label: &str) -> NewTenant {
-    let s = suffix();
-    NewTenant {
-        name: format!("Tenant {label}"),
-        namespace: format!("{label}-{s}"),
-        settings: TenantSettings {
-            hosts: vec![format!("{label}-{s}.example.com")],
-            cors_origins: vec![format!("https://{label}-{s}.example.com")],
-            ..TenantSettings::default()
-        },
-    }
 }
 
 async fn default_tenant_exists_and_allows_anonymous(c: &Catalog) {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{new_tenant, ok, suffix};
+use super::support::{new_tenant, ok, suffix};
 use crate::{
     Backend, BlobRef, Catalog, CatalogError, EventKind, MAX_EVENTS_PER_READ, NewReview,
     OWNER_WRITER, Pushed, ReviewEvent, ReviewLimits, ReviewNotice, ReviewRefusal, ReviewState,

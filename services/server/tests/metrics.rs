@@ -404,3 +404,62 @@ async fn store_failures_are_counted_by_operation() {
     let _ = std::fs::remove_file(&dir);
     app.shutdown().await.unwrap();
 }
+
+/// Review streams are counted while open, and each event written to one.
+#[tokio::test]
+async fn review_streams_and_their_events_are_counted() {
+    let _turn = SERIAL.lock().await;
+    let app = TestApp::spawn(&[
+        ("PLANSHARE_ADMIN_ADDR", "127.0.0.1:0"),
+        ("PLANSHARE_ADMIN_TOKEN", ADMIN_TOKEN),
+    ])
+    .await;
+    let created: serde_json::Value = app
+        .client
+        .post(app.url("/api/v1/reviews"))
+        .json(&serde_json::json!({"version": {"data": "v1", "digest": "d".repeat(43)}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let events = format!("/api/v1/reviews/{}/events", created["id"].as_str().unwrap());
+    let owner = created["ownerToken"].as_str().unwrap();
+    let before = scrape(&app).await;
+    let mut stream = app
+        .client
+        .get(app.url(&events))
+        .bearer_auth(owner)
+        .send()
+        .await
+        .unwrap();
+    // The retry hint, then the backlog's one event (the first version).
+    let mut text = String::new();
+    while !text.contains("event: version") {
+        let chunk = stream.chunk().await.unwrap().unwrap();
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let during = scrape(&app).await;
+    assert_eq!(delta(&before, &during, "planshare_review_streams_open", &[]), 1.0);
+    assert_eq!(
+        delta(&before, &during, "planshare_review_events_sent_total", &[]),
+        1.0
+    );
+    drop(stream);
+    // A long poll counts the events of its page.
+    let page = app
+        .client
+        .get(app.url(&format!("{events}?after=0&wait=0")))
+        .bearer_auth(owner)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let after = scrape(&app).await;
+    assert_eq!(
+        delta(&during, &after, "planshare_review_events_sent_total", &[]),
+        1.0
+    );
+}

@@ -22,7 +22,7 @@ pub(super) const ID_ATTEMPTS: usize = 5;
 /// The review operations over one store and one catalog.
 pub(crate) struct ReviewService {
     pub(super) store: Arc<dyn PasteStore>,
-    catalog: Arc<LazyCatalog>,
+    pub(super) catalog: Arc<LazyCatalog>,
     timeout: Duration,
     config: ReviewConfig,
     /// Where committed events go out to the streams of this process.

@@ -275,3 +275,38 @@ async fn the_stream_caps_hold_per_review_and_per_process() {
         "a closed feed gives its place back"
     );
 }
+
+#[tokio::test]
+async fn the_expiry_sweep_removes_a_reviews_rows_blobs_and_quota() {
+    let world = world(ReviewConfig::default()).await;
+    let created = world
+        .service
+        .create(
+            &world.ctx,
+            NewReviewInput {
+                data: "v1".into(),
+                digest: digest(1),
+                ttl_secs: 1,
+            },
+        )
+        .await
+        .unwrap();
+    let owner = caller(&world, &created.id, &created.owner_token).await;
+    let (_, token) = world.service.add_link(&owner).await.unwrap();
+    let reviewer = caller(&world, &created.id, &token).await;
+    world
+        .service
+        .put_comments(&reviewer, "ida".into(), 1, "set".into())
+        .await
+        .unwrap();
+    let mut feed = Feed::open(&world.service, owner.clone(), 3).await.unwrap().unwrap();
+    assert_eq!(world.store.len(), 2);
+    // The stream is told when the review expires, before any sweep.
+    let next = feed.next(Duration::from_secs(5)).await.unwrap();
+    assert!(matches!(next, Next::Closed("expired")), "{next:?}");
+    let catalog = world.service.catalog.get().await.unwrap();
+    world.service.sweep_expired(&catalog).await;
+    assert!(world.store.is_empty(), "the sweep removes the blobs");
+    let usage = catalog.usage(&world.ctx.tenant.id).await.unwrap();
+    assert_eq!((usage.pastes, usage.bytes), (0, 0), "and gives the quota back");
+}

@@ -90,6 +90,18 @@ pub struct TenantSettings {
     /// Whether requests without an API key may create pastes.
     #[cfg_attr(feature = "openapi", schema(required = false))]
     pub allow_anonymous: bool,
+    /// Live reviewer links per review (the next is refused with 409).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(required = false, minimum = 1, maximum = 1000)
+    )]
+    pub review_max_links: i64,
+    /// Versions per review (the next push is refused with 409).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(required = false, minimum = 1, maximum = 10_000)
+    )]
+    pub review_max_versions: i64,
 }
 
 /// The settings of a `POST /admin/v1/tenants` request: a field left out
@@ -175,6 +187,20 @@ pub struct NewTenantSettings {
         skip_serializing_if = "Option::is_none"
     )]
     pub allow_anonymous: Option<bool>,
+    /// See [`TenantSettings::review_max_links`].
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub review_max_links: Option<i64>,
+    /// See [`TenantSettings::review_max_versions`].
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub review_max_versions: Option<i64>,
 }
 
 impl NewTenantSettings {
@@ -297,6 +323,14 @@ pub struct TenantUpdate {
     /// See `TenantSettings.allow_anonymous`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_anonymous: Option<bool>,
+    /// See `TenantSettings.review_max_links`.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_max_links: Option<i64>,
+    /// See `TenantSettings.review_max_versions`.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_max_versions: Option<i64>,
 }
 
 /// A tenant as stored.
@@ -504,6 +538,8 @@ mod tests {
             rate_burst: 60,
             id_length: 8,
             allow_anonymous: false,
+            review_max_links: 8,
+            review_max_versions: 100,
         }
     }
 
@@ -521,7 +557,7 @@ mod tests {
         let text = serde_json::to_string(&tenant).unwrap();
         assert_eq!(
             text,
-            r#"{"id":"tnt_abc","name":"Team A","namespace":"team-a","settings":{"hosts":["team.example.com"],"cors_origins":["https://app.example.com"],"max_paste_size":524288,"default_ttl_secs":604800,"max_ttl_secs":2592000,"quota_bytes":10,"quota_pastes":20,"rate_per_sec":10,"rate_burst":60,"id_length":8,"allow_anonymous":false},"status":"active","created_at":1,"updated_at":2}"#
+            r#"{"id":"tnt_abc","name":"Team A","namespace":"team-a","settings":{"hosts":["team.example.com"],"cors_origins":["https://app.example.com"],"max_paste_size":524288,"default_ttl_secs":604800,"max_ttl_secs":2592000,"quota_bytes":10,"quota_pastes":20,"rate_per_sec":10,"rate_burst":60,"id_length":8,"allow_anonymous":false,"review_max_links":8,"review_max_versions":100},"status":"active","created_at":1,"updated_at":2}"#
         );
         assert_eq!(serde_json::from_str::<Tenant>(&text).unwrap(), tenant);
         let list = TenantList {
@@ -758,6 +794,8 @@ mod schema_tests {
             ("rate_burst", range(&rules::RATE)),
             ("id_length", range(&rules::ID_LENGTH)),
             ("allow_anonymous", json!({})),
+            ("review_max_links", range(&rules::REVIEW_LINKS)),
+            ("review_max_versions", range(&rules::REVIEW_VERSIONS)),
         ]
     }
 

@@ -179,9 +179,13 @@ pub const QUOTA: RangeInclusive<i64> = 0..=UNLIMITED;
 pub const RATE: RangeInclusive<i64> = 1..=1_000_000;
 /// `id_length`: the length of the paste ids a tenant issues.
 pub const ID_LENGTH: RangeInclusive<i64> = 8..=16;
-/// Live reviewer links per review, unless the server is configured otherwise.
+/// `review_max_links`: live reviewer links per review (default 8).
+pub const REVIEW_LINKS: RangeInclusive<i64> = 1..=1000;
+/// `review_max_versions`: versions per review (default 100).
+pub const REVIEW_VERSIONS: RangeInclusive<i64> = 1..=10_000;
+/// The default of `review_max_links`.
 pub const REVIEW_MAX_LINKS: i64 = 8;
-/// Versions per review, unless the server is configured otherwise.
+/// The default of `review_max_versions`.
 pub const REVIEW_MAX_VERSIONS: i64 = 100;
 /// The `ttl` a paste create may ask for, in seconds: at least one, at most
 /// what the most generous tenant allows (each tenant's own `max_ttl_secs`

@@ -55,14 +55,16 @@ impl PasteConfig {
     }
 }
 
-/// `[reviews]`: the limits of live reviews. The per-review limits apply to
-/// every tenant alike.
+/// `[reviews]`: the limits of live reviews. `max_links` and `max_versions`
+/// are the default tenant's (every other tenant has its own, set through the
+/// admin API); the stream caps hold for the process.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReviewConfig {
-    /// Live reviewer links per review; the next is refused (409).
+    /// The default tenant's live reviewer links per review; the next is
+    /// refused (409).
     pub max_links: u32,
-    /// Versions per review; the next push is refused (409).
+    /// The default tenant's versions per review; the next push is refused (409).
     pub max_versions: u32,
     /// Event streams (SSE and long polls) open at once on one review, per
     /// process; the next is refused (429).
@@ -89,9 +91,27 @@ impl Default for ReviewConfig {
 impl ReviewConfig {
     /// Checks the values that cannot be expressed in types.
     pub fn validate(&self) -> Result<(), String> {
+        for (name, value, range) in [
+            (
+                "reviews.max_links",
+                self.max_links,
+                &api_types::rules::REVIEW_LINKS,
+            ),
+            (
+                "reviews.max_versions",
+                self.max_versions,
+                &api_types::rules::REVIEW_VERSIONS,
+            ),
+        ] {
+            if !range.contains(&i64::from(value)) {
+                return Err(format!(
+                    "{name} must be {}-{}, got {value}",
+                    range.start(),
+                    range.end()
+                ));
+            }
+        }
         for (name, value) in [
-            ("reviews.max_links", self.max_links),
-            ("reviews.max_versions", self.max_versions),
             ("reviews.streams_per_review", self.streams_per_review),
             ("reviews.max_streams", self.max_streams),
         ] {

@@ -45,6 +45,8 @@ pub(crate) struct TenantView {
     pub(crate) rate_per_sec: u32,
     pub(crate) rate_burst: u32,
     pub(crate) cors: CorsPolicy,
+    /// Live reviewer links and versions per review.
+    pub(crate) review_limits: tenancy::ReviewLimits,
     /// Paste requests not yet added to the catalog's usage (shared by every
     /// snapshot's view of this tenant).
     requests: Arc<AtomicI64>,
@@ -81,6 +83,10 @@ impl TenantView {
             rate_per_sec: u32::try_from(s.rate_per_sec).unwrap_or(u32::MAX),
             rate_burst: u32::try_from(s.rate_burst).unwrap_or(u32::MAX),
             cors: CorsPolicy::new(&s.cors_origins),
+            review_limits: tenancy::ReviewLimits {
+                max_links: s.review_max_links,
+                max_versions: s.review_max_versions,
+            },
             requests,
             key_limiter: OnceLock::new(),
         })
@@ -103,6 +109,11 @@ impl TenantView {
             rate_per_sec: 10,
             rate_burst: 60,
             cors: CorsPolicy::new(&paste.allowed_origins),
+            // Reviews need the catalog, which sets the real ones.
+            review_limits: tenancy::ReviewLimits {
+                max_links: api_types::rules::REVIEW_MAX_LINKS,
+                max_versions: api_types::rules::REVIEW_MAX_VERSIONS,
+            },
             requests,
             key_limiter: OnceLock::new(),
         }

@@ -120,6 +120,8 @@ struct TenantRow {
     status: String,
     created_at: i64,
     updated_at: i64,
+    review_max_links: i64,
+    review_max_versions: i64,
 }
 
 impl TenantRow {
@@ -145,6 +147,8 @@ impl TenantRow {
                 rate_burst: self.rate_burst,
                 id_length: self.id_length,
                 allow_anonymous: self.allow_anonymous,
+                review_max_links: self.review_max_links,
+                review_max_versions: self.review_max_versions,
             },
             status: TenantStatus::from_db(&self.status)?,
             created_at: self.created_at,
@@ -204,23 +208,26 @@ struct UsageRow {
 #[cfg(test)]
 const TENANT_COLUMNS: &str = "id, name, namespace, cors_origins, max_paste_size, default_ttl_secs, \
      max_ttl_secs, quota_bytes, quota_pastes, rate_per_sec, rate_burst, id_length, \
-     allow_anonymous, status, created_at, updated_at";
+     allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions";
 
 const SELECT_TENANT: &str = "SELECT id, name, namespace, cors_origins, max_paste_size, \
      default_ttl_secs, max_ttl_secs, quota_bytes, quota_pastes, rate_per_sec, rate_burst, \
-     id_length, allow_anonymous, status, created_at, updated_at FROM tenants WHERE id = $1";
+     id_length, allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions \
+     FROM tenants WHERE id = $1";
 const SELECT_TENANTS: &str = "SELECT id, name, namespace, cors_origins, max_paste_size, \
      default_ttl_secs, max_ttl_secs, quota_bytes, quota_pastes, rate_per_sec, rate_burst, \
-     id_length, allow_anonymous, status, created_at, updated_at FROM tenants \
-     ORDER BY created_at, id";
+     id_length, allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions \
+     FROM tenants ORDER BY created_at, id";
 const INSERT_TENANT: &str = "INSERT INTO tenants (id, name, namespace, cors_origins, \
      max_paste_size, default_ttl_secs, max_ttl_secs, quota_bytes, quota_pastes, rate_per_sec, \
-     rate_burst, id_length, allow_anonymous, status, created_at, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'active', $14, $14)";
+     rate_burst, id_length, allow_anonymous, status, created_at, updated_at, review_max_links, \
+     review_max_versions) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'active', $14, $14, $15, $16)";
 const UPDATE_TENANT: &str = "UPDATE tenants SET name = $2, cors_origins = $3, \
      max_paste_size = $4, default_ttl_secs = $5, max_ttl_secs = $6, quota_bytes = $7, \
      quota_pastes = $8, rate_per_sec = $9, rate_burst = $10, id_length = $11, \
-     allow_anonymous = $12, updated_at = $13 WHERE id = $1";
+     allow_anonymous = $12, updated_at = $13, review_max_links = $14, review_max_versions = $15 \
+     WHERE id = $1";
 const SELECT_HOSTS: &str = "SELECT host FROM tenant_hosts WHERE tenant_id = $1 ORDER BY host";
 const INSERT_HOST: &str = "INSERT INTO tenant_hosts (host, tenant_id) VALUES ($1, $2)";
 #[cfg(test)]
@@ -424,6 +431,8 @@ impl Catalog {
                 .bind(s.id_length)
                 .bind(s.allow_anonymous)
                 .bind(now)
+                .bind(s.review_max_links)
+                .bind(s.review_max_versions)
                 .execute(&mut *tx)
                 .await?;
             // After the insert, which waits for a deletion of the namespace's
@@ -552,6 +561,8 @@ impl Catalog {
                 .bind(s.id_length)
                 .bind(s.allow_anonymous)
                 .bind(now)
+                .bind(s.review_max_links)
+                .bind(s.review_max_versions)
                 .execute(&mut *tx)
                 .await?;
             if update.hosts.is_some() {

@@ -65,6 +65,10 @@ pub struct TenantSettings {
     pub id_length: i64,
     /// Whether requests without an API key may create pastes.
     pub allow_anonymous: bool,
+    /// Live reviewer links per review.
+    pub review_max_links: i64,
+    /// Versions per review.
+    pub review_max_versions: i64,
 }
 
 impl Default for TenantSettings {
@@ -81,6 +85,8 @@ impl Default for TenantSettings {
             rate_burst: 60,
             id_length: 8,
             allow_anonymous: false,
+            review_max_links: rules::REVIEW_MAX_LINKS,
+            review_max_versions: rules::REVIEW_MAX_VERSIONS,
         }
     }
 }
@@ -164,6 +170,17 @@ impl TenantSettings {
                 rules::ID_LENGTH.end()
             ));
         }
+        if !rules::REVIEW_LINKS.contains(&self.review_max_links)
+            || !rules::REVIEW_VERSIONS.contains(&self.review_max_versions)
+        {
+            return invalid(format!(
+                "review_max_links must be between {} and {}, review_max_versions between {} and {}",
+                rules::REVIEW_LINKS.start(),
+                rules::REVIEW_LINKS.end(),
+                rules::REVIEW_VERSIONS.start(),
+                rules::REVIEW_VERSIONS.end()
+            ));
+        }
         Ok(())
     }
 
@@ -183,7 +200,9 @@ impl TenantSettings {
             rate_per_sec,
             rate_burst,
             id_length,
-            allow_anonymous
+            allow_anonymous,
+            review_max_links,
+            review_max_versions
         );
     }
 }
@@ -277,6 +296,10 @@ pub struct TenantUpdate {
     pub id_length: Option<i64>,
     /// See [`TenantSettings::allow_anonymous`].
     pub allow_anonymous: Option<bool>,
+    /// See [`TenantSettings::review_max_links`].
+    pub review_max_links: Option<i64>,
+    /// See [`TenantSettings::review_max_versions`].
+    pub review_max_versions: Option<i64>,
 }
 
 impl TenantUpdate {

@@ -58,7 +58,7 @@ pub struct AdminCli {
 enum AdminCommand {
     /// Create, list, read, change, disable, enable or delete tenants.
     #[command(subcommand)]
-    Tenants(TenantsCommand),
+    Tenants(Box<TenantsCommand>),
     /// Create, list or revoke a tenant's API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -176,6 +176,12 @@ struct SettingsArgs {
     /// Let requests without an API key create pastes (`--allow-anonymous false` to turn off).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     allow_anonymous: Option<bool>,
+    /// Live reviewer links per review (1-1000).
+    #[arg(long)]
+    review_max_links: Option<i64>,
+    /// Versions per review (1-10000).
+    #[arg(long)]
+    review_max_versions: Option<i64>,
 }
 
 impl SettingsArgs {
@@ -194,6 +200,8 @@ impl SettingsArgs {
             rate_burst: self.rate_burst,
             id_length: self.id_length,
             allow_anonymous: self.allow_anonymous,
+            review_max_links: self.review_max_links,
+            review_max_versions: self.review_max_versions,
         }
     }
 
@@ -211,6 +219,8 @@ impl SettingsArgs {
             rate_burst,
             id_length,
             allow_anonymous,
+            review_max_links,
+            review_max_versions,
         } = self.given();
         TenantUpdate {
             name,
@@ -225,6 +235,8 @@ impl SettingsArgs {
             rate_burst,
             id_length,
             allow_anonymous,
+            review_max_links,
+            review_max_versions,
         }
     }
 }
@@ -236,7 +248,7 @@ pub async fn run(cli: AdminCli) -> Result<String, CliError> {
         Ok(format!("/admin/v1/tenants/{}", segment(id)?))
     };
     match cli.command {
-        AdminCommand::Tenants(command) => match command {
+        AdminCommand::Tenants(command) => match *command {
             TenantsCommand::Create {
                 name,
                 namespace,

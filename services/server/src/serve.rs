@@ -316,7 +316,7 @@ fn read_buffer_cap(max_header_bytes: usize) -> usize {
 }
 
 /// The default tenant (which anonymous, upstream clients use) follows the
-/// `[paste]` settings.
+/// `[paste]` settings, and `[reviews]` for its review limits.
 fn default_tenant(settings: &Settings) -> TenantUpdate {
     let paste = &settings.paste;
     let ttl = i64::try_from(paste.ttl_secs).unwrap_or(i64::MAX);
@@ -327,6 +327,8 @@ fn default_tenant(settings: &Settings) -> TenantUpdate {
         max_ttl_secs: Some(ttl),
         id_length: i64::try_from(paste.id_length).ok(),
         allow_anonymous: Some(true),
+        review_max_links: Some(i64::from(settings.reviews.max_links)),
+        review_max_versions: Some(i64::from(settings.reviews.max_versions)),
         ..TenantUpdate::default()
     }
 }

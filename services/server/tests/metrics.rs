@@ -441,7 +441,10 @@ async fn review_streams_and_their_events_are_counted() {
         text.push_str(std::str::from_utf8(&chunk).unwrap());
     }
     let during = scrape(&app).await;
-    assert_eq!(delta(&before, &during, "planshare_review_streams_open", &[]), 1.0);
+    assert_eq!(
+        delta(&before, &during, "planshare_review_streams_open", &[]),
+        1.0
+    );
     assert_eq!(
         delta(&before, &during, "planshare_review_events_sent_total", &[]),
         1.0

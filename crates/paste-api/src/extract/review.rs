@@ -80,12 +80,14 @@ impl FromRequestParts<AppState> for ReviewCaller {
         }
         let namespace =
             Namespace::parse(&principal.review.namespace).map_err(|_| ApiError::ReviewNotFound)?;
+        let limits = tenant.review_limits;
         if let Some(slot) = parts.extensions.get::<TenantSlot>() {
             slot.fill(Arc::new(TenantCtx { tenant, key: None }));
         }
         Ok(ReviewCaller(Caller {
             principal,
             namespace,
+            limits,
         }))
     }
 }

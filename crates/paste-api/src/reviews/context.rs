@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use paste_store::{Namespace, PasteId, PasteKey, PasteStore, StoreError};
-use tenancy::{Catalog, CatalogError, LazyCatalog, ReviewLimits};
+use tenancy::{Catalog, CatalogError, LazyCatalog};
 
 use super::error::ReviewError;
 use super::hub;
@@ -48,13 +48,6 @@ impl ReviewService {
     /// The settings the service runs with.
     pub(crate) fn config(&self) -> &ReviewConfig {
         &self.config
-    }
-
-    pub(super) fn limits(&self) -> ReviewLimits {
-        ReviewLimits {
-            max_links: i64::from(self.config.max_links),
-            max_versions: i64::from(self.config.max_versions),
-        }
     }
 
     /// Bounds a store call by the timeout; a late answer is an outage.

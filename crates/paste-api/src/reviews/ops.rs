@@ -18,6 +18,8 @@ use crate::service::TenantCtx;
 pub(crate) struct Caller {
     pub(crate) principal: Principal,
     pub(crate) namespace: Namespace,
+    /// The review's tenant's limits.
+    pub(crate) limits: tenancy::ReviewLimits,
 }
 
 impl Caller {
@@ -202,7 +204,7 @@ impl ReviewService {
         let blob = self
             .put_blob(&caller.namespace, data, now, head.expires_at)
             .await?;
-        let (tenant, id, limits) = (head.tenant.clone(), head.id.clone(), self.limits());
+        let (tenant, id, limits) = (head.tenant.clone(), head.id.clone(), caller.limits);
         let stored = blob.clone();
         let pushed = self
             .catalog_call(|c| async move {
@@ -243,7 +245,7 @@ impl ReviewService {
             let (tenant, id, limits, digest) = (
                 head.tenant.clone(),
                 head.id.clone(),
-                self.limits(),
+                caller.limits,
                 token.digest(),
             );
             let link_id = link.clone();

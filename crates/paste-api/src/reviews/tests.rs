@@ -95,17 +95,17 @@ async fn caller(world: &World, id: &str, token: &str) -> Caller {
     Caller {
         principal,
         namespace: world.ctx.tenant.namespace.clone(),
+        limits: world.ctx.tenant.review_limits,
     }
 }
 
 #[tokio::test]
 async fn refused_and_unchanged_pushes_leave_no_blob_behind() {
-    let world = world(ReviewConfig {
-        max_versions: 2,
-        ..ReviewConfig::default()
-    })
-    .await;
-    let (owner, _) = review(&world).await;
+    let world = world(ReviewConfig::default()).await;
+    let (mut owner, _) = review(&world).await;
+    // The tenant's limit (its `review_max_versions`), as the extractor
+    // hands it on.
+    owner.limits.max_versions = 2;
     assert_eq!(world.store.len(), 1, "the first version");
     // The same plan again: nothing stored.
     let same = world
@@ -299,7 +299,10 @@ async fn the_expiry_sweep_removes_a_reviews_rows_blobs_and_quota() {
         .put_comments(&reviewer, "ida".into(), 1, "set".into())
         .await
         .unwrap();
-    let mut feed = Feed::open(&world.service, owner.clone(), 3).await.unwrap().unwrap();
+    let mut feed = Feed::open(&world.service, owner.clone(), 3)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(world.store.len(), 2);
     // The stream is told when the review expires, before any sweep.
     let next = feed.next(Duration::from_secs(5)).await.unwrap();
@@ -308,5 +311,9 @@ async fn the_expiry_sweep_removes_a_reviews_rows_blobs_and_quota() {
     world.service.sweep_expired(&catalog).await;
     assert!(world.store.is_empty(), "the sweep removes the blobs");
     let usage = catalog.usage(&world.ctx.tenant.id).await.unwrap();
-    assert_eq!((usage.pastes, usage.bytes), (0, 0), "and gives the quota back");
+    assert_eq!(
+        (usage.pastes, usage.bytes),
+        (0, 0),
+        "and gives the quota back"
+    );
 }

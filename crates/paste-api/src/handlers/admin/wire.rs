@@ -28,6 +28,8 @@ pub(super) fn new_tenant(body: api_types::NewTenant) -> tenancy::NewTenant {
         rate_burst,
         id_length,
         allow_anonymous,
+        review_max_links,
+        review_max_versions,
     } = settings;
     let d = tenancy::TenantSettings::default();
     tenancy::NewTenant {
@@ -45,6 +47,8 @@ pub(super) fn new_tenant(body: api_types::NewTenant) -> tenancy::NewTenant {
             rate_burst: rate_burst.unwrap_or(d.rate_burst),
             id_length: id_length.unwrap_or(d.id_length),
             allow_anonymous: allow_anonymous.unwrap_or(d.allow_anonymous),
+            review_max_links: review_max_links.unwrap_or(d.review_max_links),
+            review_max_versions: review_max_versions.unwrap_or(d.review_max_versions),
         },
     }
 }
@@ -64,6 +68,8 @@ pub(super) fn tenant_update(body: api_types::TenantUpdate) -> tenancy::TenantUpd
         rate_burst,
         id_length,
         allow_anonymous,
+        review_max_links,
+        review_max_versions,
     } = body;
     tenancy::TenantUpdate {
         name,
@@ -78,6 +84,8 @@ pub(super) fn tenant_update(body: api_types::TenantUpdate) -> tenancy::TenantUpd
         rate_burst,
         id_length,
         allow_anonymous,
+        review_max_links,
+        review_max_versions,
     }
 }
 
@@ -119,6 +127,8 @@ fn tenant_settings(settings: tenancy::TenantSettings) -> api_types::TenantSettin
         rate_burst,
         id_length,
         allow_anonymous,
+        review_max_links,
+        review_max_versions,
     } = settings;
     api_types::TenantSettings {
         hosts,
@@ -132,6 +142,8 @@ fn tenant_settings(settings: tenancy::TenantSettings) -> api_types::TenantSettin
         rate_burst,
         id_length,
         allow_anonymous,
+        review_max_links,
+        review_max_versions,
     }
 }
 
@@ -237,6 +249,8 @@ mod tests {
             rate_burst: 7,
             id_length: 9,
             allow_anonymous: true,
+            review_max_links: 12,
+            review_max_versions: 13,
         };
         let answered = tenant(tenancy::Tenant {
             id: tenancy::TenantId::parse("tnt_abc").unwrap(),
@@ -255,7 +269,8 @@ mod tests {
                     "hosts": ["h.example"], "cors_origins": ["https://o.example"],
                     "max_paste_size": 1, "default_ttl_secs": 2, "max_ttl_secs": 3,
                     "quota_bytes": 4, "quota_pastes": 5, "rate_per_sec": 6,
-                    "rate_burst": 7, "id_length": 9, "allow_anonymous": true
+                    "rate_burst": 7, "id_length": 9, "allow_anonymous": true,
+                    "review_max_links": 12, "review_max_versions": 13
                 },
                 "status": "disabled", "created_at": 10, "updated_at": 11
             })

@@ -278,3 +278,74 @@ async fn failed_review_tokens_count_as_failed_authentications() {
     );
     assert_eq!(statuses[0], 404);
 }
+
+#[tokio::test]
+async fn each_tenant_has_its_own_review_limits() {
+    let db = databases().await[0];
+    let app = spawn(db, &[("PLANSHARE_RATE_LIMITS", "off")], |_| {}).await;
+    let small = tenant(
+        &app,
+        "small",
+        json!({"allow_anonymous": true, "review_max_links": 2, "review_max_versions": 2}),
+    )
+    .await;
+    let created = app
+        .client
+        .post(app.url("/api/v1/reviews"))
+        .header("host", &small.host)
+        .header("content-type", "application/json")
+        .body(json!({"version": {"data": "x", "digest": digest(1)}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let created: Value = created.json().await.unwrap();
+    let review = Review {
+        id: created["id"].as_str().unwrap().to_owned(),
+        owner: created["ownerToken"].as_str().unwrap().to_owned(),
+    };
+    review.link(&app).await;
+    review.link(&app).await;
+    let third = call(
+        &app,
+        "POST",
+        &review.path("/links"),
+        Some(&review.owner),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(
+        (third.status, third.body["code"].as_str()),
+        (409, Some("too-many-links"))
+    );
+    assert!(
+        third.body["error"].as_str().unwrap().contains(" 2 "),
+        "{}",
+        third.text
+    );
+    let versions = review.path("/versions");
+    let push = |n: u32, parent: u64| {
+        call(
+            &app,
+            "POST",
+            &versions,
+            Some(&review.owner),
+            Some(json!({"data": "v", "digest": digest(n), "parent": parent})),
+        )
+    };
+    assert_eq!(push(2, 1).await.status, 201);
+    let capped = push(3, 2).await;
+    assert_eq!(
+        (capped.status, capped.body["code"].as_str()),
+        (409, Some("too-many-versions"))
+    );
+    // Out-of-range limits are refused by the admin API.
+    let bad = crate::tenants_support::admin(
+        &app,
+        Method::PATCH,
+        &format!("/admin/v1/tenants/{}", small.id),
+        Some(json!({"review_max_links": 0})),
+    )
+    .await;
+    assert_eq!(bad.status(), 422);
+}

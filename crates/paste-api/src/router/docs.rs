@@ -425,12 +425,16 @@ mod tests {
             ("id_length", (8, 16)),
             ("rate_per_sec", (1, 1_000_000)),
             ("max_paste_size", (1, rules::UNLIMITED)),
+            ("review_max_links", (1, 1000)),
+            ("review_max_versions", (1, 10_000)),
         ] {
             let ok = |v: i64| {
                 let mut s = tenancy::TenantSettings::default();
                 match field {
                     "id_length" => s.id_length = v,
                     "rate_per_sec" => s.rate_per_sec = v,
+                    "review_max_links" => s.review_max_links = v,
+                    "review_max_versions" => s.review_max_versions = v,
                     _ => s.max_paste_size = v,
                 }
                 s.validate().is_ok()
@@ -442,13 +446,14 @@ mod tests {
     }
 
     #[test]
-    fn the_document_is_openapi_3_1_with_the_three_security_schemes() {
+    fn the_document_is_openapi_3_1_with_the_four_security_schemes() {
         let doc = serde_json::to_value(openapi()).unwrap();
         assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
         let schemes = &doc["components"]["securitySchemes"];
         assert_eq!(schemes[API_KEY]["scheme"], "bearer");
         assert_eq!(schemes[ADMIN_TOKEN]["scheme"], "bearer");
         assert_eq!(schemes[DELETE_TOKEN]["scheme"], "bearer");
+        assert_eq!(schemes[REVIEW_TOKEN]["scheme"], "bearer");
         assert!(openapi_json().ends_with("}\n"));
     }
 }

@@ -37,6 +37,9 @@ pub struct IdleFigures {
     pub keep_alives: u64,
     /// Streams still open at the end of the window.
     pub still_open: usize,
+    /// The baseline on a fresh server: `VmRSS` before and with as many
+    /// idle keep-alive connections (one `GET /healthz` each), KiB.
+    pub connections_kib: Option<(u64, u64)>,
 }
 
 impl IdleFigures {
@@ -44,6 +47,15 @@ impl IdleFigures {
     pub fn kib_per_stream(&self) -> Option<f64> {
         let grown = self.rss_open_kib.saturating_sub(self.rss_before_kib) as f64;
         ratio(Some(grown), Some(self.streams as f64))
+    }
+
+    /// Server memory per idle keep-alive connection (the baseline), KiB.
+    pub fn kib_per_connection(&self) -> Option<f64> {
+        let (before, open) = self.connections_kib?;
+        ratio(
+            Some(open.saturating_sub(before) as f64),
+            Some(self.streams as f64),
+        )
     }
 
     /// Server memory per stream measured at the end of the window, KiB.
@@ -108,6 +120,9 @@ pub struct FanoutFigures {
     /// Latency from each PUT's `200` to each subscriber's `comments`
     /// event, over all (comment, subscriber) pairs.
     pub latency: Option<Latency>,
+    /// The same pairs timed from the moment the PUT was sent (so it
+    /// includes the PUT's own handling; never negative).
+    pub from_send: Option<Latency>,
     /// Pairs whose event never arrived.
     pub missing: usize,
     /// Pairs whose event arrived before the PUT's answer (counted as
@@ -186,13 +201,13 @@ pub fn markdown(
         let _ = writeln!(
             md,
             "## Idle event streams\n\n\
-             | store | streams | reviews | opened in s | RSS before MiB | RSS open MiB | KiB / stream (goal ≤ {IDLE_KIB_GOAL:.0}) | KiB / stream at end | idle s | CPU µs / stream / min | keep-alives | CPU µs / keep-alive | still open |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+             | store | streams | reviews | opened in s | RSS before MiB | RSS open MiB | KiB / stream (goal ≤ {IDLE_KIB_GOAL:.0}) | KiB / stream at end | of it, KiB / idle connection | idle s | CPU µs / stream / min | keep-alives | CPU µs / keep-alive | still open |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for f in idle {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {:.0} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.0} | {} | {} | {} | {} |",
                 f.store,
                 f.streams,
                 f.reviews,
@@ -201,6 +216,7 @@ pub fn markdown(
                 f.rss_open_kib as f64 / 1024.0,
                 fixed(f.kib_per_stream(), 2),
                 fixed(f.kib_per_stream_at_end(), 2),
+                fixed(f.kib_per_connection(), 2),
                 f.window_secs,
                 fixed(f.cpu_us_per_stream_minute(), 1),
                 f.keep_alives,
@@ -208,20 +224,25 @@ pub fn markdown(
                 f.still_open,
             );
         }
-        md.push('\n');
+        let _ = writeln!(
+            md,
+            "\n`of it, KiB / idle connection`: as many keep-alive connections, each after one \
+             `GET /healthz`, on a fresh server of the same store — what a connection costs \
+             before it carries a stream.\n"
+        );
     }
     if !fanout.is_empty() {
         let _ = writeln!(
             md,
             "## Fan-out: PUT's 200 → `comments` event on each subscriber\n\n\
-             | store | topology | subscribers | comments | pairs | p50 ms | p99 ms | max ms | min ms | early | missing | PUT p50 ms |\n\
-             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+             | store | topology | subscribers | comments | pairs | p50 ms | p99 ms | max ms | min ms | early | missing | PUT p50 ms | from send: p50 ms | p99 ms |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for f in fanout {
             let l = f.latency;
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 f.store,
                 f.topology,
                 f.subscribers,
@@ -234,12 +255,15 @@ pub fn markdown(
                 f.early,
                 f.missing,
                 fixed(f.put_p50_ms, 2),
+                fixed(f.from_send.map(|l| l.p50_ms), 2),
+                fixed(f.from_send.map(|l| l.p99_ms), 2),
             );
         }
         let _ = writeln!(
             md,
             "\nGoal: p99 ≤ {FANOUT_P99_GOAL_MS:.0} ms at 1000 subscribers on one replica. \
-             `early`: events that arrived before the PUT's answer (negative latencies, included).\n"
+             `early`: events that arrived before the PUT's answer (negative latencies, included); \
+             `from send`: the same pairs timed from the moment the PUT was sent.\n"
         );
     }
     if !puts.is_empty() {
@@ -290,6 +314,7 @@ mod tests {
             cpu_us: 200_000.0,
             keep_alives: 20_000,
             still_open: 10_000,
+            connections_kib: Some((20_000, 40_000)),
         }
     }
 
@@ -298,6 +323,7 @@ mod tests {
         let f = idle();
         assert_eq!(f.kib_per_stream(), Some(6.0));
         assert_eq!(f.kib_per_stream_at_end(), Some(7.0));
+        assert_eq!(f.kib_per_connection(), Some(2.0));
         // 200 ms over 10 000 streams and half a minute: 40 µs per minute.
         assert_eq!(f.cpu_us_per_stream_minute(), Some(40.0));
         assert_eq!(f.cpu_us_per_keep_alive(), Some(10.0));
@@ -350,7 +376,7 @@ mod tests {
             md.contains("| fs | 8192 | 32 | 256 / 64 | 2000 | 1000 | 0.50 |"),
             "{md}"
         );
-        assert!(md.contains("| fs | 10000 | 313 | 3.0 | 19.5 | 78.1 | 6.00 | 7.00 | 30 | 40.0 | 20000 | 10.0 | 10000 |"), "{md}");
+        assert!(md.contains("| fs | 10000 | 313 | 3.0 | 19.5 | 78.1 | 6.00 | 7.00 | 2.00 | 30 | 40.0 | 20000 | 10.0 | 10000 |"), "{md}");
         assert!(!md.contains("Fan-out"));
     }
 
@@ -365,10 +391,11 @@ mod tests {
             missing: 197,
             early: 1,
             put_p50_ms: Some(3.0),
+            from_send: Latency::of(&[4.0, 5.0]),
         };
         let md = markdown(&LiveInfo::default(), &[], &[f], &[]);
         assert!(
-            md.contains("| redis | one replica | 100 | 2 | 3 | 1.00 | 2.00 | 2.00 | -0.50 | 1 | 197 | 3.00 |"),
+            md.contains("| redis | one replica | 100 | 2 | 3 | 1.00 | 2.00 | 2.00 | -0.50 | 1 | 197 | 3.00 | 4.00 | 5.00 |"),
             "{md}"
         );
     }

@@ -64,12 +64,7 @@ pub(crate) async fn measure(
     let review = api.create_review(plan.size).await?;
     let reviewer = api.mint_link(&review).await?;
     let specs: Vec<Follow> = (0..plan.subscribers)
-        .map(|_| Follow {
-            addr: sub_addr,
-            review: review.id.clone(),
-            token: review.owner.clone(),
-            record_comments: true,
-        })
+        .map(|_| Follow::events(sub_addr, &review.id, &review.owner, true))
         .collect();
     let counters = Arc::new(Counters::default());
     let (stop, stopped) = watch::channel(false);
@@ -81,6 +76,7 @@ pub(crate) async fn measure(
 
     let mut bodies = CreateBodies::new(plan.size, Rng::from_entropy(0xfa_0e));
     let mut answers = Vec::with_capacity(plan.comments);
+    let mut sends = Vec::with_capacity(plan.comments);
     let mut put_ms = Vec::with_capacity(plan.comments);
     let mut next = tokio::time::Instant::now();
     for _ in 0..plan.comments {
@@ -91,6 +87,7 @@ pub(crate) async fn measure(
         api.put_comments(&review, &reviewer, body).await?;
         let answered = Instant::now();
         answers.push(answered);
+        sends.push(sent);
         put_ms.push((answered - sent).as_secs_f64() * 1000.0);
     }
     let expected = (plan.comments * plan.subscribers) as u64;
@@ -107,6 +104,7 @@ pub(crate) async fn measure(
     // Give the server a moment to drop the streams before the next step.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (samples, missing) = pair_latencies(&answers, &arrivals);
+    let (from_send, _) = pair_latencies(&sends, &arrivals);
     Ok(FanoutFigures {
         store: store.to_owned(),
         topology: topology.to_owned(),
@@ -114,6 +112,7 @@ pub(crate) async fn measure(
         comments: plan.comments,
         early: samples.iter().filter(|&&ms| ms < 0.0).count(),
         latency: Latency::of(&samples),
+        from_send: Latency::of(&from_send),
         missing,
         put_p50_ms: median(&put_ms),
     })

@@ -54,12 +54,7 @@ pub(crate) async fn measure(
     let specs: Vec<Follow> = (0..plan.streams)
         .map(|i| {
             let review = &created[i / plan.per_review.max(1)];
-            Follow {
-                addr,
-                review: review.id.clone(),
-                token: review.owner.clone(),
-                record_comments: false,
-            }
+            Follow::events(addr, &review.id, &review.owner, false)
         })
         .collect();
     let counters = Arc::new(Counters::default());
@@ -126,7 +121,47 @@ pub(crate) async fn measure(
         cpu_us,
         keep_alives,
         still_open,
+        connections_kib: None,
     })
+}
+
+/// The baseline of a stream: `n` keep-alive connections to a fresh
+/// server, each after one `GET /healthz`, held idle. Returns the server's
+/// `VmRSS` before the first and once all are answered, KiB. (The server
+/// may close them later — its first-byte timeout — which does not matter:
+/// memory is read as soon as all are answered.)
+pub(crate) async fn connections(server: &ServerProcess, n: usize) -> anyhow::Result<(u64, u64)> {
+    let addr = server.addr();
+    let pid = server.pid();
+    tokio::time::sleep(SETTLE).await;
+    let before = procstat::memory_kib(pid, MemoryField::Rss)?;
+    let specs = (0..n).map(|_| Follow::idle_connection(addr)).collect();
+    let counters = Arc::new(Counters::default());
+    let (stop, stopped) = watch::channel(false);
+    let mut tasks = open_all(
+        specs,
+        &counters,
+        &stopped,
+        Duration::from_secs(300),
+        Some("connections"),
+    )
+    .await?;
+    // Shorter than the stream's settle: the server closes connections that
+    // stay silent for its first-byte timeout (10 s by default).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let open = procstat::memory_kib(pid, MemoryField::Rss)?;
+    let closed = counters.closed.load(Ordering::Relaxed);
+    let _ = stop.send(true);
+    drop(stop);
+    while let Some(joined) = tasks.join_next().await {
+        joined.context("a connection holder panicked")?;
+    }
+    if closed > 0 {
+        eprintln!(
+            "warning: {closed} of the {n} idle connections were closed before memory was read"
+        );
+    }
+    Ok((before, open))
 }
 
 #[cfg(test)]

@@ -318,6 +318,20 @@ pub(crate) async fn reviews(args: ReviewsArgs) -> anyhow::Result<()> {
             },
             Store::S3 => unreachable!("refused above"),
         };
+        // The baseline of the idle streams: as many plain keep-alive
+        // connections on a fresh server of the same store.
+        let mut connections_kib = None;
+        if measures(Measurement::Idle) {
+            let dir = work.path().join(format!("{store}-connections"));
+            let name = format!("planshare-server ({store} store, connections baseline)");
+            let server = start(&args.server_bin, &dir, &config, &config_path, &[], &name).await?;
+            eprintln!(
+                "idle: {} keep-alive connections (baseline) ...",
+                args.streams
+            );
+            connections_kib = Some(idle::connections(&server, args.streams).await?);
+            server.terminate(STOP_TIMEOUT).await?;
+        }
         let dir = work.path().join(store.name());
         let name = format!("planshare-server ({store} store)");
         let mut server = start(&args.server_bin, &dir, &config, &config_path, &[], &name).await?;
@@ -328,7 +342,8 @@ pub(crate) async fn reviews(args: ReviewsArgs) -> anyhow::Result<()> {
                 window: idle_window,
                 version_size: args.fanout_size,
             };
-            let figures = idle::measure(&mut server, store.name(), &plan).await?;
+            let mut figures = idle::measure(&mut server, store.name(), &plan).await?;
+            figures.connections_kib = connections_kib;
             eprintln!(
                 "idle {store}: {} KiB per stream, {} µs CPU per stream per minute, {} still open",
                 loadtests::text::fixed(figures.kib_per_stream(), 2),

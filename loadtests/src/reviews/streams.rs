@@ -56,13 +56,39 @@ impl Counters {
     }
 }
 
-/// One stream to follow.
+/// One stream to follow (or plain connection to hold).
 pub(crate) struct Follow {
     pub(crate) addr: SocketAddr,
-    pub(crate) review: String,
-    pub(crate) token: String,
+    /// The request written once connected.
+    pub(crate) request: Vec<u8>,
+    /// Counted as open at the `retry:` line (an event stream), or else at
+    /// the response head (a plain request on a keep-alive connection).
+    pub(crate) event_stream: bool,
     /// Keep the arrival time of every `comments` event.
     pub(crate) record_comments: bool,
+}
+
+impl Follow {
+    /// The event stream of `review` as `token`.
+    pub(crate) fn events(addr: SocketAddr, review: &str, token: &str, record: bool) -> Self {
+        Self {
+            addr,
+            request: events_request(&addr.to_string(), review, token),
+            event_stream: true,
+            record_comments: record,
+        }
+    }
+
+    /// A keep-alive connection that asked `GET /healthz` once and then
+    /// stays open, idle.
+    pub(crate) fn idle_connection(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            request: format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes(),
+            event_stream: false,
+            record_comments: false,
+        }
+    }
 }
 
 /// When each `comments` event arrived on one stream, in order.
@@ -82,10 +108,7 @@ pub(crate) async fn follow(
     let opened = tokio::time::timeout(OPEN_TIMEOUT, async {
         let mut stream = TcpStream::connect(spec.addr).await?;
         stream.set_nodelay(true)?;
-        let host = spec.addr.to_string();
-        stream
-            .write_all(&events_request(&host, &spec.review, &spec.token))
-            .await?;
+        stream.write_all(&spec.request).await?;
         std::io::Result::Ok(stream)
     })
     .await;
@@ -136,7 +159,13 @@ pub(crate) async fn follow(
         }
         for item in &items {
             match item {
-                Item::Head(200) => {}
+                Item::Head(200) => {
+                    if !spec.event_stream && !ready {
+                        ready = true;
+                        counters.ready.fetch_add(1, Ordering::Relaxed);
+                        drop(opening.take());
+                    }
+                }
                 Item::Head(status) => {
                     counters.failed.fetch_add(1, Ordering::Relaxed);
                     counters.problem(format!("GET …/events answered HTTP {status}"));

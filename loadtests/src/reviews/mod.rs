@@ -168,24 +168,47 @@ impl Caps {
 }
 
 /// Raises this process's soft open-file limit to `needed` (up to the hard
-/// limit) when it is lower; the servers it starts inherit it. Returns the
-/// soft and hard limits now in force.
+/// limit) when it is lower, with `prlimit(1)` (no `libc` or `unsafe`
+/// needed); the servers it starts inherit it. Returns the soft and hard
+/// limits now in force (`None`: unlimited or unknown).
 fn raise_fd_limit(needed: u64) -> (Option<u64>, Option<u64>) {
-    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-    let limit = getrlimit(Resource::Nofile);
-    let soft = limit.current;
+    let read = || {
+        std::fs::read_to_string("/proc/self/limits")
+            .ok()
+            .and_then(|text| open_files_limit(&text))
+            .unwrap_or((None, None))
+    };
+    let (soft, hard) = read();
     if soft.is_some_and(|soft| soft < needed) {
-        let raised = limit.maximum.map_or(needed, |hard| needed.min(hard));
-        let new = Rlimit {
-            current: Some(raised),
-            maximum: limit.maximum,
-        };
-        if let Err(e) = setrlimit(Resource::Nofile, new) {
-            eprintln!("warning: could not raise the open-file limit to {raised}: {e}");
+        let raised = hard.map_or(needed, |hard| needed.min(hard));
+        let hard_text = hard.map_or_else(|| "unlimited".to_owned(), |h| h.to_string());
+        let status = std::process::Command::new("prlimit")
+            .args([
+                "--pid",
+                &std::process::id().to_string(),
+                &format!("--nofile={raised}:{hard_text}"),
+            ])
+            .status();
+        if !status.is_ok_and(|s| s.success()) {
+            eprintln!("warning: could not raise the open-file limit to {raised} with prlimit");
         }
+        return read();
     }
-    let now = getrlimit(Resource::Nofile);
-    (now.current, now.maximum)
+    (soft, hard)
+}
+
+/// The soft and hard `Max open files` of a `/proc/<pid>/limits` text
+/// (`None`: `unlimited`).
+fn open_files_limit(limits: &str) -> Option<(Option<u64>, Option<u64>)> {
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    let mut values = line["Max open files".len()..].split_whitespace();
+    let mut value = || -> Option<Option<u64>> {
+        match values.next()? {
+            "unlimited" => Some(None),
+            n => n.parse().ok().map(Some),
+        }
+    };
+    Some((value()?, value()?))
 }
 
 /// The 1-, 5- and 15-minute load averages.
@@ -475,6 +498,19 @@ fn report_fanout(figures: &FanoutFigures) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_open_files_limit() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max cpu time              unlimited            unlimited            seconds   \n\
+                      Max open files            1024                 524288               files     \n\
+                      Max locked memory         8388608              8388608              bytes     \n";
+        assert_eq!(open_files_limit(limits), Some((Some(1024), Some(524_288))));
+        let unlimited =
+            "Max open files            unlimited            unlimited            files\n";
+        assert_eq!(open_files_limit(unlimited), Some((None, None)));
+        assert_eq!(open_files_limit("Max processes 10 10 processes\n"), None);
+    }
 
     #[test]
     fn caps_cover_the_run() {

@@ -42,6 +42,10 @@ pub struct IdleFigures {
     /// The baseline on a fresh server: `VmRSS` before and with as many
     /// idle keep-alive connections (one `GET /healthz` each), KiB.
     pub connections_kib: Option<(u64, u64)>,
+    /// Seconds from closing every stream (client side) until the server's
+    /// `planshare_review_streams_open` gauge read 0 (`None`: not within
+    /// the wait).
+    pub released_secs: Option<f64>,
 }
 
 impl IdleFigures {
@@ -203,13 +207,13 @@ pub fn markdown(
         let _ = writeln!(
             md,
             "## Idle event streams\n\n\
-             | store | streams | reviews | opened in s | RSS before MiB | RSS open MiB | KiB / stream (goal ≤ {IDLE_KIB_GOAL:.0}) | KiB / stream at end | of it, KiB / idle connection | idle s | CPU µs / stream / min | keep-alives | CPU µs / keep-alive | still open |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+             | store | streams | reviews | opened in s | RSS before MiB | RSS open MiB | KiB / stream (goal ≤ {IDLE_KIB_GOAL:.0}) | KiB / stream at end | of it, KiB / idle connection | idle s | CPU µs / stream / min | keep-alives | CPU µs / keep-alive | still open | places freed after s |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for f in idle {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.0} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} |",
                 f.store,
                 f.streams,
                 f.reviews,
@@ -224,13 +228,15 @@ pub fn markdown(
                 f.keep_alives,
                 fixed(f.cpu_us_per_keep_alive(), 1),
                 f.still_open,
+                fixed(f.released_secs, 1),
             );
         }
         let _ = writeln!(
             md,
             "\n`of it, KiB / idle connection`: as many keep-alive connections, each after one \
              `GET /healthz`, on a fresh server of the same store — what a connection costs \
-             before it carries a stream.\n"
+             before it carries a stream. `places freed after`: from closing every stream \
+             (runner side) until the server's `planshare_review_streams_open` gauge read 0.\n"
         );
     }
     if !fanout.is_empty() {
@@ -318,6 +324,7 @@ mod tests {
             keep_alives: 20_000,
             still_open: 10_000,
             connections_kib: Some((20_000, 40_000)),
+            released_secs: Some(14.5),
         }
     }
 
@@ -379,7 +386,7 @@ mod tests {
             md.contains("| fs | 8192 | 32 | 256 / 64 | 2000 | 1000 | 0.50 |"),
             "{md}"
         );
-        assert!(md.contains("| fs | 10000 | 313 | 3.0 | 19.5 | 78.1 | 6.00 | 7.00 | 2.00 | 30 | 40.0 | 20000 | 10.0 | 10000 |"), "{md}");
+        assert!(md.contains("| fs | 10000 | 313 | 3.0 | 19.5 | 78.1 | 6.00 | 7.00 | 2.00 | 30 | 40.0 | 20000 | 10.0 | 10000 | 14.5 |"), "{md}");
         assert!(!md.contains("Fan-out"));
     }
 

@@ -11,6 +11,27 @@ use loadtests::payload::{Rng, random_base64url};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// The admin token the run's servers get, for `/metrics`.
+pub(crate) const ADMIN_TOKEN: &str = "loadtest-reviews-admin-token";
+
+/// The value of the gauge `planshare_review_streams_open` in a Prometheus
+/// text exposition (`None` when the line is missing: no stream was ever
+/// opened, or metrics are off).
+pub(crate) fn streams_open(metrics: &str) -> Option<f64> {
+    metrics.lines().find_map(|line| {
+        let rest = line.strip_prefix("planshare_review_streams_open")?;
+        // The bare name, or the name with labels: not a longer name.
+        let rest = match rest.strip_prefix('{') {
+            Some(labelled) => &labelled[labelled.find('}')? + 1..],
+            None => rest,
+        };
+        if !rest.starts_with(' ') {
+            return None;
+        }
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
 /// How long one setup call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -124,6 +145,39 @@ impl Api {
         field(&reply, "token", "minting a reviewer link")
     }
 
+    /// The server's `planshare_review_streams_open` gauge now (`None`:
+    /// not exposed yet).
+    pub(crate) async fn streams_open(&mut self) -> anyhow::Result<Option<f64>> {
+        let reply = self
+            .call(
+                Method::GET,
+                Uri::from_static("/metrics"),
+                &[(AUTHORIZATION, bearer(ADMIN_TOKEN)?)],
+                Bytes::new(),
+            )
+            .await
+            .context("GET /metrics")?;
+        expect(&reply, StatusCode::OK, "GET /metrics")?;
+        Ok(streams_open(&String::from_utf8_lossy(&reply.body)))
+    }
+
+    /// Polls the streams gauge until it reads 0 or `within` has passed;
+    /// the time it took (`None`: still above 0, or no gauge).
+    pub(crate) async fn wait_streams_released(
+        &mut self,
+        within: Duration,
+    ) -> anyhow::Result<Option<Duration>> {
+        let started = std::time::Instant::now();
+        loop {
+            match self.streams_open().await? {
+                Some(open) if open <= 0.0 => return Ok(Some(started.elapsed())),
+                None => return Ok(None),
+                Some(_) if started.elapsed() >= within => return Ok(None),
+                Some(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    }
+
     /// `PUT …/comments` as `token` with `body` (see
     /// [`loadtests::generator::comment_body`]).
     pub(crate) async fn put_comments(
@@ -142,5 +196,25 @@ impl Api {
             .await
             .context("PUT comments")?;
         expect(&reply, StatusCode::OK, "PUT comments")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_streams_gauge() {
+        let text = "# TYPE planshare_review_streams_open gauge\n\
+                    planshare_review_streams_open_total 9\n\
+                    planshare_review_streams_open 10000\n\
+                    planshare_requests_total{route=\"x\"} 3\n";
+        assert_eq!(streams_open(text), Some(10_000.0));
+        assert_eq!(
+            streams_open("planshare_review_streams_open{instance=\"a\"} 2\n"),
+            Some(2.0)
+        );
+        assert_eq!(streams_open("planshare_review_streams_openx 2\n"), None);
+        assert_eq!(streams_open("# nothing\n"), None);
     }
 }

@@ -101,8 +101,15 @@ pub(crate) async fn measure(
     while let Some(joined) = tasks.join_next().await {
         arrivals.push(joined.context("a subscriber panicked")?);
     }
-    // Give the server a moment to drop the streams before the next step.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Let the server give the streams' places back before the next step.
+    if Api::connect(sub_addr)
+        .await?
+        .wait_streams_released(Duration::from_secs(60))
+        .await?
+        .is_none()
+    {
+        eprintln!("warning: {sub_addr} still counts open streams 60 s after they closed");
+    }
     let (samples, missing) = pair_latencies(&answers, &arrivals);
     let (from_send, _) = pair_latencies(&sends, &arrivals);
     Ok(FanoutFigures {

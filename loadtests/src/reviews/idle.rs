@@ -98,7 +98,19 @@ pub(crate) async fn measure(
     while let Some(joined) = tasks.join_next().await {
         joined.context("a stream follower panicked")?;
     }
-    tokio::time::sleep(SETTLE).await;
+    // The server notices a closed stream when it next writes to it (a
+    // keep-alive); wait until it has given every place back.
+    let released = Api::connect(addr)
+        .await?
+        .wait_streams_released(Duration::from_secs(60))
+        .await?;
+    match released {
+        Some(after) => eprintln!(
+            "idle: the server released the closed streams after {:.1} s",
+            after.as_secs_f64()
+        ),
+        None => eprintln!("warning: the server still counts open streams 60 s after they closed"),
+    }
     server.ensure_running()?;
     if closed > 0 {
         eprintln!(
@@ -122,6 +134,7 @@ pub(crate) async fn measure(
         keep_alives,
         still_open,
         connections_kib: None,
+        released_secs: released.map(|d| d.as_secs_f64()),
     })
 }
 

@@ -241,6 +241,8 @@ async fn start(
     let port = free_port()?;
     let mut command = planshare_command(bin, port, dir, store)?;
     command.env("PLANSHARE_CONFIG", config);
+    // For `/metrics` (the streams gauge) on the main listener.
+    command.env("PLANSHARE_ADMIN_TOKEN", api::ADMIN_TOKEN);
     for (key, value) in extra {
         command.env(key, value);
     }

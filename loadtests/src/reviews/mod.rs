@@ -478,6 +478,15 @@ pub(crate) async fn reviews(args: ReviewsArgs) -> anyhow::Result<()> {
     std::fs::write(&path, &markdown).with_context(|| format!("writing {}", path.display()))?;
     print!("{markdown}");
     eprintln!("wrote {}", path.display());
+    if args.stores.contains(&Store::Redis) {
+        let redis = StoreConfig::Redis {
+            url: args.redis_url.trim().to_owned(),
+            ttl_secs,
+        };
+        if let Some(advice) = redis.leftovers() {
+            eprintln!("note: {advice} (the paste creates of `puts` are most of it)");
+        }
+    }
     drop(work);
     Ok(())
 }

@@ -15,7 +15,7 @@ use crate::payload::{CreateBodies, Rng};
 use crate::procstat;
 use anyhow::{Context as _, bail};
 use hdrhistogram::Histogram;
-use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
 use hyper::{Method, StatusCode, Uri};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -49,6 +49,42 @@ pub enum Workload {
         /// The paths of previously created pastes.
         paths: Arc<Vec<Uri>>,
     },
+    /// `PUT /api/v1/reviews/{id}/comments` as one of `writers`, each time a
+    /// fresh `data` of `size` characters that replaces the writer's set;
+    /// expects `200`. Worker `i` of `c` uses writers `i`, `i + c`, `i + 2c`,
+    /// … in turn, so no two workers write as the same writer.
+    Comments {
+        /// The writers (review path and token); at least `concurrency`.
+        writers: Arc<Vec<CommentWriter>>,
+        /// Length of the `data` string.
+        size: usize,
+    },
+}
+
+/// A review comment writer for [`Workload::Comments`]: a token and the name
+/// it binds.
+#[derive(Debug, Clone)]
+pub struct CommentWriter {
+    /// `/api/v1/reviews/<id>/comments`.
+    pub path: Uri,
+    /// `Bearer <token>` (the owner's or a reviewer link's).
+    pub authorization: HeaderValue,
+    /// The name the token binds on its first PUT (base64url-safe text: it
+    /// is put into the JSON body as it is).
+    pub name: String,
+}
+
+/// The `PUT …/comments` body around a [`CreateBodies`] body
+/// (`{"data":"…"}`): `{"name":"<name>","version":1,"data":"…"}`. `name`
+/// must need no JSON escaping.
+pub fn comment_body(name: &str, create_body: &[u8]) -> bytes::Bytes {
+    let rest = create_body.strip_prefix(b"{").unwrap_or(create_body);
+    let mut body = Vec::with_capacity(create_body.len() + name.len() + 24);
+    body.extend_from_slice(b"{\"name\":\"");
+    body.extend_from_slice(name.as_bytes());
+    body.extend_from_slice(b"\",\"version\":1,");
+    body.extend_from_slice(rest);
+    bytes::Bytes::from(body)
 }
 
 impl Workload {
@@ -73,7 +109,7 @@ impl Workload {
     fn expected(&self) -> StatusCode {
         match self {
             Self::Create { .. } => StatusCode::CREATED,
-            Self::Fetch { .. } => StatusCode::OK,
+            Self::Fetch { .. } | Self::Comments { .. } => StatusCode::OK,
         }
     }
 }
@@ -194,6 +230,15 @@ pub async fn run_phase(phase: &Phase, workload: &Workload) -> anyhow::Result<Pha
     {
         bail!("no paste paths to fetch");
     }
+    if let Workload::Comments { writers, .. } = workload
+        && writers.len() < phase.concurrency
+    {
+        bail!(
+            "{} comment writers for {} connections: at least one each is needed",
+            writers.len(),
+            phase.concurrency
+        );
+    }
     let start = Instant::now();
     let window_start = start + phase.warmup;
     let deadline = window_start + phase.duration;
@@ -204,6 +249,7 @@ pub async fn run_phase(phase: &Phase, workload: &Workload) -> anyhow::Result<Pha
         let headers = Arc::clone(&phase.headers);
         tasks.spawn(worker(
             index,
+            phase.concurrency,
             addr,
             workload,
             headers,
@@ -242,13 +288,27 @@ pub async fn run_phase(phase: &Phase, workload: &Workload) -> anyhow::Result<Pha
 /// Where a worker's requests come from.
 enum Source {
     Create(CreateBodies),
-    Fetch { paths: Arc<Vec<Uri>>, next: usize },
+    Fetch {
+        paths: Arc<Vec<Uri>>,
+        next: usize,
+    },
+    Comments {
+        bodies: CreateBodies,
+        writers: Arc<Vec<CommentWriter>>,
+        next: usize,
+        step: usize,
+    },
 }
 
 /// One request, prepared.
 enum Request {
     Post(bytes::Bytes),
     Get(Uri),
+    Put {
+        path: Uri,
+        headers: [(HeaderName, HeaderValue); 2],
+        body: bytes::Bytes,
+    },
 }
 
 impl Source {
@@ -261,12 +321,32 @@ impl Source {
                 *next = next.wrapping_add(1);
                 Request::Get(path)
             }
+            Self::Comments {
+                bodies,
+                writers,
+                next,
+                step,
+            } => {
+                // `run_phase` guarantees a writer per worker.
+                let writer = &writers[*next % writers.len()];
+                *next = next.wrapping_add(*step);
+                Request::Put {
+                    path: writer.path.clone(),
+                    headers: [
+                        (AUTHORIZATION, writer.authorization.clone()),
+                        (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+                    ],
+                    body: comment_body(&writer.name, &bodies.next_body()),
+                }
+            }
         }
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn worker(
     index: usize,
+    concurrency: usize,
     addr: SocketAddr,
     workload: Workload,
     headers: Arc<Vec<(HeaderName, HeaderValue)>>,
@@ -283,6 +363,12 @@ async fn worker(
             Source::Create(CreateBodies::new(size, Rng::from_entropy(index as u64)))
         }
         Workload::Fetch { paths } => Source::Fetch { paths, next: index },
+        Workload::Comments { writers, size } => Source::Comments {
+            bodies: CreateBodies::new(size, Rng::from_entropy(index as u64)),
+            writers,
+            next: index,
+            step: concurrency.max(1),
+        },
     };
     let mut conn: Option<Conn> = None;
 
@@ -321,6 +407,11 @@ async fn worker(
                     c.request(Method::GET, path, &headers, bytes::Bytes::new())
                         .await
                 }
+                Request::Put {
+                    path,
+                    headers: put_headers,
+                    body,
+                } => c.request(Method::PUT, path, &put_headers, body).await,
             }
         })
         .await;
@@ -479,4 +570,23 @@ async fn create_once(
         .and_then(serde_json::Value::as_str)
         .map(str::to_owned)
         .context("POST /api/paste: answer has no string `id`")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comment_bodies_wrap_the_create_body() -> anyhow::Result<()> {
+        let mut bodies = CreateBodies::new(40, Rng::new(3));
+        let create = bodies.next_body();
+        let body = comment_body("w17", &create);
+        let json: serde_json::Value = serde_json::from_slice(&body)?;
+        let created: serde_json::Value = serde_json::from_slice(&create)?;
+        assert_eq!(json["name"], "w17");
+        assert_eq!(json["version"], 1);
+        assert_eq!(json["data"], created["data"]);
+        assert_eq!(json.as_object().map(serde_json::Map::len), Some(3));
+        Ok(())
+    }
 }

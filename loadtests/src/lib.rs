@@ -8,7 +8,8 @@
 //! and summarised across rounds; [`footprint`]: memory and bytes on disk)
 //! with the statistics behind it ([`stats`]), the performance targets it is
 //! checked against ([`targets`]), and the reports ([`report`]), written with
-//! [`text`] and dated with [`clock`].
+//! [`text`] and dated with [`clock`]. For live reviews: the event-stream
+//! client ([`sse`]) and what `reviews` measured with its report ([`live`]).
 //!
 //! The modules import one another in one direction only (checked by
 //! `scripts/check-layering`): `stats`, `clock` and `text` below everything
@@ -27,6 +28,7 @@ pub mod clock;
 pub mod disk;
 pub mod footprint;
 pub mod generator;
+pub mod live;
 pub mod payload;
 pub mod phases;
 pub mod process;
@@ -34,6 +36,7 @@ pub mod procstat;
 pub mod reference;
 pub mod report;
 pub mod s3;
+pub mod sse;
 pub mod stats;
 pub mod targets;
 pub mod text;

@@ -5,8 +5,9 @@
 //! latency and CPU comparison), `startup` (start-up time with many stored
 //! pastes), `tenancy` (the cost of tenant resolution), `portal` (the
 //! share portal's time to highlights in Chromium), `layouts` (the kernel
-//! cost of a durable paste in different on-disk layouts) and `attack` (the
-//! slow-body and slow-reader attacks). See `loadtests/README.md` for usage and the meaning of the figures;
+//! cost of a durable paste in different on-disk layouts), `attack` (the
+//! slow-body and slow-reader attacks) and `reviews` (live reviews: idle
+//! event streams, fan-out latency, comment PUTs). See `loadtests/README.md` for usage and the meaning of the figures;
 //! the building blocks live in the `loadtests` library (`src/lib.rs`).
 
 // A command-line report is this program's output: printing to stdout (the
@@ -16,6 +17,7 @@
 mod attack;
 mod layouts;
 mod portal;
+mod reviews;
 mod run;
 mod startup;
 mod tenancy;
@@ -55,6 +57,9 @@ enum Command {
     /// The slow-body and slow-reader attacks at full size, with what a
     /// normal client and the probes see meanwhile.
     Attack(attack::AttackArgs),
+    /// Live reviews: idle event streams (memory, CPU), the fan-out latency
+    /// of a comment, and comment PUTs against paste creates.
+    Reviews(reviews::ReviewsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -82,6 +87,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Portal(args) => until_ctrl_c(portal::portal(args)).await,
         Command::Layouts(args) => layouts::layouts(args).await,
         Command::Attack(args) => until_ctrl_c(attack::attack(args)).await,
+        Command::Reviews(args) => until_ctrl_c(reviews::reviews(args)).await,
     }
 }
 

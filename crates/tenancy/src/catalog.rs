@@ -100,6 +100,11 @@ pub(crate) use with_pool;
 pub struct Catalog {
     pub(crate) pool: Pool,
     key_lookups: Arc<AtomicU64>,
+    /// On SQLite, review changes of this process take turns here instead of
+    /// in SQLite's busy handler, which polls with growing sleeps: under
+    /// concurrent writers that stretched waits past the busy timeout
+    /// ("database is locked"). PostgreSQL locks the review's row instead.
+    pub(crate) review_writes: Arc<tokio::sync::Mutex<()>>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -992,6 +997,7 @@ async fn open_sqlite(url: &str, config: &CatalogConfig) -> Result<Catalog, Catal
     Ok(Catalog {
         pool: Pool::Sqlite(pool),
         key_lookups: Arc::default(),
+        review_writes: Arc::default(),
     })
 }
 
@@ -1012,6 +1018,7 @@ async fn open_postgres(url: &str, config: &CatalogConfig) -> Result<Catalog, Cat
     Ok(Catalog {
         pool: Pool::Postgres(pool),
         key_lookups: Arc::default(),
+        review_writes: Arc::default(),
     })
 }
 

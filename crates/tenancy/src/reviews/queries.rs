@@ -429,6 +429,15 @@ macro_rules! append_event {
 }
 
 impl Catalog {
+    /// This process's turn to change a review, on SQLite (see
+    /// `Catalog::review_writes`); `None` on PostgreSQL.
+    async fn review_write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self.pool {
+            crate::catalog::Pool::Sqlite(_) => Some(self.review_writes.lock().await),
+            crate::catalog::Pool::Postgres(_) => None,
+        }
+    }
+
     fn on_postgres(&self) -> bool {
         self.backend() == Backend::Postgres
     }
@@ -452,6 +461,7 @@ impl Catalog {
             data: event_data(&VersionData { n: 1 })?,
             created_at: new.created_at,
         };
+        let _turn = self.review_write_turn().await;
         with_pool!(self, p => {
             let mut tx = p.begin().await?;
             // The write first (see the module docs); an unknown tenant fails
@@ -656,6 +666,7 @@ impl Catalog {
         check_digest(digest)?;
         check_blob(blob)?;
         let pg = self.on_postgres();
+        let _turn = self.review_write_turn().await;
         let pushed = with_pool!(self, p => {
             let mut tx = p.begin().await?;
             let state = lock_review!(tx, tenant, id);
@@ -716,6 +727,7 @@ impl Catalog {
         check_link_id(link)?;
         let pg = self.on_postgres();
         let data = event_data(&LinkData { link })?;
+        let _turn = self.review_write_turn().await;
         let event = with_pool!(self, p => {
             let mut tx = p.begin().await?;
             let state = lock_review!(tx, tenant, id);
@@ -784,6 +796,7 @@ impl Catalog {
         check_link_id(link)?;
         let pg = self.on_postgres();
         let data = event_data(&LinkData { link })?;
+        let _turn = self.review_write_turn().await;
         let event = with_pool!(self, p => {
             let mut tx = p.begin().await?;
             lock_review!(tx, tenant, id);
@@ -847,6 +860,7 @@ impl Catalog {
             version,
             withdrawn: false,
         })?;
+        let _turn = self.review_write_turn().await;
         let stored = with_pool!(self, p => {
             let mut tx = p.begin().await?;
             let state = lock_review!(tx, tenant, id);
@@ -969,6 +983,7 @@ impl Catalog {
         check_review_id(id)?;
         check_writer(writer)?;
         let pg = self.on_postgres();
+        let _turn = self.review_write_turn().await;
         let withdrawn = with_pool!(self, p => {
             let mut tx = p.begin().await?;
             let state = lock_review!(tx, tenant, id);
@@ -1034,6 +1049,7 @@ impl Catalog {
         let data = event_data(&DecisionData {
             decision: decision.as_str(),
         })?;
+        let _turn = self.review_write_turn().await;
         let event = with_pool!(self, p => {
             let mut tx = p.begin().await?;
             let state = lock_review!(tx, tenant, id);
@@ -1082,6 +1098,7 @@ impl Catalog {
         max_expires_at: i64,
     ) -> Result<Option<RemovedReview>, CatalogError> {
         let pg = self.on_postgres();
+        let _turn = self.review_write_turn().await;
         let removed = with_pool!(self, p => {
             let mut tx = p.begin().await?;
             let mut locked: Vec<(Option<String>, Option<i64>)> =

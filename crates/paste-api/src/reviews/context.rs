@@ -11,6 +11,7 @@ use tenancy::{Catalog, CatalogError, LazyCatalog};
 use super::error::ReviewError;
 use super::hub;
 use crate::config::ReviewConfig;
+use crate::service::{CatalogStep, catalog_within, store_within};
 
 /// Length of review ids, link ids and blob ids (as long as paste ids).
 pub(super) const ID_LEN: usize = 16;
@@ -55,31 +56,23 @@ impl ReviewService {
         &self,
         op: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
-        tokio::time::timeout(self.timeout, op)
-            .await
-            .unwrap_or(Err(StoreError::Unavailable {
-                reason: "store operation timed out",
-                retry_after: Some(Duration::from_secs(1)),
-                source: None,
-            }))
+        store_within(self.timeout, op).await
     }
 
-    /// Opens the catalog and runs `op` on it, each step bounded by the timeout.
+    /// Opens the catalog and runs `op` on it, each step bounded by the
+    /// timeout; the catalog's `NotFound` is the review's.
     pub(crate) async fn catalog_call<T, F, Fut>(&self, op: F) -> Result<T, ReviewError>
     where
         F: FnOnce(Arc<Catalog>) -> Fut,
         Fut: Future<Output = Result<T, CatalogError>>,
     {
-        let catalog = tokio::time::timeout(self.timeout, Box::pin(self.catalog.get()))
+        catalog_within(&self.catalog, self.timeout, op)
             .await
-            .map_err(|_| ReviewError::CatalogTimeout)?
-            .map_err(ReviewError::CatalogOpen)?;
-        tokio::time::timeout(self.timeout, Box::pin(op(catalog)))
-            .await
-            .map_err(|_| ReviewError::CatalogTimeout)?
             .map_err(|e| match e {
-                CatalogError::NotFound => ReviewError::NotFound,
-                other => ReviewError::Catalog(other),
+                CatalogStep::Timeout => ReviewError::CatalogTimeout,
+                CatalogStep::Open(e) => ReviewError::CatalogOpen(e),
+                CatalogStep::Failed(CatalogError::NotFound) => ReviewError::NotFound,
+                CatalogStep::Failed(e) => ReviewError::Catalog(e),
             })
     }
 }

@@ -73,13 +73,7 @@ impl PasteService {
         &self,
         op: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
-        tokio::time::timeout(self.timeout, op)
-            .await
-            .unwrap_or(Err(StoreError::Unavailable {
-                reason: "store operation timed out",
-                retry_after: Some(Duration::from_secs(1)),
-                source: None,
-            }))
+        store_within(self.timeout, op).await
     }
 
     /// Opens the catalog and runs `op` on it, each step bounded by the
@@ -89,17 +83,13 @@ impl PasteService {
         F: FnOnce(Arc<Catalog>) -> Fut,
         Fut: Future<Output = Result<T, CatalogError>>,
     {
-        // Both futures are boxed: database futures are kilobytes, and inline
-        // they would make every caller's future as large, which axum then
-        // moves into a box on every request, catalog call or not.
-        let catalog = tokio::time::timeout(self.timeout, Box::pin(self.catalog.get()))
+        catalog_within(&self.catalog, self.timeout, op)
             .await
-            .map_err(|_| PasteError::CatalogTimeout)?
-            .map_err(PasteError::CatalogOpen)?;
-        tokio::time::timeout(self.timeout, Box::pin(op(catalog)))
-            .await
-            .map_err(|_| PasteError::CatalogTimeout)?
-            .map_err(PasteError::Catalog)
+            .map_err(|e| match e {
+                CatalogStep::Timeout => PasteError::CatalogTimeout,
+                CatalogStep::Open(e) => PasteError::CatalogOpen(e),
+                CatalogStep::Failed(e) => PasteError::Catalog(e),
+            })
     }
 
     /// Gives back the index entry (and quota) of paste `id` of `tenant_id`,
@@ -115,6 +105,56 @@ impl PasteService {
             tracing::warn!(%error, "cannot release a paste's index entry; the sweep will");
         }
     }
+}
+
+/// Bounds a store call by `timeout`; a late answer is an outage. Shared by
+/// the paste and review services.
+pub(crate) async fn store_within<T>(
+    timeout: Duration,
+    op: impl Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    tokio::time::timeout(timeout, op)
+        .await
+        .unwrap_or(Err(StoreError::Unavailable {
+            reason: "store operation timed out",
+            retry_after: Some(Duration::from_secs(1)),
+            source: None,
+        }))
+}
+
+/// Which step of a bounded catalog call failed.
+pub(crate) enum CatalogStep {
+    /// Opening or the call itself took longer than the bound.
+    Timeout,
+    /// The catalog could not be opened.
+    Open(CatalogError),
+    /// The call answered an error.
+    Failed(CatalogError),
+}
+
+/// Opens the catalog and runs `op` on it, each step bounded by `timeout`.
+/// Shared by the paste and review services, which map the step to their
+/// own errors.
+pub(crate) async fn catalog_within<T, F, Fut>(
+    catalog: &LazyCatalog,
+    timeout: Duration,
+    op: F,
+) -> Result<T, CatalogStep>
+where
+    F: FnOnce(Arc<Catalog>) -> Fut,
+    Fut: Future<Output = Result<T, CatalogError>>,
+{
+    // Both futures are boxed: database futures are kilobytes, and inline
+    // they would make every caller's future as large, which axum then
+    // moves into a box on every request, catalog call or not.
+    let catalog = tokio::time::timeout(timeout, Box::pin(catalog.get()))
+        .await
+        .map_err(|_| CatalogStep::Timeout)?
+        .map_err(CatalogStep::Open)?;
+    tokio::time::timeout(timeout, Box::pin(op(catalog)))
+        .await
+        .map_err(|_| CatalogStep::Timeout)?
+        .map_err(CatalogStep::Failed)
 }
 
 pub(crate) fn now_ms_i64() -> i64 {

@@ -20,7 +20,9 @@ mod read;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use context::{PasteService, TenantCtx, now_ms_i64};
+pub(crate) use context::{
+    CatalogStep, PasteService, TenantCtx, catalog_within, now_ms_i64, store_within,
+};
 pub(crate) use create::NewPaste;
 pub(crate) use error::PasteError;
 pub(crate) use read::ReadMode;

@@ -191,6 +191,20 @@ impl Hub {
         self.shutdown.subscribe()
     }
 
+    /// Tells every stream of this process to re-read from the catalog.
+    fn resync_all(&self) {
+        let topics: Vec<_> = self
+            .topics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for topic in topics {
+            let _ = topic.tx.send(Signal::Resync);
+        }
+    }
+
     fn topic(&self, tenant: &TenantId, review: &str) -> Option<Arc<Topic>> {
         let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         // The key is built only when someone listens somewhere: most
@@ -229,6 +243,11 @@ impl Hub {
                 return;
             }
         };
+        // Streams opened before the listener was up may have missed a
+        // change another replica committed meanwhile: they re-read once.
+        if let Some(hub) = hub.upgrade() {
+            hub.resync_all();
+        }
         while let Some(notice) = notices.recv().await {
             let Some(hub) = hub.upgrade() else { return };
             match notice {
@@ -263,18 +282,7 @@ impl Hub {
                     }
                 }
                 ReviewNotice::Removed { tenant, review } => hub.removed(&tenant, &review),
-                ReviewNotice::Resync => {
-                    let topics: Vec<_> = hub
-                        .topics
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .values()
-                        .filter_map(Weak::upgrade)
-                        .collect();
-                    for topic in topics {
-                        let _ = topic.tx.send(Signal::Resync);
-                    }
-                }
+                ReviewNotice::Resync => hub.resync_all(),
             }
         }
     }

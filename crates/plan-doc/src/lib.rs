@@ -23,6 +23,7 @@ mod export;
 mod html;
 mod refs;
 mod render;
+mod steps;
 mod text;
 
 pub use anchor::{
@@ -35,3 +36,4 @@ pub use export::{
     line_label,
 };
 pub use render::{RenderedText, render_inline};
+pub use steps::{Step, StepState, Steps, plan_steps};

@@ -15,7 +15,11 @@
 //   outputs JSON {note, status, deleteVisible}) · {"oversized": bytes} and
 //   {"longUrl": chars} (a create with that big a body, a read with that long
 //   a query, sent by the page to its paste API; output "<status> <error>"
-//   or "network error: …")
+//   or "network error: …") · {"keys": [key…], "in"?: "#id"} (presses keys; outputs
+//   JSON {focused, dialog, status}) · {"closeDialog": true} · {"help": true}
+//   (`?`; outputs the listed shortcuts) · {"outline": true|n} (outputs JSON
+//   {entries, reached}; n clicks entry n) · {"steps": true} (outputs the step
+//   meter as JSON, or null) · {"screenshot": path, "dark"?, "width"?}
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
 //   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error", "errorDetail" }],
 //   "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }
@@ -225,6 +229,75 @@ async function act(page, action) {
       throw new Error(`print view: ${JSON.stringify(shown)}`);
     }
     return JSON.stringify(shown);
+  }
+  if (action.keys !== undefined) {
+    // Presses each key with the focus on the page itself (or, with
+    // `in: "#id"`, in that element); outputs what then has the focus and
+    // which dialog is open.
+    if (action.in) await page.focus(action.in);
+    else await page.evaluate(() => document.activeElement?.blur());
+    for (const key of action.keys) await page.keyboard.press(key);
+    return JSON.stringify(await page.evaluate(() => ({
+      focused: document.activeElement?.closest("li")?.querySelector(".meta")?.textContent
+        ?? document.activeElement?.id ?? null,
+      dialog: document.querySelector("dialog[open]")?.id ?? null,
+      status: document.getElementById("status").textContent,
+    })));
+  }
+  if (action.closeDialog) {
+    await page.keyboard.press("Escape");
+    return null;
+  }
+  if (action.help) {
+    // `?` lists the shortcuts on offer.
+    await page.evaluate(() => document.activeElement?.blur());
+    await page.keyboard.press("?");
+    await page.waitForSelector("#help-dialog[open]", { timeout: 5000 });
+    const rows = await page.$$eval("#help-list > div", (divs) =>
+      divs.map((d) => `${[...d.querySelectorAll("kbd")].map((k) => k.textContent).join("/")} ${d.querySelector("dd").textContent}`));
+    await page.click("#help-dialog button[value=close]");
+    return JSON.stringify(rows);
+  }
+  if (action.outline !== undefined) {
+    // The outline's entries; with a number, clicks that entry and reports
+    // whether its heading is then at the top of the window.
+    const entries = await page.evaluate(() => {
+      const nav = document.getElementById("outline");
+      return nav.hidden ? null : [...nav.querySelectorAll("li")].map((li) => `${li.className} ${li.textContent}`);
+    });
+    let reached = null;
+    if (typeof action.outline === "number") {
+      await page.locator("#outline-list button").nth(action.outline).click();
+      reached = await page.evaluate((n) => {
+        const text = document.querySelectorAll("#outline-list button")[n].textContent;
+        const heading = [...document.querySelectorAll("#plan h1, #plan h2, #plan h3")].find((h) => h.textContent.trim() === text);
+        const top = heading.getBoundingClientRect().top;
+        return top >= -2 && top < innerHeight / 3;
+      }, action.outline);
+    }
+    return JSON.stringify({ entries, reached });
+  }
+  if (action.steps) {
+    return JSON.stringify(await page.evaluate(() => {
+      const section = document.getElementById("steps");
+      if (section.hidden) return null;
+      const meter = document.getElementById("steps-meter");
+      return {
+        count: document.getElementById("steps-count").textContent,
+        current: document.getElementById("steps-current").textContent,
+        meter: [meter.value, meter.max],
+        items: [...document.querySelectorAll("#steps-list li")].map((li) => `${li.className}: ${li.textContent}`),
+      };
+    }));
+  }
+  if (action.screenshot !== undefined) {
+    // `{ screenshot: path, dark?, width? }`: the whole page as a PNG.
+    await page.emulateMedia({ colorScheme: action.dark ? "dark" : "light" });
+    if (action.width) await page.setViewportSize({ width: action.width, height: 900 });
+    await page.screenshot({ path: action.screenshot, fullPage: true });
+    await page.emulateMedia({ colorScheme: "light" });
+    if (action.width) await page.setViewportSize({ width: 1280, height: 720 });
+    return action.screenshot;
   }
   throw new Error(`unknown action ${JSON.stringify(action)}`);
 }

@@ -289,13 +289,13 @@ function checkLiteral(c, r) {
   const p = c.payload;
   const [comment, global, deletion] = shown.annotations;
   const ok = shown.annotations.length === 3
-    && comment.meta === `COMMENT · ${p}`
+    && comment.meta === `Comment — ${p}`
     && comment.quote === p
     && comment.text === p
     && comment.images.includes(`${p} — ${p}`)
-    && global.meta === `GLOBAL_COMMENT · ${p}`
+    && global.meta === `Comment on the plan — ${p}`
     && global.text === p
-    && deletion.meta === `DELETION · ${p}`
+    && deletion.meta === `Deletion — ${p}`
     && deletion.quote === p
     && shown.attachments.includes(`${p} — ${p}`);
   if (!ok) fail(where, "a text field does not show the payload literally", { annotations: shown.annotations, attachments: shown.attachments });

@@ -23,6 +23,9 @@ import { clearHighlights, highlight, placeable } from "{{anchor.js}}";
 import { disableSanitizerForTests, render, renderHtml } from "{{render.js}}";
 import { feedbackText } from "{{feedback.js}}";
 import { deleteLink, ownsLink, rememberLink } from "{{owned.js}}";
+import { annotationHeading, kindLabel } from "{{words.js}}";
+import { addShortcuts, listen as listenForShortcuts, showHelp } from "{{keys.js}}";
+import { renderOutline } from "{{outline.js}}";
 
 export * from "{{codec.js}}";
 export * from "{{anchor.js}}";
@@ -203,6 +206,7 @@ function show() {
   performance.mark("planshare:rendered");
   $("editor").hidden = false;
   refresh();
+  if (state.html === null) renderOutline($("outline"), $("outline-list"), plan);
 }
 
 /** Redraws the highlights and the annotation list. */
@@ -230,7 +234,7 @@ function refresh() {
 function annotationItem(a, { placed, notSearched, unshown }) {
   const li = el("li");
   li.dataset.annotationId = a.id;
-  li.append(el("div", "meta", [a.type ?? "UNKNOWN", a.author].filter(Boolean).join(" · ")));
+  li.append(el("div", "meta", annotationHeading(a)));
   if (a.originalText) li.append(el("q", null, a.originalText));
   if (a.text) li.append(el("p", null, a.text));
   for (const image of a.images ?? []) li.append(el("div", "meta", `${image.name} — ${image.path}`));
@@ -251,7 +255,7 @@ function annotationItem(a, { placed, notSearched, unshown }) {
   }
   const remove = el("button", "link remove", "Remove");
   remove.type = "button";
-  remove.setAttribute("aria-label", `Remove annotation ${a.originalText || a.text || ""}`.trim());
+  remove.setAttribute("aria-label", `Remove ${kindLabel(a).toLowerCase()}: ${a.originalText || a.text || ""}`.replace(/: $/, ""));
   remove.addEventListener("click", () => {
     state.annotations = state.annotations.filter((x) => x !== a);
     refresh();
@@ -269,6 +273,17 @@ function addAnnotation(type, originalText, text) {
     author: author(),
   });
   refresh();
+}
+
+/** Moves the focus to the next (`step` 1) or previous (-1) listed
+ * annotation that is highlighted in the plan, and scrolls to it. */
+function stepAnnotation(step) {
+  const items = [...$("annotation-list").querySelectorAll("li[tabindex]")];
+  if (!items.length) return;
+  const at = items.indexOf(document.activeElement);
+  const next = at < 0 ? (step > 0 ? 0 : items.length - 1) : (at + step + items.length) % items.length;
+  items[next].focus();
+  items[next].click();
 }
 
 // --- Selecting text → comment or deletion ---------------------------------
@@ -579,6 +594,34 @@ function wire() {
   });
   $("copy-feedback").addEventListener("click", openFeedback);
   $("author").value = author();
+  wireShortcuts();
+}
+
+function wireShortcuts() {
+  const shown = () => !$("editor").hidden;
+  const markdown = () => shown() && state.html === null;
+  addShortcuts(
+    { keys: ["n", "j"], label: "Next annotation", run: () => stepAnnotation(1), available: markdown },
+    { keys: ["p", "k"], label: "Previous annotation", run: () => stepAnnotation(-1), available: markdown },
+    {
+      keys: ["c"],
+      label: "Comment on the selected text",
+      run: () => {
+        const text = selectedText();
+        if (!text) {
+          $("status").textContent = "Select some text of the plan first, then press c.";
+          return;
+        }
+        $("selection-tools").hidden = true;
+        openComment(text);
+      },
+      available: markdown,
+    },
+    { keys: ["g"], label: "Comment on the plan", run: () => openComment(""), available: shown },
+    { keys: ["?"], label: "Show these shortcuts", run: () => showHelp($("help-dialog"), $("help-list")) },
+  );
+  $("help").addEventListener("click", () => showHelp($("help-dialog"), $("help-list")));
+  listenForShortcuts();
 }
 
 async function main() {

@@ -14,6 +14,7 @@ mod delete_links;
 mod feedback;
 mod frames;
 mod links;
+mod reading;
 mod roundtrip;
 mod xss;
 

@@ -98,7 +98,7 @@ async fn annotate_share_and_reopen() {
     assert_eq!(reopened[0]["highlighted"], 3, "{reopened:?}");
     assert_eq!(
         reopened[0]["annotations"][1]["meta"],
-        "COMMENT · Reviewer Rae"
+        "Comment — Reviewer Rae"
     );
     assert_eq!(reopened[0]["annotations"][1]["text"], "Why not JWT?");
 

@@ -234,7 +234,7 @@ async fn f4_annotation_markup_shows_as_text() {
     assert_eq!(shown["annotations"][0]["text"], payload);
     assert_eq!(
         shown["annotations"][0]["meta"],
-        format!("COMMENT · {payload}")
+        format!("Comment — {payload}")
     );
     assert_eq!(shown["listed"], json!([]), "no <b> in the annotation list");
 }

@@ -15,6 +15,12 @@
 //!   page, marked's rendering, a few constructs show differently, so there
 //!   the fixed cases below check it.)
 //!
+//! - `crates/portal/web/steps.js` (the step progress of checklist plans):
+//!   `planSteps` must answer [`plan_steps`]'s JSON exactly, on the cases
+//!   above and on [`DEFAULT_CHECKLISTS`] generated checklist plans of their
+//!   own (nested task lists, several sections, fences, headings named Steps
+//!   at every level, every marker and box, CRLF).
+//!
 //! Each run generates [`DEFAULT_CASES`] cases from a fresh seed (plans with
 //! every block kind, inline markup, smart punctuation, `--`, `...`, emoji
 //! shortcodes and the characters upstream typesets them as, whitespace
@@ -34,7 +40,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use plan_doc::{
     Anchor, AnchorHow, Block, DEFAULT_SUBJECT, DEFAULT_TITLE, export_annotations, find_text,
-    parse_blocks, reanchor,
+    parse_blocks, plan_steps, reanchor,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -44,6 +50,8 @@ use share_codec::{Annotation, AnnotationType};
 
 /// Cases per run (each a plan with a few annotation texts).
 const DEFAULT_CASES: usize = 800;
+/// Generated checklist plans per run (for steps.js alone).
+const DEFAULT_CHECKLISTS: usize = 1500;
 /// Cases sent to Node at once.
 const BATCH: usize = 200;
 /// Shrinking gives up after this many tries.
@@ -733,7 +741,19 @@ fn differences(case: &Case, result: &Value) -> Vec<String> {
             result["feedback"]
         ));
     }
+    out.extend(steps_difference(&case.markdown, result));
     out
+}
+
+/// What steps.js got differently from plan-doc's [`plan_steps`].
+fn steps_difference(markdown: &str, result: &Value) -> Option<String> {
+    let expected = serde_json::to_value(plan_steps(markdown)).unwrap();
+    (result.get("steps") != Some(&expected)).then(|| {
+        format!(
+            "steps.js planSteps differs:\n  plan-doc: {expected}\n  js:       {}",
+            result.get("steps").unwrap_or(&Value::Null)
+        )
+    })
 }
 
 fn seed() -> u64 {
@@ -979,4 +999,365 @@ fn the_folding_tables_match_plan_doc() {
             assert_eq!(anchor["found"], true, "{needle:?} in {:?}", case.markdown);
         }
     }
+}
+
+// --- Step progress (steps.js) ---------------------------------------------
+
+/// A task item line, or something close to one.
+fn task_line() -> BoxedStrategy<String> {
+    (
+        prop::sample::select(vec![
+            "", "", "", " ", "  ", "  ", "   ", "    ", "    ", "\t", "\t  ", "  \t", "        ",
+            "\u{a0}",
+        ]),
+        prop::sample::select(vec![
+            "-",
+            "-",
+            "-",
+            "*",
+            "+",
+            "1.",
+            "2)",
+            "10.",
+            "123456789.",
+            "1234567890.",
+            "a.",
+            ">",
+            "- -",
+        ]),
+        prop::sample::select(vec![" ", " ", " ", "  ", "\t", ""]),
+        prop::sample::select(vec![
+            "[ ]", "[ ]", "[x]", "[x]", "[X]", "[-]", "[-]", "[~]", "[y]", "[]", "[ x]", "[é]",
+            "[😀]", "",
+        ]),
+        prop::sample::select(vec![" ", " ", " ", "", "\t", "x", "  "]),
+        prop::option::weighted(0.85, inline()),
+        prop::sample::select(vec!["", "", "", " ", "\t", "\u{a0}", "\r", "#"]),
+    )
+        .prop_map(|(indent, marker, gap, task_box, after, text, trail)| {
+            format!(
+                "{indent}{marker}{gap}{task_box}{after}{}{trail}",
+                text.unwrap_or_default()
+            )
+        })
+        .boxed()
+}
+
+/// A heading line: named Steps or not, at every level and then some.
+fn heading_line() -> BoxedStrategy<String> {
+    (
+        prop::sample::select(vec!["", "", " ", "  ", "\t"]),
+        0..9usize,
+        prop::sample::select(vec![" ", " ", "  ", "\t", ""]),
+        prop::sample::select(vec![
+            "Steps",
+            "Steps",
+            "Steps",
+            "steps",
+            "STEPS",
+            "sTePs",
+            "Steps ##",
+            "Steps#",
+            "Steps  #",
+            "#",
+            "Step",
+            "Steps:",
+            "Next steps",
+            "Plan",
+            "Risks",
+            "Notes",
+            "",
+        ]),
+        prop::sample::select(vec!["", "", " ", "\t", "\u{a0}"]),
+        prop::option::weighted(0.15, inline()),
+    )
+        .prop_map(|(indent, level, gap, name, trail, other)| match other {
+            Some(text) => format!("{indent}{}{gap}{text}", "#".repeat(level.max(1))),
+            None => format!("{indent}{}{gap}{name}{trail}", "#".repeat(level)),
+        })
+        .boxed()
+}
+
+/// A fenced block holding a few lines, closed or not.
+fn fence_block() -> BoxedStrategy<String> {
+    (
+        prop::sample::select(vec!["```", "```", "~~~", "````", "~~~~", "``", "~~"]),
+        prop::sample::select(vec!["", "", " ", "  ", "\t", "\u{a0}"]),
+        prop::sample::select(vec!["", "", "md", "rust", " x"]),
+        prop::collection::vec(
+            prop_oneof![3 => task_line(), 1 => heading_line(), 1 => inline()],
+            0..4,
+        ),
+        prop::sample::select(vec![
+            Some(0i8),
+            Some(0),
+            Some(0),
+            Some(1),
+            Some(-1),
+            Some(9),
+            None,
+        ]),
+        prop::sample::select(vec!["", "", "  ", "\t"]),
+    )
+        .prop_map(|(fence, indent, info, body, close, close_indent)| {
+            let mut out = format!("{indent}{fence}{info}");
+            for line in body {
+                out.push('\n');
+                out.push_str(&line);
+            }
+            if let Some(delta) = close {
+                let ch = fence.chars().next().unwrap();
+                let closer = match delta {
+                    // The other fence character.
+                    9 => (if ch == '`' { "~" } else { "`" }).repeat(fence.len()),
+                    d => ch
+                        .to_string()
+                        .repeat((fence.len() as i64 + i64::from(d)).max(1) as usize),
+                };
+                out.push('\n');
+                out.push_str(close_indent);
+                out.push_str(&closer);
+            }
+            out
+        })
+        .boxed()
+}
+
+/// One element of a checklist plan (one or more lines).
+fn checklist_element() -> BoxedStrategy<String> {
+    prop_oneof![
+        8 => task_line(),
+        3 => heading_line(),
+        2 => inline(),
+        1 => fence_block(),
+        1 => (prop::sample::select(vec!["", "  ", "\t"]), inline())
+            .prop_map(|(indent, t)| format!("{indent}- {t}")),
+        1 => Just(String::new()),
+    ]
+    .boxed()
+}
+
+/// How a checklist plan is put together.
+#[derive(Debug, Clone)]
+struct ChecklistSpec {
+    /// Each element and the line break after it.
+    lines: Vec<(String, &'static str)>,
+    crlf: bool,
+}
+
+fn checklist_spec() -> impl Strategy<Value = ChecklistSpec> {
+    (
+        prop::collection::vec(
+            (
+                checklist_element(),
+                prop::sample::select(vec!["\n", "\n", "\n", "\n\n", "\r\n"]),
+            ),
+            0..24,
+        ),
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|(lines, crlf)| ChecklistSpec { lines, crlf })
+}
+
+impl ChecklistSpec {
+    fn markdown(&self) -> String {
+        let mut md: String = self
+            .lines
+            .iter()
+            .flat_map(|(line, brk)| [line.as_str(), brk])
+            .collect();
+        if self.crlf {
+            md = md.replace("\r\n", "\n").replace('\n', "\r\n");
+        }
+        md
+    }
+}
+
+fn steps_case(markdown: &str) -> Value {
+    json!({ "markdown": markdown, "stepsOnly": true })
+}
+
+/// What steps.js got differently, or threw, for one plan.
+fn steps_differences(markdown: &str, result: &Value) -> Option<String> {
+    if let Some(error) = result.get("error") {
+        return Some(format!("steps.js threw: {}", error.as_str().unwrap_or("")));
+    }
+    steps_difference(markdown, result)
+}
+
+#[test]
+fn the_step_progress_port_agrees_with_plan_doc_on_generated_checklists() {
+    let seed = seed();
+    let cases: usize = std::env::var("PLANSHARE_JS_PORTS_CASES")
+        .ok()
+        .map_or(DEFAULT_CHECKLISTS, |n| {
+            n.trim().parse().expect("a number of cases")
+        });
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng(seed));
+    let strategy = checklist_spec();
+    let mut trees: Vec<_> = (0..cases)
+        .map(|_| strategy.new_tree(&mut runner).unwrap())
+        .collect();
+    let mut harness = Harness::start();
+    // The generator reaches what the rules tell apart.
+    let (mut sections, mut fallbacks, mut none, mut all_done) = (0, 0, 0, 0);
+    let mut failing = None;
+    'batches: for start in (0..cases).step_by(BATCH) {
+        let end = (start + BATCH).min(cases);
+        let plans: Vec<String> = trees[start..end]
+            .iter()
+            .map(|t| t.current().markdown())
+            .collect();
+        let results = harness.run(&plans.iter().map(|p| steps_case(p)).collect::<Vec<_>>());
+        for (k, (plan, result)) in plans.iter().zip(&results).enumerate() {
+            if steps_differences(plan, result).is_some() {
+                failing = Some(start + k);
+                break 'batches;
+            }
+            match plan_steps(plan) {
+                None => none += 1,
+                Some(s) if s.current.is_none() => all_done += 1,
+                Some(s) => {
+                    let first = s.items[0].line;
+                    let before = plan.split('\n').take(first - 1);
+                    if before.into_iter().any(|l| {
+                        l.trim()
+                            .trim_matches('#')
+                            .trim()
+                            .eq_ignore_ascii_case("steps")
+                    }) {
+                        sections += 1;
+                    } else {
+                        fallbacks += 1;
+                    }
+                }
+            }
+        }
+    }
+    let Some(index) = failing else {
+        if cases >= DEFAULT_CHECKLISTS {
+            for (what, n) in [
+                ("a steps section", sections),
+                ("no steps section", fallbacks),
+                ("no steps", none),
+                ("every step done", all_done),
+            ] {
+                assert!(
+                    n >= 10,
+                    "only {n} generated plans with {what} (seed {seed})"
+                );
+            }
+        }
+        return;
+    };
+    // Shrink the failing plan.
+    let tree = &mut trees[index];
+    let fails = |harness: &mut Harness, plan: &str| {
+        let result = harness.run(&[steps_case(plan)]).remove(0);
+        steps_differences(plan, &result)
+    };
+    let mut best = tree.current().markdown();
+    let mut best_diff = fails(&mut harness, &best);
+    if tree.simplify() {
+        for _ in 0..MAX_SHRINK_STEPS {
+            let plan = tree.current().markdown();
+            match fails(&mut harness, &plan) {
+                None if !tree.complicate() => break,
+                None => {}
+                Some(diff) => {
+                    best = plan;
+                    best_diff = Some(diff);
+                    if !tree.simplify() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    panic!(
+        "steps.js disagrees with plan-doc (seed {seed}, plan {index} of {cases}; \
+         replay with PLANSHARE_JS_PORTS_SEED={seed}).\nSmallest failing plan found: {best:?}\n\n{}",
+        best_diff.unwrap_or_default()
+    );
+}
+
+/// Hand-written plans at the edges of the rules: each must get the same
+/// steps from steps.js as from plan-doc, and the answers noted here.
+#[test]
+fn the_step_progress_port_agrees_on_the_edge_cases() {
+    let cases: Vec<(String, Value)> = vec![
+        ("".into(), Value::Null),
+        ("# Plan\n\nNo boxes.\n".into(), Value::Null),
+        ("```\n- [ ] fenced\n```\n".into(), Value::Null),
+        ("~~~\n- [ ] fenced\n".into(), Value::Null),
+        (
+            "- [x] a\r\n- [ ]\r\n".into(),
+            json!({"total": 2, "done": 1, "current": 1, "items": [
+                {"text": "a", "state": "done", "line": 1},
+                {"text": "", "state": "pending", "line": 2}]}),
+        ),
+        (
+            "- [ ] ctx\n## Steps ##\n  1) [~] one\n    - [ ] sub\n  2) [-] two\n# End\n- [ ] after\n"
+                .into(),
+            json!({"total": 2, "done": 0, "current": 0, "items": [
+                {"text": "one", "state": "in-progress", "line": 3},
+                {"text": "two", "state": "in-progress", "line": 5}]}),
+        ),
+        (
+            "###### STEPS\n- [X] last\n".into(),
+            json!({"total": 1, "done": 1, "current": null, "items": [
+                {"text": "last", "state": "done", "line": 2}]}),
+        ),
+        (
+            "####### Steps\n\t- [ ] tab\n    - [x] four\n".into(),
+            json!({"total": 2, "done": 1, "current": 0, "items": [
+                {"text": "tab", "state": "pending", "line": 2},
+                {"text": "four", "state": "done", "line": 3}]}),
+        ),
+        (
+            "- [ ] \u{feff}bom\u{a0}\n- [ ] \u{85}nel\n- [ ] 日本語 😀\n".into(),
+            json!({"total": 3, "done": 0, "current": 0, "items": [
+                {"text": "bom", "state": "pending", "line": 1},
+                {"text": "\u{85}nel", "state": "pending", "line": 2},
+                {"text": "日本語 😀", "state": "pending", "line": 3}]}),
+        ),
+        ("- [é] x\n- [😀] y\n- [ ]\tz\n".into(), Value::Null),
+        // Long lines of markers: no slow paths.
+        (format!("# {}a\n{}\n", "#".repeat(200_000), "1".repeat(200_000)), Value::Null),
+        (
+            format!("## Steps {}\n- [ ] a\n", "#".repeat(100_000)),
+            json!({"total": 1, "done": 0, "current": 0, "items": [
+                {"text": "a", "state": "pending", "line": 2}]}),
+        ),
+    ];
+    let mut harness = Harness::start();
+    let results = harness.run(
+        &cases
+            .iter()
+            .map(|(md, _)| steps_case(md))
+            .collect::<Vec<_>>(),
+    );
+    for ((markdown, expected), result) in cases.iter().zip(&results) {
+        let shown = markdown.chars().take(80).collect::<String>();
+        assert_eq!(
+            &serde_json::to_value(plan_steps(markdown)).unwrap(),
+            expected,
+            "plan-doc on {shown:?}"
+        );
+        if let Some(diff) = steps_differences(markdown, result) {
+            panic!("{shown:?}: {diff}");
+        }
+    }
+    // A 5 MB checklist is quick in both.
+    let big = "## Steps\n".to_owned() + &"- [x] done step\n  - [ ] nested\n".repeat(180_000);
+    assert!(big.len() > 5_000_000);
+    let started = std::time::Instant::now();
+    let result = harness.run(&[steps_case(&big)]).remove(0);
+    assert_eq!(steps_differences(&big, &result), None);
+    assert_eq!(result["steps"]["total"], 180_000);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }

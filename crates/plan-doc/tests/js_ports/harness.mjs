@@ -1,6 +1,7 @@
 // Runs the portal's JavaScript ports of plan-doc (crates/portal/web:
-// feedback.js — block parser, re-anchoring, feedback export — and anchor.js
-// — the highlighter's locate and place) under Node, for the differential
+// feedback.js — block parser, re-anchoring, feedback export —, anchor.js
+// — the highlighter's locate and place — and steps.js — step progress)
+// under Node, for the differential
 // test `crates/plan-doc/tests/js_ports.rs`. No browser, no DOM.
 //
 //   node harness.mjs WEB_DIR
@@ -14,7 +15,9 @@
 // needle the highlighter's answer (`anchor` as feedback.js's `findText`
 // gives it; `placed`, where it was placed on a page showing plan-doc's
 // rendered text; `shown`, what it highlights on a page showing the plan as
-// the portal renders it), and `feedbackText(markdown, annotations)`.
+// the portal renders it), `feedbackText(markdown, annotations)` and
+// `planSteps(markdown)` (`steps`). A case with `"stepsOnly": true` answers
+// `{"steps"}` alone.
 
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,6 +34,7 @@ for (const name of readdirSync(web).filter((n) => /\.(js|mjs)$/.test(n))) {
 }
 const feedback = await import(pathToFileURL(join(dir, "feedback.js")));
 const anchor = await import(pathToFileURL(join(dir, "anchor.js")));
+const steps = await import(pathToFileURL(join(dir, "steps.js")));
 const { marked } = await import(pathToFileURL(join(dir, "marked.esm.js")));
 
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", nbsp: "\u00a0" };
@@ -50,7 +54,8 @@ function pageText(markdown) {
     });
 }
 
-function run({ markdown, needles, annotations }) {
+function run({ markdown, needles, annotations, stepsOnly }) {
+  if (stepsOnly) return { steps: steps.planSteps(markdown) };
   const blocks = feedback.parseBlocks(markdown);
   // Two pages: the plan as plan-doc renders it (its blocks' rendered texts
   // joined by line breaks), where every match that shows text must be
@@ -64,7 +69,14 @@ function run({ markdown, needles, annotations }) {
     const shown = onPage.locate(needle).range;
     return { ...found, placed: range, shown: shown && page.slice(shown[0], shown[1]) };
   });
-  return { blocks, anchors, feedback: feedback.feedbackText(markdown, annotations), model, page };
+  return {
+    blocks,
+    anchors,
+    feedback: feedback.feedbackText(markdown, annotations),
+    steps: steps.planSteps(markdown),
+    model,
+    page,
+  };
 }
 
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {

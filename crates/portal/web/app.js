@@ -26,6 +26,7 @@ import { deleteLink, ownsLink, rememberLink } from "{{owned.js}}";
 import { annotationHeading, kindLabel } from "{{words.js}}";
 import { addShortcuts, listen as listenForShortcuts, showHelp } from "{{keys.js}}";
 import { renderOutline } from "{{outline.js}}";
+import { renderSteps } from "{{stepmeter.js}}";
 
 export * from "{{codec.js}}";
 export * from "{{anchor.js}}";
@@ -207,6 +208,7 @@ function show() {
   $("editor").hidden = false;
   refresh();
   if (state.html === null) renderOutline($("outline"), $("outline-list"), plan);
+  renderSteps(state.html === null ? state.plan : "");
 }
 
 /** Redraws the highlights and the annotation list. */

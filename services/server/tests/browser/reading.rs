@@ -149,3 +149,44 @@ async fn keyboard_shortcuts_step_through_annotations_and_stay_out_of_fields() {
         "Select some text of the plan first, then press c."
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checklist_plan_shows_its_step_meter() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    // The `## Steps` section's top-level items are the steps; the task
+    // list above it and the nested item are not.
+    let plan = "# Migration\n\n- [x] agree on the schema\n\n## Steps\n\n\
+                - [x] Write the migration\n- [~] Backfill the table\n  - [ ] check row counts\n\
+                - [ ] Switch reads\n- [ ] Remove the old table\n\n## Notes\n\n- [ ] not a step\n";
+    let link = |plan: &str| {
+        let payload = json!({"p": plan, "a": []});
+        format!(
+            "{}/#{}",
+            app.base_url,
+            share_codec::compress(&payload.to_string())
+        )
+    };
+    let sessions = run(json!([
+        {"url": link(plan), "actions": [{"steps": true}]},
+        {"url": link("# No checklist\n\n- a list\n- of things\n"), "actions": [{"steps": true}]},
+    ]))
+    .await;
+    assert_eq!(
+        output(&sessions[0], 0),
+        json!({
+            "count": "1/4 steps done",
+            "current": "Now: Backfill the table",
+            "meter": [1, 4],
+            "items": [
+                "done: Write the migration (Done)",
+                "in-progress: Backfill the table (In progress, current)",
+                "pending: Switch reads (To do)",
+                "pending: Remove the old table (To do)",
+            ],
+        })
+    );
+    assert_eq!(output(&sessions[1], 0), Value::Null);
+}

@@ -8,8 +8,8 @@
 
 use clap::{Args, ValueEnum};
 use plan_doc::{
-    Anchor, DEFAULT_SEARCH_BUDGET, DEFAULT_SUBJECT, DEFAULT_TITLE, Reanchored, export_annotations,
-    reanchor,
+    Anchor, DEFAULT_SEARCH_BUDGET, DEFAULT_SUBJECT, DEFAULT_TITLE, Reanchored, Steps,
+    export_annotations, plan_steps, reanchor,
 };
 use serde::Serialize;
 use share_codec::{
@@ -66,6 +66,9 @@ struct OpenOutput<'a> {
     not_found: usize,
     /// Annotations not searched: the re-anchoring's search budget ran out.
     not_searched: usize,
+    /// The plan's step progress (`plan_doc::plan_steps`, as the portal's
+    /// meter shows it); `null` when the plan has no task items.
+    steps: Option<Steps>,
 }
 
 #[derive(Serialize)]
@@ -167,6 +170,7 @@ pub(crate) fn render(
                     .collect(),
                 not_found: reanchored.not_found().count(),
                 not_searched: reanchored.not_searched(),
+                steps: plan_steps(&payload.plan),
             };
             serde_json::to_string_pretty(&output)
                 .map(|json| json + "\n")

@@ -188,6 +188,13 @@ async fn start_open_comment_watch_decide_and_the_feedback_arrives() {
     assert_eq!(opened["kind"], "review");
     assert_eq!(opened["annotations"][0]["author"], "alice");
     assert_eq!(opened["annotations"][0]["text"], "add rate limiting");
+    // The plan has no task items: no steps (a review link's JSON has the
+    // field as a share link's does).
+    assert!(
+        opened.as_object().unwrap().contains_key("steps"),
+        "{opened}"
+    );
+    assert_eq!(opened["steps"], Value::Null);
 
     // The owner lists the links and requests changes with text feedback.
     let links = planshare(&["review", "links", &owner], &env, "").await;

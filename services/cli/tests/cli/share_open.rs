@@ -471,6 +471,51 @@ async fn selections_of_rendered_text_are_re_found_in_the_markdown() {
     );
 }
 
+#[tokio::test]
+async fn open_json_reports_the_steps_of_a_checklist_plan() {
+    // The `## Steps` section's top-level items are the steps: not the
+    // context item above it, the nested item, the fenced one or the risk.
+    let plan = "# Migrate auth\r\n\r\n- [x] read the old code\r\n\r\n## Steps\r\n\r\n\
+                - [x] Add the middleware\r\n- [~] Move the routes\r\n  - [ ] admin routes\r\n\
+                ```md\r\n- [ ] not a step\r\n```\r\n- [ ] Drop the old sessions\r\n\r\n\
+                ## Risks\r\n\r\n- [ ] rollback\r\n";
+    let share = planshare(&["share", "-", "--hash"], &[], plan).await;
+    assert_eq!(share.code, 0, "{}", share.stderr);
+    let url = share.stdout.trim_end();
+    let opened = planshare(&["open", url, "--format", "json"], &[], "").await;
+    assert_eq!(opened.code, 0, "{}", opened.stderr);
+    let opened: Value = serde_json::from_str(&opened.stdout).unwrap();
+    assert_eq!(
+        opened["steps"],
+        serde_json::json!({
+            "total": 3,
+            "done": 1,
+            "current": 1,
+            "items": [
+                {"text": "Add the middleware", "state": "done", "line": 7},
+                {"text": "Move the routes", "state": "in-progress", "line": 8},
+                {"text": "Drop the old sessions", "state": "pending", "line": 13},
+            ],
+        })
+    );
+
+    // A plan without task items: `"steps": null`.
+    let share = planshare(&["share", "-", "--hash"], &[], "# Plan\n\n- an item\n").await;
+    let opened = planshare(
+        &["open", share.stdout.trim_end(), "--format", "json"],
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(opened.code, 0, "{}", opened.stderr);
+    let opened: Value = serde_json::from_str(&opened.stdout).unwrap();
+    assert!(
+        opened.as_object().unwrap().contains_key("steps"),
+        "{opened}"
+    );
+    assert_eq!(opened["steps"], Value::Null);
+}
+
 /// A plan whose share payload (`{"p":…,"a":[]}`) is exactly `json_len` bytes.
 fn plan_with_payload_of(json_len: usize) -> String {
     let head = "# Plan\n\n";

@@ -19,7 +19,9 @@
 //   JSON {focused, dialog, status}) · {"closeDialog": true} · {"help": true}
 //   (`?`; outputs the listed shortcuts) · {"outline": true|n} (outputs JSON
 //   {entries, reached}; n clicks entry n) · {"steps": true} (outputs the step
-//   meter as JSON, or null) · {"screenshot": path, "dark"?, "width"?}
+//   meter as JSON, or null) · {"screenshot": path, "dark"?, "width"?} ·
+//   {"callback": "approve"|"feedback"} (presses the bot callback button, waits for
+//   the answer) and {"callbackState": true}: both output JSON {visible, note, disabled}
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
 //   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error", "errorDetail" }],
 //   "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }
@@ -289,6 +291,18 @@ async function act(page, action) {
         items: [...document.querySelectorAll("#steps-list li")].map((li) => `${li.className}: ${li.textContent}`),
       };
     }));
+  }
+  if (action.callback !== undefined) {
+    // Approve or Send feedback on a bot callback link; outputs the bar.
+    await page.click(action.callback === "approve" ? "#cb-approve" : "#cb-feedback");
+    await page.waitForFunction(() => !/…$/.test(document.getElementById("callback-note").textContent), null, { timeout: 15000 });
+  }
+  if (action.callback !== undefined || action.callbackState) {
+    return JSON.stringify(await page.evaluate(() => ({
+      visible: !document.getElementById("callback").hidden,
+      note: document.getElementById("callback-note").textContent,
+      disabled: document.getElementById("cb-approve").disabled,
+    })));
   }
   if (action.screenshot !== undefined) {
     // `{ screenshot: path, dark?, width? }`: the whole page as a PNG.

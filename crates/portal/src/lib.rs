@@ -52,6 +52,10 @@ pub struct PortalConfig {
     pub allowed_paste_apis: Vec<String>,
     /// Base of new share links; empty: this origin.
     pub share_base_url: String,
+    /// Origins a bot callback link (`cb=` in the link) may POST to: the
+    /// page's Approve and Send feedback buttons reach only these (they are
+    /// added to `connect-src`); a link naming another is told so.
+    pub callback_origins: Vec<String>,
     /// Test builds only (feature `test-hooks`): `/config.json` tells the
     /// app to skip DOMPurify, so a browser test can show that the CSP alone
     /// stops script. Set only by test code: never read from a file or the
@@ -68,6 +72,7 @@ impl Default for PortalConfig {
             paste_api_url: String::new(),
             allowed_paste_apis: Vec::new(),
             share_base_url: String::new(),
+            callback_origins: Vec::new(),
             #[cfg(feature = "test-hooks")]
             disable_sanitizer_for_tests: false,
         }
@@ -87,6 +92,11 @@ impl PortalConfig {
                 self.allowed_paste_apis
                     .iter()
                     .map(|u| ("portal.allowed_paste_apis", u)),
+            )
+            .chain(
+                self.callback_origins
+                    .iter()
+                    .map(|u| ("portal.callback_origins", u)),
             )
         {
             if !url.is_empty() && origin_of(url).is_none() {
@@ -127,7 +137,10 @@ struct Portal {
 pub fn router(config: &PortalConfig) -> Result<Router, String> {
     config.validate()?;
     let mut connect = vec!["'self'".to_owned()];
-    for url in std::iter::once(&config.paste_api_url).chain(&config.allowed_paste_apis) {
+    for url in std::iter::once(&config.paste_api_url)
+        .chain(&config.allowed_paste_apis)
+        .chain(&config.callback_origins)
+    {
         if let Some(origin) = origin_of(url)
             && !connect.contains(&origin)
         {
@@ -145,6 +158,11 @@ pub fn router(config: &PortalConfig) -> Result<Router, String> {
         "pasteApiUrl": config.paste_api_url,
         "allowedPasteApis": config.allowed_paste_apis,
         "shareBaseUrl": config.share_base_url,
+        "callbackOrigins": config
+            .callback_origins
+            .iter()
+            .filter_map(|u| origin_of(u))
+            .collect::<Vec<_>>(),
     });
     #[cfg(feature = "test-hooks")]
     let body = {

@@ -27,6 +27,7 @@ import { annotationHeading, kindLabel } from "{{words.js}}";
 import { addShortcuts, listen as listenForShortcuts, showHelp } from "{{keys.js}}";
 import { renderOutline } from "{{outline.js}}";
 import { renderSteps } from "{{stepmeter.js}}";
+import { callbackOf, sendCallback } from "{{callback.js}}";
 
 export * from "{{codec.js}}";
 export * from "{{anchor.js}}";
@@ -519,6 +520,45 @@ function openFeedback() {
   );
 }
 
+// --- Bot callback (Approve / Send feedback) -------------------------------
+
+/** The link's callback (`cb`/`ct`), read before the address is cleaned. */
+let callback = null;
+
+/** The link that reports this page's annotations back: a hash link of
+ * the plan as it is now, or — for an HTML plan or a page opened from a
+ * short link — a new encrypted short link, as the reviewer would share it. */
+async function annotatedUrl() {
+  if (state.html === null && !state.fromShort) return `${shareBase()}/#${await encodePayload(currentPayload())}`;
+  return (await createShortLink()).url;
+}
+
+function showCallback() {
+  if (!callback) return;
+  $("callback").hidden = false;
+  $("callback-note").textContent = callback.problem ?? "A bot shared this plan and waits for your answer.";
+  $("cb-approve").disabled = callback.problem !== null;
+  $("cb-feedback").disabled = callback.problem !== null;
+}
+
+async function answerCallback(action) {
+  if (!callback || callback.problem || $("cb-approve").disabled) return;
+  const note = $("callback-note");
+  $("cb-approve").disabled = true;
+  $("cb-feedback").disabled = true;
+  note.textContent = action === "approve" ? "Approving…" : "Sending feedback…";
+  let outcome;
+  try {
+    outcome = await sendCallback(callback, action, await annotatedUrl());
+  } catch (error) {
+    outcome = { ok: false, message: error.message };
+  }
+  note.textContent = outcome.message;
+  // Answered: the bot has the verdict. Failed: the person may try again.
+  $("cb-approve").disabled = outcome.ok;
+  $("cb-feedback").disabled = outcome.ok;
+}
+
 // --- Loading --------------------------------------------------------------
 
 /** Shows upstream's headline for a failed load, and what happened. */
@@ -622,7 +662,15 @@ function wireShortcuts() {
     { keys: ["g"], label: "Comment on the plan", run: () => openComment(""), available: shown },
     { keys: ["?"], label: "Show these shortcuts", run: () => showHelp($("help-dialog"), $("help-list")) },
   );
+  addShortcuts({
+    keys: ["a"],
+    label: "Approve (tell the bot that shared this plan)",
+    run: () => answerCallback("approve"),
+    available: () => callback !== null && callback.problem === null && !$("callback").hidden,
+  });
   $("help").addEventListener("click", () => showHelp($("help-dialog"), $("help-list")));
+  $("cb-approve").addEventListener("click", () => answerCallback("approve"));
+  $("cb-feedback").addEventListener("click", () => answerCallback("feedback"));
   listenForShortcuts();
 }
 
@@ -630,12 +678,15 @@ async function main() {
   wire();
   state.config = await loadConfig();
   if (state.config.testHooks?.disableSanitizer === true) disableSanitizerForTests();
+  const origins = Array.isArray(state.config.callbackOrigins) ? state.config.callbackOrigins : [];
+  callback = callbackOf(location.search, location.hash, origins);
   const short = /^\/p\/([A-Za-z0-9]{6,16})$/.exec(location.pathname);
   const fragment = location.hash;
   if (short) {
     try {
       accept(await loadShort(short[1], fragment));
       state.fromShort = true;
+      showCallback();
     } catch (error) {
       fail(SHORT_ERROR, error);
       return;
@@ -658,6 +709,7 @@ async function main() {
     fail(HASH_ERROR, error);
     return;
   }
+  showCallback();
   history.replaceState(null, "", location.pathname);
 }
 

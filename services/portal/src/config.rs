@@ -23,6 +23,9 @@ pub struct Options {
     pub paste_api_url: String,
     /// `--allowed-paste-apis` / `PLANSHARE_PORTAL_ALLOWED_PASTE_APIS`
     pub allowed_paste_apis: String,
+    /// `--callback-origins` / `PLANSHARE_PORTAL_CALLBACK_ORIGINS`
+    /// (comma-separated).
+    pub callback_origins: String,
     /// `--share-base-url` / `PLANSHARE_SHARE_BASE_URL`
     pub share_base_url: String,
 }
@@ -37,6 +40,15 @@ pub struct Settings {
 }
 
 /// Checks one URL setting with the portal's own rules.
+/// A comma- (or space-) separated list of URLs, trailing `/` dropped.
+fn origin_list(list: &str) -> Vec<String> {
+    list.split([',', ' ', '\t', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('/').to_owned())
+        .collect()
+}
+
 fn check_url(flag: &str, var: &str, config: &PortalConfig) -> anyhow::Result<()> {
     config.validate().map_err(|message| {
         // `portal.x: "…" is not …` → `--x / VAR: "…" is not …`
@@ -71,18 +83,21 @@ impl Options {
                 ..PortalConfig::default()
             },
         )?;
-        let allowed_paste_apis: Vec<String> = self
-            .allowed_paste_apis
-            .split([',', ' ', '\t', '\n'])
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| s.trim_end_matches('/').to_owned())
-            .collect();
+        let allowed_paste_apis = origin_list(&self.allowed_paste_apis);
         check_url(
             "--allowed-paste-apis",
             "PLANSHARE_PORTAL_ALLOWED_PASTE_APIS",
             &PortalConfig {
                 allowed_paste_apis: allowed_paste_apis.clone(),
+                ..PortalConfig::default()
+            },
+        )?;
+        let callback_origins = origin_list(&self.callback_origins);
+        check_url(
+            "--callback-origins",
+            "PLANSHARE_PORTAL_CALLBACK_ORIGINS",
+            &PortalConfig {
+                callback_origins: callback_origins.clone(),
                 ..PortalConfig::default()
             },
         )?;
@@ -102,6 +117,7 @@ impl Options {
                 paste_api_url,
                 allowed_paste_apis,
                 share_base_url,
+                callback_origins,
                 ..PortalConfig::default()
             },
         })
@@ -119,6 +135,7 @@ mod tests {
             addr: DEFAULT_ADDR.into(),
             paste_api_url: UPSTREAM_PASTE_API.into(),
             allowed_paste_apis: String::new(),
+            callback_origins: String::new(),
             share_base_url: String::new(),
         }
     }

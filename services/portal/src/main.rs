@@ -46,6 +46,15 @@ struct Cli {
         default_value = ""
     )]
     allowed_paste_apis: String,
+    /// Origins bot callback links (`cb=`) may POST to (comma-separated
+    /// http(s) origins); a link naming another is told so.
+    #[arg(
+        long,
+        global = true,
+        env = "PLANSHARE_PORTAL_CALLBACK_ORIGINS",
+        default_value = ""
+    )]
+    callback_origins: String,
     /// Base of the share links the portal makes. Default: its own origin.
     #[arg(
         long,
@@ -118,6 +127,7 @@ fn main() -> std::process::ExitCode {
             addr: cli.addr,
             paste_api_url: cli.paste_api_url,
             allowed_paste_apis: cli.allowed_paste_apis,
+            callback_origins: cli.callback_origins,
             share_base_url: cli.share_base_url,
         }
         .validate()

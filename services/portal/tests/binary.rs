@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_planshare-portal");
 
 /// Variables of the binary a test must not inherit.
-const VARS: [&str; 5] = [
+const VARS: [&str; 6] = [
     "PLANSHARE_PORTAL_ADDR",
+    "PLANSHARE_PORTAL_CALLBACK_ORIGINS",
     "PLANSHARE_PORTAL_PASTE_API_URL",
     "PLANSHARE_PORTAL_ALLOWED_PASTE_APIS",
     "PLANSHARE_SHARE_BASE_URL",
@@ -164,6 +165,7 @@ async fn serves_the_app_for_any_get_with_config_assets_and_headers() {
             "https://other.example.com, http://127.0.0.1:19433",
         ),
         ("PLANSHARE_SHARE_BASE_URL", "https://share.example.com"),
+        ("PLANSHARE_PORTAL_CALLBACK_ORIGINS", "https://bot.example.com/"),
     ]);
     let client = reqwest::Client::new();
     let get = |path: &str| client.get(format!("{}{path}", portal.base)).send();
@@ -190,6 +192,7 @@ async fn serves_the_app_for_any_get_with_config_assets_and_headers() {
         "https://paste.example.com",
         "https://other.example.com",
         "http://127.0.0.1:19433",
+        "https://bot.example.com",
     ] {
         assert!(csp_of_index.contains(origin), "{origin} in {csp_of_index}");
     }
@@ -209,6 +212,7 @@ async fn serves_the_app_for_any_get_with_config_assets_and_headers() {
             "pasteApiUrl": "https://paste.example.com",
             "allowedPasteApis": ["https://other.example.com", "http://127.0.0.1:19433"],
             "shareBaseUrl": "https://share.example.com",
+            "callbackOrigins": ["https://bot.example.com"],
         })
     );
 

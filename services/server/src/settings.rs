@@ -302,6 +302,10 @@ pub const ENV_VARS: &[EnvVar] = &[
         "portal.allowed_paste_apis",
     ),
     EnvVar::new("PLANSHARE_SHARE_BASE_URL", "portal.share_base_url"),
+    EnvVar::new(
+        "PLANSHARE_PORTAL_CALLBACK_ORIGINS",
+        "portal.callback_origins",
+    ),
     EnvVar::new("PLANSHARE_TRUSTED_PROXIES", "limits.trusted_proxies"),
     EnvVar::new("PLANSHARE_LIMITS_REDIS_URL", "limits.redis_url"),
     EnvVar::new("PLANSHARE_TENANCY_BYPASS", "http.tenancy_bypass"),
@@ -923,6 +927,10 @@ mod tests {
                 "https://a.example, https://b.example",
             ),
             ("PLANSHARE_SHARE_BASE_URL", "https://share.example.com"),
+            (
+                "PLANSHARE_PORTAL_CALLBACK_ORIGINS",
+                "https://bot.example.com",
+            ),
             ("PLANSHARE_TRUSTED_PROXIES", "10.0.0.0/8"),
             ("PLANSHARE_LIMITS_REDIS_URL", "redis://cache:6379/3"),
             ("PLANSHARE_TENANCY_BYPASS", "on"),

@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod anchor;
+mod callbacks;
 mod delete_links;
 mod feedback;
 mod frames;

@@ -165,7 +165,10 @@ async fn serves_the_app_for_any_get_with_config_assets_and_headers() {
             "https://other.example.com, http://127.0.0.1:19433",
         ),
         ("PLANSHARE_SHARE_BASE_URL", "https://share.example.com"),
-        ("PLANSHARE_PORTAL_CALLBACK_ORIGINS", "https://bot.example.com/"),
+        (
+            "PLANSHARE_PORTAL_CALLBACK_ORIGINS",
+            "https://bot.example.com/",
+        ),
     ]);
     let client = reqwest::Client::new();
     let get = |path: &str| client.get(format!("{}{path}", portal.base)).send();

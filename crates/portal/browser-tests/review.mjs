@@ -21,12 +21,18 @@
 //   {entries, reached}; n clicks entry n) · {"steps": true} (outputs the step
 //   meter as JSON, or null) · {"screenshot": path, "dark"?, "width"?} ·
 //   {"callback": "approve"|"feedback"} (presses the bot callback button, waits for
-//   the answer) and {"callbackState": true}: both output JSON {visible, note, disabled}
+//   the answer) and {"callbackState": true}: both output JSON {visible, note, disabled} ·
+//   {"reviewSend": true} ("Send comments"; outputs the note) · {"showNews": true} · {"annotationsNow": true}
+//   (outputs the listed annotations' meta and text as JSON) · {"signal": path} (writes
+//   the file, so the test knows the page is ready) · {"waitText": [selector, text],
+//   "timeout"?} (outputs the ms it took). A review link's token (`t`) must appear in no
+//   request URL or body (it goes in Authorization), as the key must appear nowhere.
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
 //   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error", "errorDetail" }],
 //   "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }
 // Exit status 0 only when there are no failures, foreign requests or key leaks.
 
+import { writeFile } from "node:fs/promises";
 import { chromium } from "playwright-core";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -304,6 +310,40 @@ async function act(page, action) {
       disabled: document.getElementById("cb-approve").disabled,
     })));
   }
+  if (action.reviewSend) {
+    // "Send comments" on a review page; outputs the note once it is answered.
+    await page.click("#review-send");
+    await page.waitForFunction(() => {
+      const note = document.getElementById("review-note").textContent;
+      return note !== "" && note !== "Sending…";
+    }, null, { timeout: 15000 });
+    return page.textContent("#review-note");
+  }
+  if (action.annotationsNow) {
+    return JSON.stringify(await page.$$eval("#annotation-list li", (items) => items.map((li) => ({
+      meta: li.querySelector(".meta")?.textContent ?? "",
+      text: li.querySelector("p")?.textContent ?? "",
+    }))));
+  }
+  if (action.showNews) {
+    // "Show" on an announced change; outputs the announcement it showed.
+    const news = await page.textContent("#review-news-text");
+    await page.click("#review-news-show");
+    return news;
+  }
+  if (action.signal !== undefined) {
+    // Tells the test (a file appears) that the page is ready for it.
+    await writeFile(action.signal, "ready");
+    return null;
+  }
+  if (action.waitText !== undefined) {
+    // Waits until the element shows the text; outputs how long it took (ms).
+    const [selector, text] = action.waitText;
+    const started = Date.now();
+    await page.waitForFunction(([selector, text]) => document.querySelector(selector)?.textContent.includes(text),
+      [selector, text], { timeout: action.timeout ?? 20000 });
+    return String(Date.now() - started);
+  }
   if (action.screenshot !== undefined) {
     // `{ screenshot: path, dark?, width? }`: the whole page as a PNG.
     await page.emulateMedia({ colorScheme: action.dark ? "dark" : "light" });
@@ -322,6 +362,8 @@ try {
     const page = await context.newPage();
     const origin = new URL(session.url).origin;
     const key = new URLSearchParams(new URL(session.url).hash.slice(1)).get("key");
+    // A review link's token may travel in `Authorization` only, never in a URL.
+    const token = new URLSearchParams(new URL(session.url).hash.slice(1)).get("t");
     page.on("request", (request) => {
       const url = request.url();
       const to = new URL(url).origin;
@@ -330,6 +372,7 @@ try {
       if (key && (url.includes(key) || headers.includes(key) || (request.postData() ?? "").includes(key))) {
         keyLeaks.push(url);
       }
+      if (token && (url.includes(token) || (request.postData() ?? "").includes(token))) keyLeaks.push(`token in ${url}`);
     });
     const errors = [];
     page.on("pageerror", (error) => errors.push(String(error)));

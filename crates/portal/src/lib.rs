@@ -4,7 +4,7 @@
 //!
 //! | path | answer | cache |
 //! |---|---|---|
-//! | `/`, `/p/{id}` | `index.html` (the app reads the path and fragment) | `no-cache` + `ETag` |
+//! | `/`, `/p/{id}`, `/r/{id}` | `index.html` (the app reads the path and fragment) | `no-cache` + `ETag` |
 //! | `/assets/<name>.<hash>.<ext>` | the asset | `immutable`, one year |
 //! | `/config.json` | [`PortalConfig`] as the app reads it | `no-cache` |
 //! | `/frame` | the sandboxed document raw-HTML plans are shown in (a CSP of its own, see `frame.rs`) | `no-cache` |
@@ -20,7 +20,7 @@
 //! SPA fallback of the `planshare-portal` binary); [`mount`] puts them in
 //! front of the paste API on the same origin without changing what API
 //! clients see:
-//! `/` and `/p/{id}` answer the app only to browser navigations (`Accept`
+//! `/`, `/p/{id}` and `/r/{id}` answer the app only to browser navigations (`Accept`
 //! naming `text/html`), and everything else the portal does not serve —
 //! other methods, other paths, non-HTML requests — goes to the API, so
 //! upstream's generic 404 for `GET /` stays as it was.
@@ -180,6 +180,7 @@ pub fn router(config: &PortalConfig) -> Result<Router, String> {
     Ok(Router::new()
         .route("/", get(index))
         .route("/p/{id}", get(index))
+        .route("/r/{id}", get(index))
         .route("/assets/{file}", get(asset))
         .route("/config.json", get(config_json))
         .route("/frame", get(frame::frame))
@@ -199,6 +200,7 @@ pub fn mount(config: &PortalConfig, api: Router) -> Result<Router, String> {
     Ok(Router::new()
         .route("/", any(navigation))
         .route("/p/{id}", any(navigation))
+        .route("/r/{id}", any(navigation))
         .route("/assets/{file}", any(static_file))
         .route("/config.json", any(static_file))
         .route("/frame", any(static_file))

@@ -66,9 +66,9 @@ fn assert_secured(response: &http::Response<Vec<u8>>, what: &str) {
 }
 
 #[tokio::test]
-async fn the_app_is_served_at_the_root_and_at_short_link_paths() {
+async fn the_app_is_served_at_the_root_and_at_short_and_review_link_paths() {
     let config = PortalConfig::default();
-    for path in ["/", "/p/AbCdEf12", "/p/whatever"] {
+    for path in ["/", "/p/AbCdEf12", "/p/whatever", "/r/AbCdEf12AbCdEf12"] {
         let response = get(&config, path, &[]).await;
         assert_eq!(response.status(), StatusCode::OK, "{path}");
         assert_eq!(

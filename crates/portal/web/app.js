@@ -23,11 +23,12 @@ import { clearHighlights, highlight, placeable } from "{{anchor.js}}";
 import { disableSanitizerForTests, render, renderHtml } from "{{render.js}}";
 import { feedbackText } from "{{feedback.js}}";
 import { deleteLink, ownsLink, rememberLink } from "{{owned.js}}";
-import { annotationHeading, kindLabel } from "{{words.js}}";
+import { annotationHeading, kindLabel, stateLabel } from "{{words.js}}";
 import { addShortcuts, listen as listenForShortcuts, showHelp } from "{{keys.js}}";
 import { renderOutline } from "{{outline.js}}";
 import { renderSteps } from "{{stepmeter.js}}";
 import { callbackOf, sendCallback } from "{{callback.js}}";
+import { REVIEW_PATH, ReviewClient, commentAnnotations, commentAttachments, openBlob, sealComments } from "{{review.js}}";
 
 export * from "{{codec.js}}";
 export * from "{{anchor.js}}";
@@ -35,6 +36,7 @@ export * from "{{feedback.js}}";
 
 const HASH_ERROR = "Failed to load shared plan — the URL may have been truncated by your browser.";
 const SHORT_ERROR = "Failed to load shared plan — the link may be expired or incomplete.";
+const REVIEW_ERROR = "Failed to open the review.";
 const IMPORT_SHORT_ERROR = "Failed to load from short URL — paste may have expired";
 const FETCH_TIMEOUT_MS = 10_000;
 const CREATE_TIMEOUT_MS = 5_000;
@@ -237,7 +239,10 @@ function refresh() {
 function annotationItem(a, { placed, notSearched, unshown }) {
   const li = el("li");
   li.dataset.annotationId = a.id;
-  li.append(el("div", "meta", annotationHeading(a)));
+  const tags = [];
+  if (review.view && a.version && a.version < review.view.latest) tags.push(`on v${a.version}`);
+  if (review.view && a.own && a.draft) tags.push("not sent");
+  li.append(el("div", "meta", [annotationHeading(a), ...tags].join(" · ")));
   if (a.originalText) li.append(el("q", null, a.originalText));
   if (a.text) li.append(el("p", null, a.text));
   for (const image of a.images ?? []) li.append(el("div", "meta", `${image.name} — ${image.path}`));
@@ -256,11 +261,13 @@ function annotationItem(a, { placed, notSearched, unshown }) {
           : "not found in the plan"));
     }
   }
+  if (review.view && !a.own) return li;
   const remove = el("button", "link remove", "Remove");
   remove.type = "button";
   remove.setAttribute("aria-label", `Remove ${kindLabel(a).toLowerCase()}: ${a.originalText || a.text || ""}`.replace(/: $/, ""));
   remove.addEventListener("click", () => {
     state.annotations = state.annotations.filter((x) => x !== a);
+    if (review.view) markDirty();
     refresh();
   });
   li.append(remove);
@@ -273,8 +280,10 @@ function addAnnotation(type, originalText, text) {
     type,
     originalText,
     text: text || undefined,
-    author: author(),
+    author: review.view ? review.view.you.name ?? author() : author(),
+    ...(review.view ? { own: true, draft: true, version: review.view.latest } : {}),
   });
+  if (review.view) markDirty();
   refresh();
 }
 
@@ -304,7 +313,8 @@ let pending = "";
 
 function onSelection() {
   const tools = $("selection-tools");
-  const text = state.html === null ? selectedText() : "";
+  const closed = review.view !== null && (review.ended !== null || review.view.state !== "open");
+  const text = state.html === null && !closed ? selectedText() : "";
   if (!text) {
     if (!tools.contains(document.activeElement)) tools.hidden = true;
     return;
@@ -559,6 +569,215 @@ async function answerCallback(action) {
   $("cb-feedback").disabled = outcome.ok;
 }
 
+// --- Live reviews (/r/<id>#key=…&t=…) --------------------------------------
+
+/** The review this page shows: its client, key, the last view of it, a
+ * change waiting to be shown, and why it ended (revoked, closed). */
+const review = { client: null, key: null, view: null, waiting: null, ended: null, dirty: false, stop: new AbortController() };
+
+/** The review's latest plan and every comment set, opened with the key. */
+async function readReview() {
+  const view = await review.client.view();
+  const version = await review.client.version(view.latest);
+  let payload;
+  try {
+    payload = await openBlob(version.data, review.key);
+  } catch {
+    throw new LoadError("The key in the link does not open this review's plan: the link may be incomplete or changed.");
+  }
+  const annotations = annotationsOf(payload).map((a) => ({ ...a, id: `plan-${a.id}`, version: view.latest }));
+  const attachments = attachmentsOf(payload);
+  for (const set of view.comments) {
+    let opened;
+    try {
+      opened = await openBlob(set.data, review.key);
+    } catch {
+      continue; // Not sealed with this review's key: nothing a reader can show.
+    }
+    annotations.push(...commentAnnotations(set, opened, set.writer === view.you.link));
+    for (const image of commentAttachments(opened)) {
+      if (!attachments.some((b) => b.path === image.path)) attachments.push(image);
+    }
+  }
+  return { view, plan: String(payload.p ?? ""), annotations, attachments };
+}
+
+/** Shows a read of the review: the plan, the others' comments, and this
+ * writer's own — kept as they are on the page while they have unsent
+ * changes. */
+function applyReview(read) {
+  const planChanged = read.plan !== state.plan;
+  review.view = read.view;
+  const own = review.dirty ? state.annotations.filter((a) => a.own) : [];
+  state.plan = read.plan;
+  state.html = null;
+  state.annotations = [...read.annotations.filter((a) => !(review.dirty && a.own)), ...own];
+  state.attachments = read.attachments;
+  if (planChanged) show();
+  else refresh();
+  showReviewState();
+}
+
+function markDirty() {
+  review.dirty = true;
+  showReviewState();
+}
+
+const DECIDED = { approved: "The owner approved this plan.", changes_requested: "The owner requested changes." };
+
+function showReviewState() {
+  const view = review.view;
+  $("review-bar").hidden = false;
+  const role = view.you.role === "owner" ? "You own this review" : `You review as ${view.you.name ?? "(no name yet)"}`;
+  const writers = new Set(view.comments.map((c) => c.name)).size;
+  const decided = DECIDED[view.state];
+  $("review-state").textContent = review.ended
+    ?? `${decided ?? stateLabel(view.state)} · v${view.latest} · ${writers} commenter${writers === 1 ? "" : "s"} · ${role}`;
+  const open = view.state === "open" && !review.ended;
+  $("review-send").hidden = !open;
+  $("review-send").disabled = !review.dirty;
+  const sent = state.annotations.some((a) => a.own && !a.draft);
+  $("review-send").textContent = review.dirty ? "Send comments" : sent ? "Comments sent" : "Nothing to send";
+  if (view.you.name) {
+    $("author").value = view.you.name;
+    $("author").disabled = true;
+    $("author").title = "Your name on this review is bound to your link.";
+  }
+  for (const id of ["global-comment", "selection-tools"]) if (!open) $(id).hidden = true;
+  $("global-comment").hidden = !open;
+}
+
+async function sendComments() {
+  const note = $("review-note");
+  const own = state.annotations.filter((a) => a.own);
+  const name = (review.view.you.name ?? $("author").value.trim()) || author();
+  $("review-send").disabled = true;
+  note.textContent = "Sending…";
+  try {
+    if (own.length === 0) {
+      await review.client.withdraw();
+    } else {
+      const data = await sealComments(review.key, review.view.latest, own);
+      await review.client.putComments(name, review.view.latest, data);
+      review.view.you.name = name;
+    }
+    for (const a of own) {
+      a.draft = false;
+      a.version = review.view.latest;
+    }
+    review.dirty = false;
+    note.textContent = own.length ? `Sent: ${own.length} annotation${own.length === 1 ? "" : "s"}.` : "Your comments are withdrawn.";
+  } catch (error) {
+    note.textContent = error.message;
+  }
+  refresh();
+  showReviewState();
+}
+
+/** What `events` mean, in a few words ("bob commented"), leaving out this
+ * writer's own. */
+function newsOf(events) {
+  const you = review.view.you.link;
+  const news = [];
+  for (const { event, data } of events) {
+    if (event === "comments" && data.writer !== you) news.push(`${data.name} ${data.withdrawn ? "withdrew their comments" : "commented"}`);
+    else if (event === "version") news.push(`v${data.n} pushed`);
+    else if (event === "decision") news.push(DECIDED[data.decision] ?? "The owner decided");
+  }
+  return news;
+}
+
+/** Whether something of this person's is open or unsent, which a change
+ * must not be painted over. */
+function drafting() {
+  return review.dirty || $("comment-dialog").open;
+}
+
+async function onReviewEvents(events) {
+  const you = review.view.you.link;
+  for (const { event, data } of events) {
+    if (event === "revoked" && data.link === you) {
+      review.ended = "Your link to this review was revoked: the plan stays readable here, but you can no longer comment.";
+    } else if (event === "closed") {
+      review.ended = data.reason === "expired"
+        ? "This review has expired: the plan stays readable on this page until you leave it."
+        : "The owner deleted this review: the plan stays readable on this page until you leave it.";
+    }
+  }
+  if (review.ended) {
+    review.stop.abort();
+    showReviewState();
+    return;
+  }
+  const read = await readReview();
+  const news = newsOf(events);
+  if (drafting() && news.length) {
+    review.waiting = read;
+    $("review-news-text").textContent = news.join(", ");
+    $("review-news").hidden = false;
+    return;
+  }
+  applyReview(read);
+}
+
+/** Follows the review's events (JSON long poll) until it ends. */
+async function followReview() {
+  let after = review.view.seq;
+  let backoff = 500;
+  while (!review.ended) {
+    let page;
+    try {
+      page = await review.client.events(after, review.stop.signal);
+      backoff = 500;
+    } catch (error) {
+      if (review.stop.signal.aborted) return;
+      if (error.status === 404) {
+        await onReviewEvents([{ event: "closed", data: { reason: "deleted" } }]);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+      backoff = Math.min(backoff * 2, 10_000);
+      continue;
+    }
+    after = page.seq;
+    if (page.events.length) {
+      try {
+        await onReviewEvents(page.events);
+      } catch (error) {
+        $("review-note").textContent = error.message;
+      }
+    }
+  }
+}
+
+async function openReview(id, fragment) {
+  const params = new URLSearchParams(fragment.replace(/^#/, ""));
+  const key = params.get("key");
+  const token = params.get("t");
+  if (!key || !token) throw new LoadError("The review link lacks its key or its token (…#key=…&t=…): open the whole link you were given.");
+  const api = pasteApiFor(params.get("paste"));
+  if (!api) throw new LoadError("The link names a review service this portal is not configured to reach.");
+  review.client = new ReviewClient(api, id, token);
+  review.key = key;
+  let read;
+  try {
+    read = await readReview();
+  } catch (error) {
+    throw error instanceof LoadError ? error : new LoadError(error.message);
+  }
+  performance.mark("planshare:decoded");
+  review.view = read.view;
+  state.plan = read.plan;
+  state.html = null;
+  state.annotations = read.annotations;
+  state.attachments = read.attachments;
+  for (const id of ["import", "delete-link"]) $(id).hidden = true;
+  show();
+  performance.mark("planshare:highlighted");
+  showReviewState();
+  followReview();
+}
+
 // --- Loading --------------------------------------------------------------
 
 /** Shows upstream's headline for a failed load, and what happened. */
@@ -670,6 +889,13 @@ function wireShortcuts() {
   });
   $("help").addEventListener("click", () => showHelp($("help-dialog"), $("help-list")));
   $("cb-approve").addEventListener("click", () => answerCallback("approve"));
+  $("review-send").addEventListener("click", sendComments);
+  $("review-news-show").addEventListener("click", () => {
+    const read = review.waiting;
+    review.waiting = null;
+    $("review-news").hidden = true;
+    if (read) applyReview(read);
+  });
   $("cb-feedback").addEventListener("click", () => answerCallback("feedback"));
   listenForShortcuts();
 }
@@ -682,6 +908,17 @@ async function main() {
   callback = callbackOf(location.search, location.hash, origins);
   const short = /^\/p\/([A-Za-z0-9]{6,16})$/.exec(location.pathname);
   const fragment = location.hash;
+  const reviewed = REVIEW_PATH.exec(location.pathname);
+  if (reviewed) {
+    try {
+      await openReview(reviewed[1], fragment);
+    } catch (error) {
+      fail(REVIEW_ERROR, error);
+    }
+    // The key and the token leave the address bar.
+    history.replaceState(null, "", location.pathname);
+    return;
+  }
   if (short) {
     try {
       accept(await loadShort(short[1], fragment));

@@ -82,6 +82,18 @@ export async function decrypt(cipherText, keyText) {
   return new TextDecoder().decode(plain);
 }
 
+/** Encrypts `text` under the raw AES-256-GCM key `keyText` (base64url):
+ * `IV(12) ‖ ciphertext ‖ tag`, base64url (a review's blobs). */
+export async function encryptWith(text, keyText) {
+  const key = await crypto.subtle.importKey("raw", base64UrlToBytes(keyText), "AES-GCM", false, ["encrypt"]);
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, new TextEncoder().encode(text)));
+  const out = new Uint8Array(12 + sealed.length);
+  out.set(iv);
+  out.set(sealed, 12);
+  return bytesToBase64Url(out);
+}
+
 /** Encrypts `text` under a fresh AES-256-GCM key: `{ key, data }`, both base64url. */
 export async function encrypt(text) {
   const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, true, ["encrypt"]);

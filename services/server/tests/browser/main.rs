@@ -16,6 +16,7 @@ mod feedback;
 mod frames;
 mod links;
 mod reading;
+mod reviews;
 mod roundtrip;
 mod xss;
 

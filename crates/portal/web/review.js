@@ -1,0 +1,138 @@
+// Live reviews in the browser: the review API client (`/api/v1/reviews`,
+// docs/reviews.md) and the review's blobs. A review link is
+// `/r/<id>#key=<review key>&t=<token>[&paste=<api>]`: the key opens every
+// blob (each exactly an encrypted short-link paste) and never leaves the
+// page; the token travels only in `Authorization: Bearer`, never in a URL.
+// Versions hold the share payload `{p, a, g?}`; comment sets hold
+// `{"v": n, "a": [tuples], "g"?: […]}`. No DOM.
+
+import { annotationFromTuple, decodePayload, decrypt, encodePayload, encryptWith, imagesOf, tupleOf } from "{{codec.js}}";
+
+/** The path of a review page. */
+export const REVIEW_PATH = /^\/r\/([A-Za-z0-9]{6,16})$/;
+
+const TIMEOUT_MS = 10_000;
+/** The long poll's wait (the server's most). */
+const POLL_WAIT_S = 25;
+
+/** A failed review request, with a message for the page and the HTTP
+ * status (0: no answer). */
+export class ReviewError extends Error {
+  constructor(message, status, code) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** What a refused request means to the person looking at the page. */
+function explain(status, body, origin) {
+  if (status === 404) {
+    return body?.code === "version-not-found"
+      ? "That version of the plan is not in this review."
+      : "This review does not exist any more, or this link was revoked.";
+  }
+  if (status === 401) return "This review link has no token: open the whole link you were given.";
+  if (status === 403) return "Only the review's owner can do that.";
+  if (status === 429 || status >= 500) return `The review service at ${origin} is unavailable (HTTP ${status}); try again shortly.`;
+  if (typeof body?.error === "string") return body.error;
+  return `The review service at ${origin} refused the request (HTTP ${status}).`;
+}
+
+/** One review, seen through one token. */
+export class ReviewClient {
+  constructor(api, id, token) {
+    this.base = `${api.replace(/\/+$/, "")}/api/v1/reviews/${id}`;
+    this.origin = new URL(api, location.href).origin;
+    this.token = token;
+  }
+
+  async call(method, path, body, { signal, accept } = {}) {
+    const headers = { Authorization: `Bearer ${this.token}` };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (accept) headers.Accept = accept;
+    let response;
+    try {
+      response = await fetch(`${this.base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: signal ?? AbortSignal.timeout(TIMEOUT_MS),
+        referrerPolicy: "no-referrer",
+        credentials: "omit",
+        cache: "no-store",
+      });
+    } catch (error) {
+      if (error.name === "AbortError") throw error;
+      throw new ReviewError(
+        error.name === "TimeoutError"
+          ? `The review service at ${this.origin} did not answer within ${TIMEOUT_MS / 1000} s.`
+          : `The review service at ${this.origin} could not be reached.`,
+        0,
+      );
+    }
+    if (response.status === 204) return null;
+    const answer = await response.json().catch(() => null);
+    if (!response.ok) throw new ReviewError(explain(response.status, answer, this.origin), response.status, answer?.code);
+    if (answer === null || typeof answer !== "object") {
+      throw new ReviewError(`The review service at ${this.origin} sent an answer that is not JSON.`, response.status);
+    }
+    return answer;
+  }
+
+  /** The review as this token sees it. */
+  view() {
+    return this.call("GET", "");
+  }
+
+  /** Version `n`: `{n, digest, data, createdAt}`. */
+  version(n) {
+    return this.call("GET", `/versions/${n}`);
+  }
+
+  /** Replaces this writer's comment set. */
+  putComments(name, version, data) {
+    return this.call("PUT", "/comments", { name, version, data });
+  }
+
+  /** Withdraws this writer's comment set. */
+  withdraw() {
+    return this.call("DELETE", "/comments");
+  }
+
+  /** Events after `seq` (JSON long poll): `{events, seq}`. */
+  events(after, signal) {
+    return this.call("GET", `/events?after=${after}&wait=${POLL_WAIT_S}`, undefined, {
+      signal: AbortSignal.any([signal, AbortSignal.timeout((POLL_WAIT_S + 10) * 1000)]),
+      accept: "application/json",
+    });
+  }
+}
+
+/** Opens a blob of the review: the JSON object inside. */
+export async function openBlob(data, key) {
+  return decodePayload(await decrypt(data, key));
+}
+
+/** A comment set of `writer` as annotations: each carries the writer's
+ * bound name as its author, the version it was made on, and who wrote it. */
+export function commentAnnotations(set, payload, own) {
+  return payload.a.map((item, i) => ({
+    ...annotationFromTuple(item, i, payload),
+    id: `review-${set.writer}-${i}`,
+    author: set.name,
+    version: set.version,
+    writer: set.writer,
+    own,
+  }));
+}
+
+/** The images of a comment set's `g`. */
+export function commentAttachments(payload) {
+  return imagesOf(payload.g) ?? [];
+}
+
+/** `annotations` sealed as a comment set made on version `v`. */
+export async function sealComments(key, v, annotations) {
+  return encryptWith(await encodePayload({ v, a: annotations.map(tupleOf) }), key);
+}

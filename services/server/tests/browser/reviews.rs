@@ -1,0 +1,330 @@
+//! Live reviews in the portal (`/r/<id>#key=…&t=…`): a reviewer names
+//! herself and sends encrypted comments; the owner's page shows another
+//! reviewer's comment without a reload; a change that arrives while a
+//! reviewer has unsent comments is announced, not painted over them; a
+//! revoked link is told so and the plan stays readable. No request URL or
+//! body carries the key or the token (the harness fails the run if one
+//! does).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use share_codec::{DEFAULT_MAX_INFLATED_BYTES, ShareKey};
+use testkit::TestApp;
+
+use crate::{harness, run_harness};
+
+const PLAN: &str = "# Deploy plan\n\nRoll out to ten percent first, then widen to everyone.\n\nKeep the old path for a week.\n";
+
+/// A review made through the API with real encryption: its id, key,
+/// owner token and one reviewer token.
+struct Review {
+    id: String,
+    key: ShareKey,
+    owner: String,
+    reviewers: Vec<String>,
+}
+
+fn seal(key: &ShareKey, json: &Value) -> String {
+    let mut iv = [0u8; 12];
+    iv[0] = 7;
+    iv[1] = u8::try_from(json.to_string().len() % 251).unwrap();
+    share_codec::encrypt_with(key, &iv, &share_codec::compress(&json.to_string()))
+}
+
+async fn start_review(app: &TestApp, reviewers: usize) -> Review {
+    let key = ShareKey::generate().unwrap();
+    let data = seal(&key, &json!({"p": PLAN, "a": []}));
+    let digest = share_codec::plan_digest(&key, PLAN);
+    let created: Value = app
+        .client
+        .post(format!("{}/api/v1/reviews", app.base_url))
+        .json(&json!({"version": {"data": data, "digest": digest}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+    let owner = created["ownerToken"].as_str().unwrap().to_owned();
+    let mut tokens = Vec::new();
+    for _ in 0..reviewers {
+        let link: Value = app
+            .client
+            .post(format!("{}/api/v1/reviews/{id}/links", app.base_url))
+            .bearer_auth(&owner)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        tokens.push(link["token"].as_str().unwrap().to_owned());
+    }
+    Review {
+        id,
+        key,
+        owner,
+        reviewers: tokens,
+    }
+}
+
+impl Review {
+    fn link(&self, app: &TestApp, token: &str) -> String {
+        format!(
+            "{}/r/{}#key={}&t={token}",
+            app.base_url,
+            self.id,
+            self.key.to_base64url()
+        )
+    }
+
+    /// Puts a comment set as the holder of `token`, named `name`.
+    async fn comment(&self, app: &TestApp, token: &str, name: &str, tuples: Value) {
+        let data = seal(&self.key, &json!({"v": 1, "a": tuples}));
+        let response = app
+            .client
+            .put(format!(
+                "{}/api/v1/reviews/{}/comments",
+                app.base_url, self.id
+            ))
+            .bearer_auth(token)
+            .json(&json!({"name": name, "version": 1, "data": data}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+
+    async fn view(&self, app: &TestApp) -> Value {
+        app.client
+            .get(format!("{}/api/v1/reviews/{}", app.base_url, self.id))
+            .bearer_auth(&self.owner)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+}
+
+async fn run(sessions: Value) -> Vec<Value> {
+    let (chromium, dir) = harness().unwrap();
+    let input = json!({"chromium": chromium, "sessions": sessions});
+    let report = run_harness(&dir, "review.mjs", &input).await;
+    report["sessions"].as_array().unwrap().clone()
+}
+
+/// A fresh path for the page's "ready" signal.
+fn signal_path(name: &str) -> PathBuf {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/portal-signals"
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+async fn when_ready(path: &PathBuf) {
+    for _ in 0..600 {
+        if path.exists() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the page never became ready");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_names_herself_and_sends_encrypted_comments() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 1).await;
+    let url = review.link(&app, &review.reviewers[0]);
+    let sessions = run(json!([{"url": url, "actions": [
+        {"author": "Bea"},
+        {"comment": ["ten percent", "Start at one"]},
+        {"global": "Fine otherwise"},
+        {"reviewSend": true},
+    ]}]))
+    .await;
+    assert_eq!(sessions[0]["outputs"][3], "Sent: 2 annotations.");
+    let view = review.view(&app).await;
+    assert_eq!(view["comments"][0]["name"], "Bea");
+    // The server holds ciphertext that the review key opens.
+    let data = view["comments"][0]["data"].as_str().unwrap();
+    assert!(!data.contains("Start at one"));
+    let plain = share_codec::decrypt(data, &review.key.to_base64url()).unwrap();
+    let set: Value =
+        serde_json::from_str(&share_codec::decompress(&plain, DEFAULT_MAX_INFLATED_BYTES).unwrap())
+            .unwrap();
+    assert_eq!(
+        set,
+        json!({"v": 1, "a": [
+            ["C", "ten percent", "Start at one", "Bea", null],
+            ["G", "Fine otherwise", "Bea", null],
+        ]})
+    );
+    // Opened again, her comments are hers: bound name, sent, removable.
+    let shots = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/portal-screenshots"
+    ));
+    std::fs::create_dir_all(&shots).unwrap();
+    let again = run(json!([{"url": url, "actions": [
+        {"screenshot": shots.join("review-reviewer-light.png")},
+        {"screenshot": shots.join("review-reviewer-dark.png"), "dark": true},
+        {"screenshot": shots.join("review-reviewer-phone.png"), "width": 390},
+    ]}]))
+    .await;
+    assert_eq!(again[0]["annotations"][0]["meta"], "Comment — Bea");
+    assert_eq!(again[0]["highlighted"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owner_sees_a_comment_live_and_a_draft_is_never_painted_over() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 2).await;
+    let owner_ready = signal_path("owner");
+    let bea_ready = signal_path("bea");
+    let pages = run(json!([
+        {"url": review.link(&app, &review.owner), "actions": [
+            {"signal": owner_ready},
+            {"waitText": ["#annotation-list", "Widen slower"]},
+        ]},
+        {"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"author": "Bea"},
+            {"comment": ["ten percent", "My unsent draft"]},
+            {"signal": bea_ready},
+            {"waitText": ["#review-news-text", "Bob commented"]},
+            {"annotationsNow": true},
+            {"showNews": true},
+        ]},
+    ]));
+    let comments = async {
+        when_ready(&owner_ready).await;
+        review
+            .comment(
+                &app,
+                &review.reviewers[1],
+                "Bob",
+                json!([["C", "widen to everyone", "Widen slower", null, null]]),
+            )
+            .await;
+        when_ready(&bea_ready).await;
+        review
+            .comment(
+                &app,
+                &review.reviewers[1],
+                "Bob",
+                json!([["C", "old path", "A week is short", null, null]]),
+            )
+            .await;
+    };
+    let (sessions, ()) = tokio::join!(pages, comments);
+    let owner = &sessions[0];
+    let painted_ms: u64 = owner["outputs"][1].as_str().unwrap().parse().unwrap();
+    assert!(painted_ms < 20_000);
+    assert!(
+        owner["annotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["meta"] == "Comment — Bob" && a["text"] == "Widen slower"),
+        "{owner}"
+    );
+    // Bea's page announced Bob's second comment instead of painting it
+    // over her unsent draft; "Show" then shows it, and her draft stays.
+    let bea = &sessions[1];
+    let texts = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} | {}",
+                    a["meta"].as_str().unwrap(),
+                    a["text"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let before: Value = serde_json::from_str(bea["outputs"][4].as_str().unwrap()).unwrap();
+    assert_eq!(
+        texts(&before),
+        [
+            "Comment — Bob | Widen slower",
+            "Comment — Bea · not sent | My unsent draft"
+        ]
+    );
+    assert_eq!(bea["outputs"][5], "Bob commented");
+    assert_eq!(
+        texts(&bea["annotations"]),
+        [
+            "Comment — Bob | A week is short",
+            "Comment — Bea · not sent | My unsent draft"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_reviewer_is_told_and_keeps_the_plan() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 1).await;
+    let ready = signal_path("revoked");
+    let page = run(
+        json!([{"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"signal": ready},
+            {"waitText": ["#review-state", "was revoked"]},
+        ]}]),
+    );
+    let revoke = async {
+        when_ready(&ready).await;
+        let view = review.view(&app).await;
+        let link = view["links"][0]["id"].as_str().unwrap().to_owned();
+        let response = app
+            .client
+            .delete(format!(
+                "{}/api/v1/reviews/{}/links/{link}",
+                app.base_url, review.id
+            ))
+            .bearer_auth(&review.owner)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 204);
+    };
+    let (sessions, ()) = tokio::join!(page, revoke);
+    assert_eq!(sessions[0]["error"], Value::Null);
+    // A wrong key is a clear failure, not a blank page.
+    let wrong = format!(
+        "{}/r/{}#key={}&t={}",
+        app.base_url,
+        review.id,
+        ShareKey::generate().unwrap().to_base64url(),
+        review.owner
+    );
+    let failed = run(json!([{"url": wrong, "actions": []}])).await;
+    assert_eq!(failed[0]["error"], "Failed to open the review.");
+    assert!(
+        failed[0]["errorDetail"]
+            .as_str()
+            .unwrap()
+            .contains("does not open this review's plan"),
+        "{failed:?}"
+    );
+}

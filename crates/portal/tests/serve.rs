@@ -131,6 +131,7 @@ async fn config_json_tells_the_app_its_apis_and_connect_src_allows_them() {
         paste_api_url: "https://paste.example.com".into(),
         allowed_paste_apis: vec!["https://other.example.org/base".into()],
         share_base_url: "https://share.example.com".into(),
+        callback_origins: vec!["https://bot.example.net/hooks".into()],
         ..PortalConfig::default()
     };
     let response = get(&config, "/config.json", &[]).await;
@@ -144,11 +145,15 @@ async fn config_json_tells_the_app_its_apis_and_connect_src_allows_them() {
             "pasteApiUrl": "https://paste.example.com",
             "allowedPasteApis": ["https://other.example.org/base"],
             "shareBaseUrl": "https://share.example.com",
+            "callbackOrigins": ["https://bot.example.net"],
         })
     );
     let csp = header(&response, "content-security-policy");
     assert!(
-        csp.contains("connect-src 'self' https://paste.example.com https://other.example.org;"),
+        csp.contains(
+            "connect-src 'self' https://paste.example.com https://other.example.org \
+             https://bot.example.net;"
+        ),
         "{csp}"
     );
     assert_eq!(

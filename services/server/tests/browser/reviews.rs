@@ -131,7 +131,7 @@ fn signal_path(name: &str) -> PathBuf {
     path
 }
 
-async fn when_ready(path: &PathBuf) {
+async fn when_ready(path: &std::path::Path) {
     for _ in 0..600 {
         if path.exists() {
             return;

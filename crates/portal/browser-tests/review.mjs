@@ -2,7 +2,7 @@
 // comments and deletions, sets an author, shares (hash or short link),
 // imports a teammate's link, copies feedback, tabs to controls, prints.
 //
-// Input (stdin, JSON): { "chromium", "sessions": [{ "url", "actions": [action…],
+// Input (stdin, JSON): { "chromium", "parallel"?, "sessions": [{ "url", "actions": [action…],
 //   "allowOrigins"?: [origins besides the page's it may request] }] }
 // Actions: {"author": name} · {"comment": [quote, text]} · {"delete": quote} ·
 //   {"global": text} · {"remove": index} · {"share": true} (hash link) ·
@@ -20,10 +20,17 @@
 //   (`?`; outputs the listed shortcuts) · {"outline": true|n} (outputs JSON
 //   {entries, reached}; n clicks entry n) · {"steps": true} (outputs the step
 //   meter as JSON, or null) · {"screenshot": path, "dark"?, "width"?} ·
+//   {"axe": true, "dark"?: bool} (axe-core on the page as it is, in the dark or light
+//   colour scheme; outputs JSON {violations: [{id, impact, help, nodes: [first targets]}]}) ·
+//   {"click": selector} (clicks it, e.g. "#share" to leave the share dialog open) ·
 //   {"callback": "approve"|"feedback"} (presses the bot callback button, waits for
 //   the answer) and {"callbackState": true}: both output JSON {visible, note, disabled} ·
 //   {"reviewSend": true} ("Send comments"; outputs the note) · {"showNews": true} · {"annotationsNow": true}
-//   (outputs the listed annotations' meta and text as JSON) · {"signal": path} (writes
+//   (outputs the listed annotations' meta and text as JSON) · {"reload": true}
+//   (outputs the status) · {"type": [quote|null, text]} (a comment typed, not saved) ·
+//   {"dialogText": true} (outputs JSON {open, quote, text} of the comment dialog) ·
+//   {"waitFile": path} · the owner's {"addLink": true} (outputs the new link),
+//   {"revokeLink": n} (outputs the note), {"requestChanges": text} (outputs the state line) · {"signal": path} (writes
 //   the file, so the test knows the page is ready) · {"waitText": [selector, text],
 //   "timeout"?} (outputs the ms it took). A review link's token (`t`) must appear in no
 //   request URL or body (it goes in Authorization), as the key must appear nowhere.
@@ -32,7 +39,8 @@
 //   "failures": [...], "foreignRequests": [...], "keyLeaks": [...] }
 // Exit status 0 only when there are no failures, foreign requests or key leaks.
 
-import { writeFile } from "node:fs/promises";
+import { access, readFile, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -71,6 +79,9 @@ async function select(page, quote) {
   if (!found) throw new Error(`"${quote}" is not in the rendered plan`);
   await page.waitForSelector("#selection-tools:not([hidden])", { timeout: 5000 });
 }
+
+/** axe-core's source, read on the first {"axe"} action. */
+let axeSource = null;
 
 /** The last link a share action made in this session. */
 let lastLink = null;
@@ -319,6 +330,67 @@ async function act(page, action) {
     }, null, { timeout: 15000 });
     return page.textContent("#review-note");
   }
+  if (action.reload) {
+    await page.reload();
+    await page.waitForFunction(() => {
+      const status = document.getElementById("status");
+      return status && status.textContent !== "Loading…";
+    }, null, { timeout: 15000 });
+    return page.textContent("#status");
+  }
+  if (action.type !== undefined) {
+    // Starts a comment on a quote (or on the plan, with null) and types
+    // without saving it.
+    if (action.type[0] === null) {
+      await page.click("#global-comment");
+    } else {
+      await select(page, action.type[0]);
+      await page.click("#add-comment");
+    }
+    await page.fill("#comment-text", action.type[1]);
+    return null;
+  }
+  if (action.dialogText) {
+    return JSON.stringify(await page.evaluate(() => ({
+      open: document.getElementById("comment-dialog").open,
+      quote: document.getElementById("comment-quote").textContent,
+      text: document.getElementById("comment-text").value,
+    })));
+  }
+  if (action.waitFile !== undefined) {
+    // Waits (up to 30 s) until the file exists: another session is ready.
+    for (let i = 0; i < 600; i++) {
+      if (await access(action.waitFile).then(() => true, () => false)) return null;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${action.waitFile} never appeared`);
+  }
+  if (action.addLink) {
+    // The owner's links dialog: "Add a reviewer link"; outputs the link.
+    await page.click("#review-links");
+    await page.click("#links-add");
+    await page.waitForSelector("#new-link:not([hidden])", { timeout: 10000 });
+    const link = await page.inputValue("#new-link-text");
+    await page.click("#links-dialog button[value=close]");
+    return link;
+  }
+  if (action.revokeLink !== undefined) {
+    // Revokes the n-th listed link; outputs the dialog's note.
+    await page.click("#review-links");
+    await page.locator("#links-list li button").nth(action.revokeLink).click();
+    await page.waitForFunction(() => /^Revoked|refused|unavailable/.test(document.getElementById("links-note").textContent), null, { timeout: 10000 });
+    const note = await page.textContent("#links-note");
+    await page.click("#links-dialog button[value=close]");
+    return note;
+  }
+  if (action.requestChanges !== undefined) {
+    await page.click("#review-changes");
+    await page.fill("#decide-text", action.requestChanges);
+    await page.click("#decide-send");
+    await page.waitForFunction(() => document.getElementById("review-note").textContent === "Changes requested."
+      || !["", "Sending…"].includes(document.getElementById("decide-note").textContent), null, { timeout: 10000 });
+    return page.textContent("#review-state");
+  }
   if (action.annotationsNow) {
     return JSON.stringify(await page.$$eval("#annotation-list li", (items) => items.map((li) => ({
       meta: li.querySelector(".meta")?.textContent ?? "",
@@ -353,66 +425,98 @@ async function act(page, action) {
     if (action.width) await page.setViewportSize({ width: 1280, height: 720 });
     return action.screenshot;
   }
+  if (action.click !== undefined) {
+    await page.click(action.click);
+    return null;
+  }
+  if (action.axe) {
+    // axe-core's source is evaluated through the DevTools protocol, which the
+    // page's CSP (script-src, Trusted Types) does not govern; the page keeps
+    // the CSP the server sent.
+    axeSource ??= await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+    await page.emulateMedia({ colorScheme: action.dark ? "dark" : "light" });
+    try {
+      if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource);
+      const violations = await page.evaluate(async () => {
+        const results = await window.axe.run(document, { resultTypes: ["violations"] });
+        return results.violations.map((v) => ({
+          id: v.id,
+          impact: v.impact,
+          help: v.help,
+          nodes: v.nodes.slice(0, 5).map((n) => n.target.join(" ")),
+        }));
+      });
+      return JSON.stringify({ violations });
+    } finally {
+      await page.emulateMedia({ colorScheme: "light" });
+    }
+  }
   throw new Error(`unknown action ${JSON.stringify(action)}`);
 }
 
-try {
-  for (const session of input.sessions) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const origin = new URL(session.url).origin;
-    const key = new URLSearchParams(new URL(session.url).hash.slice(1)).get("key");
-    // A review link's token may travel in `Authorization` only, never in a URL.
-    const token = new URLSearchParams(new URL(session.url).hash.slice(1)).get("t");
-    page.on("request", (request) => {
-      const url = request.url();
-      const to = new URL(url).origin;
-      if (to !== origin && !(session.allowOrigins ?? []).includes(to)) foreignRequests.push(url);
-      const headers = JSON.stringify(request.headers());
-      if (key && (url.includes(key) || headers.includes(key) || (request.postData() ?? "").includes(key))) {
-        keyLeaks.push(url);
-      }
-      if (token && (url.includes(token) || (request.postData() ?? "").includes(token))) keyLeaks.push(`token in ${url}`);
-    });
-    const errors = [];
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("dialog", async (dialog) => {
-      errors.push(`a script opened a dialog: ${dialog.message()}`);
-      await dialog.dismiss();
-    });
-    await page.addInitScript(() => {
-      window.__violations = [];
-      document.addEventListener("securitypolicyviolation", (e) =>
-        window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
-    });
-    const fail = (what) => failures.push({ url: session.url.slice(0, 120), what });
-    const outputs = [];
-    try {
-      await page.goto(session.url);
-      await page.waitForFunction(() => {
-        const status = document.getElementById("status");
-        return status && status.textContent !== "Loading…";
-      }, null, { timeout: 15000 });
-      for (const action of session.actions ?? []) outputs.push(await act(page, action));
-    } catch (error) {
-      fail(String(error));
+/** Runs one session in a browser context of its own. */
+async function runSession(session) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const origin = new URL(session.url).origin;
+  const key = new URLSearchParams(new URL(session.url).hash.slice(1)).get("key");
+  // A review link's token may travel in `Authorization` only, never in a URL.
+  const token = new URLSearchParams(new URL(session.url).hash.slice(1)).get("t");
+  page.on("request", (request) => {
+    const url = request.url();
+    const to = new URL(url).origin;
+    if (to !== origin && !(session.allowOrigins ?? []).includes(to)) foreignRequests.push(url);
+    const headers = JSON.stringify(request.headers());
+    if (key && (url.includes(key) || headers.includes(key) || (request.postData() ?? "").includes(key))) {
+      keyLeaks.push(url);
     }
-    const shown = await page.evaluate(() => ({
-      annotations: [...document.querySelectorAll("#annotation-list li")].map((li) => ({
-        meta: li.querySelector(".meta")?.textContent ?? "",
-        quote: li.querySelector("q")?.textContent ?? "",
-        text: li.querySelector("p")?.textContent ?? "",
-      })),
-      highlighted: new Set([...document.querySelectorAll("#plan mark[data-bind-id]")].map((m) => m.dataset.bindId)).size,
-      error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
-      errorDetail: document.getElementById("error-detail")?.textContent ?? null,
-      violations: window.__violations,
-    }));
-    if (errors.length) fail(`page errors: ${errors.join("; ")}`);
-    if (shown.violations.length) fail(`CSP violations: ${shown.violations.join("; ")}`);
-    sessions.push({ outputs, annotations: shown.annotations, highlighted: shown.highlighted, error: shown.error, errorDetail: shown.errorDetail });
-    await context.close();
+    if (token && (url.includes(token) || (request.postData() ?? "").includes(token))) keyLeaks.push(`token in ${url}`);
+  });
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  page.on("dialog", async (dialog) => {
+    errors.push(`a script opened a dialog: ${dialog.message()}`);
+    await dialog.dismiss();
+  });
+  await page.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener("securitypolicyviolation", (e) =>
+      window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  const fail = (what) => failures.push({ url: session.url.slice(0, 120), what });
+  const outputs = [];
+  try {
+    await page.goto(session.url);
+    await page.waitForFunction(() => {
+      const status = document.getElementById("status");
+      return status && status.textContent !== "Loading…";
+    }, null, { timeout: 15000 });
+    for (const action of session.actions ?? []) outputs.push(await act(page, action));
+  } catch (error) {
+    fail(String(error));
   }
+  const shown = await page.evaluate(() => ({
+    annotations: [...document.querySelectorAll("#annotation-list li")].map((li) => ({
+      meta: li.querySelector(".meta")?.textContent ?? "",
+      quote: li.querySelector("q")?.textContent ?? "",
+      text: li.querySelector("p")?.textContent ?? "",
+    })),
+    highlighted: new Set([...document.querySelectorAll("#plan mark[data-bind-id]")].map((m) => m.dataset.bindId)).size,
+    error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+    errorDetail: document.getElementById("error-detail")?.textContent ?? null,
+    violations: window.__violations,
+  }));
+  if (errors.length) fail(`page errors: ${errors.join("; ")}`);
+  if (shown.violations.length) fail(`CSP violations: ${shown.violations.join("; ")}`);
+  sessions[input.sessions.indexOf(session)] = { outputs, annotations: shown.annotations, highlighted: shown.highlighted, error: shown.error, errorDetail: shown.errorDetail };
+  await context.close();
+}
+
+try {
+  // `parallel`: every session at once, each in its own context (two people
+  // on one review); otherwise one after another.
+  if (input.parallel) await Promise.all(input.sessions.map(runSession));
+  else for (const session of input.sessions) await runSession(session);
 } finally {
   await browser.close();
 }

@@ -28,7 +28,16 @@ import { addShortcuts, listen as listenForShortcuts, showHelp } from "{{keys.js}
 import { renderOutline } from "{{outline.js}}";
 import { renderSteps } from "{{stepmeter.js}}";
 import { callbackOf, sendCallback } from "{{callback.js}}";
-import { REVIEW_PATH, ReviewClient, commentAnnotations, commentAttachments, openBlob, sealComments } from "{{review.js}}";
+import { draftKey, dropDraft, keepFragment, keptFragment, loadDraft, saveDraft } from "{{drafts.js}}";
+import {
+  REVIEW_PATH,
+  ReviewClient,
+  commentAnnotations,
+  commentAttachments,
+  openBlob,
+  reviewLink,
+  sealComments,
+} from "{{review.js}}";
 
 export * from "{{codec.js}}";
 export * from "{{anchor.js}}";
@@ -46,7 +55,12 @@ const AUTHOR_KEY = "planshare.author";
 
 /** What is on the page: the plan (markdown or raw HTML), its annotations
  * and global attachments. */
-const state = { plan: "", html: null, annotations: [], attachments: [], config: {}, next: 0, fromShort: false };
+const state = {
+  plan: "", html: null, annotations: [], attachments: [], config: {}, next: 0, fromShort: false,
+  /** Where this link's drafts are filed (drafts.js), and whether the
+   * share page's annotations differ from the link's. */
+  draftKey: null, changed: false,
+};
 
 /** The short link "Delete this link" acts on, `{ api, id }`: the one just
  * made in the share dialog, or the one this page was opened from when this
@@ -268,7 +282,9 @@ function annotationItem(a, { placed, notSearched, unshown }) {
   remove.addEventListener("click", () => {
     state.annotations = state.annotations.filter((x) => x !== a);
     if (review.view) markDirty();
+    else state.changed = true;
     refresh();
+    saveWork();
   });
   li.append(remove);
   return li;
@@ -284,7 +300,9 @@ function addAnnotation(type, originalText, text) {
     ...(review.view ? { own: true, draft: true, version: review.view.latest } : {}),
   });
   if (review.view) markDirty();
+  else state.changed = true;
   refresh();
+  saveWork();
 }
 
 /** Moves the focus to the next (`step` 1) or previous (-1) listed
@@ -466,12 +484,14 @@ function merge(payload) {
     );
     if (seen) continue;
     state.annotations.push({ ...a, id: `import-${state.next++}` });
+    state.changed = true;
     added++;
   }
   for (const image of attachmentsOf(payload)) {
     if (!state.attachments.some((b) => b.path === image.path)) state.attachments.push(image);
   }
   refresh();
+  saveWork();
   return { added, total: incoming.length };
 }
 
@@ -573,7 +593,7 @@ async function answerCallback(action) {
 
 /** The review this page shows: its client, key, the last view of it, a
  * change waiting to be shown, and why it ended (revoked, closed). */
-const review = { client: null, key: null, view: null, waiting: null, ended: null, dirty: false, stop: new AbortController() };
+const review = { client: null, api: null, key: null, view: null, waiting: null, ended: null, dirty: false, stop: new AbortController() };
 
 /** The review's latest plan and every comment set, opened with the key. */
 async function readReview() {
@@ -645,6 +665,90 @@ function showReviewState() {
   }
   for (const id of ["global-comment", "selection-tools"]) if (!open) $(id).hidden = true;
   $("global-comment").hidden = !open;
+  $("owner-tools").hidden = !(open && view.you.role === "owner");
+}
+
+// --- The owner: reviewer links and the decision ---------------------------
+
+function linkItem(link) {
+  const li = el("li");
+  li.append(el("span", "who", link.name ? `${link.name}` : "not used yet"));
+  li.append(el("span", "meta", `${link.id} · made ${new Date(link.createdAt).toLocaleString()}`));
+  const revoke = el("button", "link", "Revoke");
+  revoke.type = "button";
+  revoke.setAttribute("aria-label", `Revoke the link ${link.name ? `of ${link.name}` : link.id}`);
+  revoke.addEventListener("click", async () => {
+    $("links-note").textContent = "Revoking…";
+    try {
+      await review.client.revokeLink(link.id);
+      review.view = await review.client.view();
+      $("links-note").textContent = `Revoked: ${link.name ?? link.id} can no longer open the review.`;
+      showLinks();
+    } catch (error) {
+      $("links-note").textContent = error.message;
+    }
+  });
+  li.append(revoke);
+  return li;
+}
+
+function showLinks() {
+  const links = review.view.links ?? [];
+  $("links-list").replaceChildren(...links.map(linkItem));
+  if (!links.length) $("links-list").append(el("li", "meta", "No live reviewer links."));
+}
+
+function openLinks() {
+  $("links-note").textContent = "";
+  $("new-link").hidden = true;
+  $("links-copy").hidden = true;
+  showLinks();
+  $("links-dialog").showModal();
+}
+
+async function addReviewerLink() {
+  const note = $("links-note");
+  note.textContent = "Making a link…";
+  try {
+    const made = await review.client.addLink();
+    const link = reviewLink(shareBase(), review.view.id, review.key, made.token, review.api, location.origin);
+    $("new-link-text").value = link;
+    $("new-link").hidden = false;
+    $("links-copy").hidden = false;
+    note.textContent = "Copy this link now and send it to one reviewer: it is not shown again.";
+    review.view = await review.client.view();
+    showLinks();
+  } catch (error) {
+    note.textContent = error.message;
+  }
+}
+
+/** The owner's own comments (sent or not) and an optional text, as the
+ * decision's feedback; undefined when there is none. */
+async function feedbackData(text) {
+  const own = state.annotations.filter((a) => a.own).map(plainAnnotation);
+  if (text) own.push({ type: "GLOBAL_COMMENT", originalText: "", text, author: review.view.you.name ?? author() });
+  return own.length ? sealComments(review.key, review.view.latest, own) : undefined;
+}
+
+async function decide(decision, text) {
+  const data = await feedbackData(text);
+  await review.client.decide(decision, data);
+  review.view = await review.client.view();
+  review.dirty = false;
+  saveWork();
+  showReviewState();
+}
+
+async function approve() {
+  const note = $("review-note");
+  note.textContent = "Approving…";
+  try {
+    await decide("approved");
+    note.textContent = "Approved.";
+  } catch (error) {
+    note.textContent = error.message;
+  }
 }
 
 async function sendComments() {
@@ -666,6 +770,7 @@ async function sendComments() {
       a.version = review.view.latest;
     }
     review.dirty = false;
+    saveWork();
     note.textContent = own.length ? `Sent: ${own.length} annotation${own.length === 1 ? "" : "s"}.` : "Your comments are withdrawn.";
   } catch (error) {
     note.textContent = error.message;
@@ -710,6 +815,11 @@ async function onReviewEvents(events) {
     return;
   }
   const read = await readReview();
+  // The decision is shown at once, drafts or not (no more comments).
+  if (events.some((e) => e.event === "decision")) {
+    review.view = { ...review.view, state: read.view.state, decision: read.view.decision };
+    showReviewState();
+  }
   const news = newsOf(events);
   if (drafting() && news.length) {
     review.waiting = read;
@@ -751,6 +861,7 @@ async function followReview() {
 }
 
 async function openReview(id, fragment) {
+  review.api = null;
   const params = new URLSearchParams(fragment.replace(/^#/, ""));
   const key = params.get("key");
   const token = params.get("t");
@@ -758,6 +869,7 @@ async function openReview(id, fragment) {
   const api = pasteApiFor(params.get("paste"));
   if (!api) throw new LoadError("The link names a review service this portal is not configured to reach.");
   review.client = new ReviewClient(api, id, token);
+  review.api = api;
   review.key = key;
   let read;
   try {
@@ -776,6 +888,80 @@ async function openReview(id, fragment) {
   performance.mark("planshare:highlighted");
   showReviewState();
   followReview();
+}
+
+// --- Drafts that survive a reload -----------------------------------------
+
+/** What of an annotation a draft keeps (no ids: they are made anew). */
+function plainAnnotation(a) {
+  const { type, originalText, text, author, images, isQuickLabel, diffContext, source } = a;
+  return { type, originalText, text, author, images, isQuickLabel, diffContext, source };
+}
+
+/** Files this page's unsaved work under its link's draft: a share page's
+ * annotations once changed, a review page's unsent comments, and the
+ * comment being typed. Nothing to keep: the draft is dropped. */
+function saveWork() {
+  if (!state.draftKey) return;
+  const typing = $("comment-dialog").open && $("comment-text").value !== ""
+    ? { quote: pending, text: $("comment-text").value }
+    : null;
+  let annotations = null;
+  if (review.view) {
+    if (review.dirty) annotations = state.annotations.filter((a) => a.own).map(plainAnnotation);
+  } else if (state.changed) {
+    annotations = state.annotations.map(plainAnnotation);
+  }
+  if (annotations === null && typing === null) {
+    dropDraft(state.draftKey);
+    return;
+  }
+  saveDraft(state.draftKey, { annotations, typing });
+}
+
+/** Files drafts under `identity` from now on, and brings back what was
+ * filed there before a reload. */
+async function restoreWork(identity) {
+  try {
+    state.draftKey = await draftKey(identity);
+  } catch {
+    return;
+  }
+  const draft = loadDraft(state.draftKey);
+  if (!draft) return;
+  if (Array.isArray(draft.annotations)) {
+    const restored = draft.annotations
+      .filter((a) => a && typeof a === "object")
+      .map((a) => ({ ...a, id: `draft-${state.next++}` }));
+    if (review.view) {
+      for (const a of restored) Object.assign(a, { own: true, draft: true, version: review.view.latest });
+      state.annotations = [...state.annotations.filter((a) => !a.own), ...restored];
+      review.dirty = true;
+      showReviewState();
+    } else {
+      state.annotations = restored;
+      state.changed = true;
+    }
+    refresh();
+    $("status").textContent += " · your unsaved annotations were restored";
+  }
+  if (draft.typing && typeof draft.typing.text === "string") {
+    openComment(typeof draft.typing.quote === "string" ? draft.typing.quote : "");
+    $("comment-text").value = draft.typing.text;
+  }
+}
+
+/** This tab's link for a reload: the address as opened, when the page
+ * was reloaded and the address bar no longer has its fragment. */
+function reopened() {
+  const navigation = performance.getEntriesByType("navigation")[0];
+  if (location.hash || navigation?.type !== "reload") return null;
+  try {
+    const kept = JSON.parse(keptFragment(location.pathname) || "null");
+    return kept && typeof kept.path === "string" && typeof kept.hash === "string" ? kept : null;
+  } catch {
+    return null;
+  }
 }
 
 // --- Loading --------------------------------------------------------------
@@ -883,13 +1069,44 @@ function wireShortcuts() {
   );
   addShortcuts({
     keys: ["a"],
-    label: "Approve (tell the bot that shared this plan)",
-    run: () => answerCallback("approve"),
-    available: () => callback !== null && callback.problem === null && !$("callback").hidden,
+    label: "Approve (the review, or tell the bot that shared this plan)",
+    run: () => (review.view ? approve() : answerCallback("approve")),
+    available: () => (review.view
+      ? review.view.you.role === "owner" && !$("owner-tools").hidden
+      : callback !== null && callback.problem === null && !$("callback").hidden),
   });
   $("help").addEventListener("click", () => showHelp($("help-dialog"), $("help-list")));
   $("cb-approve").addEventListener("click", () => answerCallback("approve"));
   $("review-send").addEventListener("click", sendComments);
+  $("review-links").addEventListener("click", openLinks);
+  $("links-add").addEventListener("click", addReviewerLink);
+  $("links-copy").addEventListener("click", () => {
+    $("new-link-text").select();
+    navigator.clipboard?.writeText($("new-link-text").value).then(
+      () => ($("links-note").textContent = "Copied to the clipboard."),
+      () => ($("links-note").textContent = "Select the link and copy it."),
+    );
+  });
+  $("review-approve").addEventListener("click", approve);
+  $("review-changes").addEventListener("click", () => {
+    $("decide-note").textContent = "";
+    $("decide-text").value = "";
+    $("decide-dialog").showModal();
+  });
+  $("decide-form").addEventListener("submit", async (e) => {
+    if (e.submitter?.value !== "send") return;
+    e.preventDefault();
+    $("decide-note").textContent = "Sending…";
+    try {
+      await decide("changes_requested", $("decide-text").value.trim());
+      $("decide-dialog").close();
+      $("review-note").textContent = "Changes requested.";
+    } catch (error) {
+      $("decide-note").textContent = error.message;
+    }
+  });
+  $("comment-text").addEventListener("input", saveWork);
+  $("comment-dialog").addEventListener("close", saveWork);
   $("review-news-show").addEventListener("click", () => {
     const read = review.waiting;
     review.waiting = null;
@@ -905,18 +1122,29 @@ async function main() {
   state.config = await loadConfig();
   if (state.config.testHooks?.disableSanitizer === true) disableSanitizerForTests();
   const origins = Array.isArray(state.config.callbackOrigins) ? state.config.callbackOrigins : [];
-  callback = callbackOf(location.search, location.hash, origins);
-  const short = /^\/p\/([A-Za-z0-9]{6,16})$/.exec(location.pathname);
-  const fragment = location.hash;
-  const reviewed = REVIEW_PATH.exec(location.pathname);
+  const opened = reopened() ?? { path: location.pathname, search: location.search, hash: location.hash };
+  callback = callbackOf(opened.search ?? "", opened.hash, origins);
+  const short = /^\/p\/([A-Za-z0-9]{6,16})$/.exec(opened.path);
+  const fragment = opened.hash;
+  /** Drops the link from the address bar (a reload reopens it from this
+   * tab's storage). */
+  const tidy = (shown) => {
+    keepFragment(shown, JSON.stringify(opened));
+    history.replaceState(null, "", shown);
+  };
+  const reviewed = REVIEW_PATH.exec(opened.path);
   if (reviewed) {
     try {
       await openReview(reviewed[1], fragment);
     } catch (error) {
       fail(REVIEW_ERROR, error);
+      history.replaceState(null, "", opened.path);
+      return;
     }
     // The key and the token leave the address bar.
-    history.replaceState(null, "", location.pathname);
+    tidy(opened.path);
+    const params = new URLSearchParams(fragment.replace(/^#/, ""));
+    await restoreWork(`review:${review.client.base}:${params.get("t")}`);
     return;
   }
   if (short) {
@@ -928,12 +1156,14 @@ async function main() {
       fail(SHORT_ERROR, error);
       return;
     }
+    const params = new URLSearchParams(fragment.replace(/^#/, ""));
+    await restoreWork(`short:${pasteApiFor(params.get("paste"))}:${short[1]}:${params.get("key") ?? ""}`);
     const api = pasteApiFor(new URLSearchParams(fragment.replace(/^#/, "")).get("paste"));
     if (api && ownsLink(api, short[1])) {
       deletable.opened = { api, id: short[1] };
       $("delete-link").hidden = false;
     }
-    history.replaceState(null, "", "/");
+    tidy("/");
     return;
   }
   if (!isSharePayload(fragment)) {
@@ -947,7 +1177,8 @@ async function main() {
     return;
   }
   showCallback();
-  history.replaceState(null, "", location.pathname);
+  await restoreWork(`share:${fragment.replace(/^#/, "").split("?")[0]}`);
+  tidy(opened.path);
 }
 
 main();

@@ -55,6 +55,23 @@ export function renderAlerts(root) {
   }
 }
 
+/** Task-list checkboxes come from marked bare (disabled, no label): each
+ * is named by its item's own text, nested lists left out, so assistive
+ * technology says which task it marks. Only an attribute is added; the
+ * plan's text stays as it is. */
+export function labelTasks(root) {
+  for (const box of root.querySelectorAll("li input[type=checkbox]")) {
+    const holder = box.parentElement;
+    const text = [...holder.childNodes]
+      .filter((node) => node !== box && !(node.nodeName === "UL" || node.nodeName === "OL"))
+      .map((node) => node.textContent)
+      .join("")
+      .replace(/\s+/g, " ")
+      .trim();
+    box.setAttribute("aria-label", text || "Task");
+  }
+}
+
 /** Code blocks longer than this stay plain (highlighting is linear but
  * not free). */
 const MAX_HIGHLIGHT = 200_000;
@@ -145,5 +162,6 @@ export function render(root, markdown) {
   current = null;
   root.innerHTML = renderPlan(markdown);
   renderAlerts(root);
+  labelTasks(root);
   renderCode(root);
 }

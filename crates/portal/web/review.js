@@ -6,7 +6,7 @@
 // Versions hold the share payload `{p, a, g?}`; comment sets hold
 // `{"v": n, "a": [tuples], "g"?: […]}`. No DOM.
 
-import { annotationFromTuple, decodePayload, decrypt, encodePayload, encryptWith, imagesOf, tupleOf } from "{{codec.js}}";
+import { annotationFromTuple, decodePayload, decrypt, encodePayload, encryptWith, imagesOf, pasteParam, tupleOf } from "{{codec.js}}";
 
 /** The path of a review page. */
 export const REVIEW_PATH = /^\/r\/([A-Za-z0-9]{6,16})$/;
@@ -100,6 +100,22 @@ export class ReviewClient {
     return this.call("DELETE", "/comments");
   }
 
+  /** Mints a reviewer link: `{id, token}` (owner only). */
+  addLink() {
+    return this.call("POST", "/links", {});
+  }
+
+  /** Revokes reviewer link `link` (owner only). */
+  revokeLink(link) {
+    return this.call("DELETE", `/links/${encodeURIComponent(link)}`);
+  }
+
+  /** The owner's decision: "approved" or "changes_requested", with an
+   * optional sealed comment set as feedback. */
+  decide(decision, data) {
+    return this.call("POST", "/decision", data === undefined ? { decision } : { decision, data });
+  }
+
   /** Events after `seq` (JSON long poll): `{events, seq}`. */
   events(after, signal) {
     return this.call("GET", `/events?after=${after}&wait=${POLL_WAIT_S}`, undefined, {
@@ -107,6 +123,14 @@ export class ReviewClient {
       accept: "application/json",
     });
   }
+}
+
+/** A review link: `<base>/r/<id>#key=…&t=…`, plus `&paste=` when the
+ * API is not the portal's own origin (as short links do). */
+export function reviewLink(base, id, key, token, api, ownOrigin) {
+  let url = `${base.replace(/\/+$/, "")}/r/${id}#key=${key}&t=${token}`;
+  if (new URL(api, location.href).origin !== ownOrigin) url += `&paste=${pasteParam(api.replace(/\/+$/, ""))}`;
+  return url;
 }
 
 /** Opens a blob of the review: the JSON object inside. */

@@ -9,6 +9,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod accessibility;
 mod anchor;
 mod callbacks;
 mod delete_links;

@@ -190,3 +190,57 @@ async fn a_checklist_plan_shows_its_step_meter() {
     );
     assert_eq!(output(&sessions[1], 0), Value::Null);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn annotations_made_on_a_share_link_survive_a_reload() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let url = long_plan_link(&app.base_url);
+    let sessions = run(json!([
+        {"url": url, "actions": [
+            {"author": "Rae"},
+            {"comment": ["Paragraph 5 of Context", "Made before the reload"]},
+            {"remove": 0},
+            {"reload": true},
+        ]},
+        // Another browser (a fresh context) opening the same link sees the
+        // link as it is: drafts are kept by the browser, not in the link.
+        {"url": url, "actions": []},
+    ]))
+    .await;
+    let metas = |s: &Value| -> Vec<String> {
+        s["annotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} | {}",
+                    a["meta"].as_str().unwrap(),
+                    a["text"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert!(
+        sessions[0]["outputs"][3]
+            .as_str()
+            .unwrap()
+            .ends_with("your unsaved annotations were restored"),
+        "{}",
+        sessions[0]["outputs"][3]
+    );
+    assert_eq!(
+        metas(&sessions[0]),
+        [
+            "Deletion — Bo | ",
+            "Comment on the plan — Cy | Looks good overall",
+            "Label | lgtm",
+            "Comment — Rae | Made before the reload",
+        ]
+    );
+    assert_eq!(metas(&sessions[1]).len(), 4);
+    assert_eq!(metas(&sessions[1])[0], "Comment — Ann | Why here?");
+}

@@ -328,3 +328,110 @@ async fn a_revoked_reviewer_is_told_and_keeps_the_plan() {
         "{failed:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsent_comments_and_typing_survive_a_reload() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 1).await;
+    let sessions = run(
+        json!([{"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"author": "Bea"},
+            {"comment": ["ten percent", "Kept across the reload"]},
+            {"type": ["old path", "Half typed"]},
+            {"reload": true},
+            {"dialogText": true},
+            {"closeDialog": true},
+            {"annotationsNow": true},
+            {"reviewSend": true},
+            {"reload": true},
+            {"annotationsNow": true},
+        ]}]),
+    )
+    .await;
+    let s = &sessions[0];
+    let out =
+        |i: usize| -> Value { serde_json::from_str(s["outputs"][i].as_str().unwrap()).unwrap() };
+    assert_eq!(
+        out(4),
+        json!({"open": true, "quote": "old path", "text": "Half typed"})
+    );
+    assert_eq!(
+        out(6),
+        json!([{"meta": "Comment — Bea · not sent", "text": "Kept across the reload"}])
+    );
+    assert_eq!(s["outputs"][7], "Sent: 1 annotation.");
+    // Sent: the draft is gone, and the reload shows the stored set.
+    assert_eq!(
+        out(9),
+        json!([{"meta": "Comment — Bea", "text": "Kept across the reload"}])
+    );
+    assert_eq!(review.view(&app).await["comments"][0]["name"], "Bea");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owner_mints_and_revokes_links_and_requests_changes_seen_live() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 1).await;
+    let bea_ready = signal_path("decision-bea");
+    // Owner and reviewer at once, each in a browser context of its own.
+    let (chromium, dir) = harness().unwrap();
+    let input = json!({"chromium": chromium, "parallel": true, "sessions": [
+        {"url": review.link(&app, &review.owner), "actions": [
+            {"addLink": true},
+            {"revokeLink": 1},
+            {"waitFile": bea_ready},
+            {"requestChanges": "Add a rollback section"},
+        ]},
+        {"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"signal": bea_ready},
+            {"waitText": ["#review-state", "The owner requested changes."]},
+        ]},
+    ]});
+    let report = run_harness(&dir, "review.mjs", &input).await;
+    let owner = &report["sessions"][0];
+    let minted = owner["outputs"][0].as_str().unwrap();
+    let prefix = format!(
+        "{}/r/{}#key={}&t=",
+        app.base_url,
+        review.id,
+        review.key.to_base64url()
+    );
+    assert!(minted.starts_with(&prefix), "{minted}");
+    let token = &minted[prefix.len()..];
+    let revoked = owner["outputs"][1].as_str().unwrap();
+    assert!(
+        revoked.starts_with("Revoked: ") && revoked.ends_with(" can no longer open the review."),
+        "{revoked}"
+    );
+    // The revoked link answers like no review at all.
+    let gone = app
+        .client
+        .get(format!("{}/api/v1/reviews/{}", app.base_url, review.id))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    assert!(
+        owner["outputs"][3]
+            .as_str()
+            .unwrap()
+            .starts_with("The owner requested changes."),
+        "{owner}"
+    );
+    let view = review.view(&app).await;
+    assert_eq!(view["state"], "changes_requested");
+    let data = view["decision"]["data"].as_str().unwrap();
+    let plain = share_codec::decrypt(data, &review.key.to_base64url()).unwrap();
+    let feedback: Value =
+        serde_json::from_str(&share_codec::decompress(&plain, DEFAULT_MAX_INFLATED_BYTES).unwrap())
+            .unwrap();
+    assert_eq!(feedback["a"][0][0], "G");
+    assert_eq!(feedback["a"][0][1], "Add a rollback section");
+}

@@ -1,0 +1,147 @@
+//! The share page passes axe-core without a serious or critical violation,
+//! in the light and the dark colour scheme: a plan with headings, a table,
+//! code, a task list and every kind of annotation (one not found), the same
+//! page with the share and the shortcuts dialogs open, a link that fails to
+//! load, and the page without a link.
+
+use serde_json::{Value, json};
+use testkit::TestApp;
+
+use crate::{harness, run_harness};
+
+const PLAN: &str = "# Rollout plan\n\n\
+    Move the sessions table to the new store without downtime.\n\n\
+    ## Steps\n\n\
+    - [x] Write the migration\n\
+    - [ ] Backfill the table\n\
+    - [ ] Switch reads\n\n\
+    ## Storage\n\n\
+    | Store | Reads | Writes |\n\
+    |-------|-------|--------|\n\
+    | old   | yes   | yes    |\n\
+    | new   | no    | yes    |\n\n\
+    ### Migration\n\n\
+    Run `migrate --dry-run` first:\n\n\
+    ```rust\n// In batches of a thousand rows.\nfn main() {\n    let rows = backfill(1000);\n    println!(\"{rows} rows\");\n}\n```\n\n\
+    > Keep the old store until reads have switched.\n\n\
+    > [!WARNING]\n> Reads switch only once the backfill is complete.\n\n\
+    See [the runbook](https://example.com/runbook) for the rollback.\n\n\
+    Ship it behind a flag.\n";
+
+fn link(base: &str, payload: &Value) -> String {
+    format!("{base}/#{}", share_codec::compress(&payload.to_string()))
+}
+
+/// The axe actions of a page in light and dark, labelled for the report.
+fn axe_both() -> [Value; 2] {
+    [json!({"axe": true}), json!({"axe": true, "dark": true})]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_share_page_has_no_serious_accessibility_violation_in_light_or_dark() {
+    let Some((chromium, dir)) = harness() else {
+        return;
+    };
+    let app = TestApp::spawn(&[]).await;
+    let base = &app.base_url;
+    let plan = link(
+        base,
+        &json!({"p": PLAN, "a": [
+            ["C", "without downtime", "Which window?", "Ann", null],
+            ["D", "Ship it behind a flag.", "Bo", null],
+            ["G", "Looks good overall", "Cy", null],
+            ["R", "Switch reads", "Switch reads and writes", "Dee", null],
+            ["I", "Backfill the table", "in batches", null, null],
+            ["C", "Run", "lgtm", null, null, 1],
+            ["C", "a sentence this plan does not have", "Where did it go?", "Eve", null],
+        ]}),
+    );
+    let good = link(base, &json!({"p": "# Tiny\n\nOne line.\n", "a": []}));
+    // A truncated hash still looks like a payload but does not decode.
+    let failed = good[..good.len() - 7].to_owned();
+    let empty = format!("{base}/");
+
+    let [light, dark] = axe_both();
+    let pages = [
+        ("plan", plan.as_str()),
+        ("error", failed.as_str()),
+        ("empty", empty.as_str()),
+    ];
+    let mut sessions = Vec::new();
+    let mut labels = Vec::new();
+    for (name, url) in pages {
+        let mut actions = vec![light.clone(), dark.clone()];
+        labels.push(vec![format!("{name} light"), format!("{name} dark")]);
+        if name == "plan" {
+            actions.extend([
+                json!({"click": "#share"}),
+                light.clone(),
+                dark.clone(),
+                json!({"closeDialog": true}),
+                json!({"keys": ["?"]}),
+                light.clone(),
+                dark.clone(),
+            ]);
+            let l = labels.last_mut().unwrap();
+            l.extend([
+                String::new(),
+                "plan with the share dialog, light".into(),
+                "plan with the share dialog, dark".into(),
+                String::new(),
+                String::new(),
+                "plan with the shortcuts dialog, light".into(),
+                "plan with the shortcuts dialog, dark".into(),
+            ]);
+        }
+        if let Some(shots) = std::env::var_os("A11Y_SHOTS") {
+            let shots = std::path::PathBuf::from(shots);
+            actions.insert(0, json!({"screenshot": shots.join(format!("{name}-light.png")), "width": 1100}));
+            actions.insert(0, json!({"screenshot": shots.join(format!("{name}-dark.png")), "dark": true, "width": 1100}));
+            labels.last_mut().unwrap().splice(0..0, [String::new(), String::new()]);
+        }
+        sessions.push(json!({"url": url, "actions": actions}));
+    }
+    let report = run_harness(
+        &dir,
+        "review.mjs",
+        &json!({"chromium": chromium, "sessions": sessions}),
+    )
+    .await;
+    let sessions = report["sessions"].as_array().unwrap();
+    assert_eq!(sessions[0]["annotations"].as_array().unwrap().len(), 7);
+    assert!(sessions[1]["error"].is_string(), "{}", sessions[1]);
+
+    // One line per violation: "<page>: <id> (<impact>) <help> — <targets>".
+    let mut all = Vec::new();
+    let mut serious = Vec::new();
+    let mut runs = 0;
+    for (session, labels) in sessions.iter().zip(&labels) {
+        for (output, label) in session["outputs"].as_array().unwrap().iter().zip(labels) {
+            if label.is_empty() {
+                continue;
+            }
+            runs += 1;
+            let result: Value = serde_json::from_str(output.as_str().unwrap()).unwrap();
+            for v in result["violations"].as_array().unwrap() {
+                let impact = v["impact"].as_str().unwrap_or("none");
+                let line = format!(
+                    "{label}: {} ({impact}) {} — {}",
+                    v["id"].as_str().unwrap(),
+                    v["help"].as_str().unwrap(),
+                    v["nodes"]
+                );
+                if matches!(impact, "serious" | "critical") {
+                    serious.push(line.clone());
+                }
+                all.push(line);
+            }
+        }
+    }
+    assert_eq!(runs, 10, "every page was checked in light and dark");
+    assert!(
+        serious.is_empty(),
+        "serious or critical axe violations:\n{}\n\nall violations:\n{}",
+        serious.join("\n"),
+        all.join("\n")
+    );
+}

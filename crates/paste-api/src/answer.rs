@@ -41,11 +41,28 @@ const SUFFIX: &[u8] = br#""}"#;
 /// permits, and each client's (IP's) share of them: one client may hold at
 /// most a quarter of the budget, so a single address that asks and never
 /// reads cannot starve everybody else's reads.
+///
+/// A read reserves in two steps: a part before the store is asked, the
+/// rest once the answer's size is known ([`Reserved::grow`]), which makes
+/// it a *sized* answer. A client's share refuses only a client that holds a
+/// sized answer already, so that its first answer always goes through: a
+/// burst of reads that have all reserved their first part does not refuse
+/// every one of them (each would see the others' parts), but lets the first
+/// to be sized through and refuses the rest.
 #[derive(Clone)]
 pub(crate) struct ResponseBudget {
     permits: Arc<Semaphore>,
     total_kib: u32,
-    shares: Arc<Mutex<HashMap<IpAddr, u32>>>,
+    shares: Arc<Mutex<HashMap<IpAddr, ClientHeld>>>,
+}
+
+/// What one client holds of the budget, KiB.
+#[derive(Default)]
+struct ClientHeld {
+    /// Everything: sized answers and first parts.
+    total: u32,
+    /// Of answers whose size is known.
+    sized: u32,
 }
 
 /// Why room for an answer was not given.
@@ -92,56 +109,62 @@ impl ResponseBudget {
             .clamp(1, self.client_cap().max(1))
     }
 
-    /// Counts `kib` more against `client`'s share, or refuses. `own` is what
-    /// the asking request holds already: a client's first answer is always
-    /// let through, whatever its size.
-    fn take_share(&self, client: Option<IpAddr>, kib: u32, own: u32) -> Result<Share, Refused> {
+    /// Counts `kib` more against `client`'s share, or refuses: only a
+    /// client that holds a sized answer already is refused, so its first
+    /// answer is always let through, whatever its size. `sized`: the KiB
+    /// are of an answer whose size is known.
+    fn take_share(&self, client: Option<IpAddr>, kib: u32, sized: bool) -> Result<Share, Refused> {
         let Some(ip) = client else {
             return Ok(Share::none(self));
         };
         let mut shares = self.shares.lock().unwrap_or_else(PoisonError::into_inner);
-        let held = shares.entry(ip).or_insert(0);
-        if *held > own && held.saturating_add(kib) > self.client_cap() {
+        let held = shares.entry(ip).or_default();
+        if held.sized > 0 && held.total.saturating_add(kib) > self.client_cap() {
             return Err(Refused::ClientShare);
         }
-        *held += kib;
+        held.total += kib;
+        if sized {
+            held.sized += kib;
+        }
         Ok(Share {
             shares: self.shares.clone(),
-            client: Some((ip, kib)),
+            client: Some(ClientPart { ip, kib, sized }),
         })
     }
 
-    /// Room for `bytes` for `client`, waited for up to [`BUDGET_WAIT`].
+    /// Room for the first `bytes` of an answer for `client`, its size not
+    /// yet known, waited for up to [`BUDGET_WAIT`].
     pub(crate) async fn reserve(
         &self,
         bytes: usize,
         client: Option<IpAddr>,
     ) -> Result<Reserved, Refused> {
-        self.reserve_beside(bytes, client, 0, true).await
+        self.reserve_part(bytes, client, false, true).await
     }
 
-    /// Room for `bytes` for `client` if there is some right now.
+    /// Room for a whole answer of `bytes` for `client` if there is some
+    /// right now.
     #[cfg(test)]
     fn try_reserve(&self, bytes: usize, client: Option<IpAddr>) -> Result<Reserved, Refused> {
         let kib = self.kib_of(bytes);
-        let share = self.take_share(client, kib, 0)?;
+        let share = self.take_share(client, kib, true)?;
         match self.permits.clone().try_acquire_many_owned(kib) {
             Ok(permit) => Ok(Reserved { permit, share }),
             Err(_) => Err(Refused::Spent),
         }
     }
 
-    /// Room for `bytes` more for a request of `client` that holds `own`
-    /// KiB already; waits up to [`BUDGET_WAIT`] when `wait`.
-    async fn reserve_beside(
+    /// Room for `bytes` for `client`, of a sized answer when `sized`;
+    /// waits up to [`BUDGET_WAIT`] when `wait`.
+    async fn reserve_part(
         &self,
         bytes: usize,
         client: Option<IpAddr>,
-        own: u32,
+        sized: bool,
         wait: bool,
     ) -> Result<Reserved, Refused> {
         let kib = self.kib_of(bytes);
-        let share = self.take_share(client, kib, own)?;
+        let share = self.take_share(client, kib, sized)?;
         let permits = self.permits.clone();
         let permit = if wait {
             match tokio::time::timeout(BUDGET_WAIT, permits.acquire_many_owned(kib)).await {
@@ -174,8 +197,16 @@ impl ResponseBudget {
 
 /// A client's part of a [`Reserved`], given back on drop.
 struct Share {
-    shares: Arc<Mutex<HashMap<IpAddr, u32>>>,
-    client: Option<(IpAddr, u32)>,
+    shares: Arc<Mutex<HashMap<IpAddr, ClientHeld>>>,
+    client: Option<ClientPart>,
+}
+
+/// What one [`Share`] counts against its client.
+struct ClientPart {
+    ip: IpAddr,
+    kib: u32,
+    /// Counted as of a sized answer too.
+    sized: bool,
 }
 
 impl Share {
@@ -189,12 +220,17 @@ impl Share {
 
 impl Drop for Share {
     fn drop(&mut self) {
-        let Some((ip, kib)) = self.client else { return };
+        let Some(part) = self.client.take() else {
+            return;
+        };
         let mut shares = self.shares.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(held) = shares.get_mut(&ip) {
-            *held = held.saturating_sub(kib);
-            if *held == 0 {
-                shares.remove(&ip);
+        if let Some(held) = shares.get_mut(&part.ip) {
+            held.total = held.total.saturating_sub(part.kib);
+            if part.sized {
+                held.sized = held.sized.saturating_sub(part.kib);
+            }
+            if held.total == 0 {
+                shares.remove(&part.ip);
             }
         }
     }
@@ -207,32 +243,46 @@ pub(crate) struct Reserved {
 }
 
 impl Reserved {
-    /// Room for `bytes` more for the same request, waited for when `wait`.
+    /// Room for the other `bytes` of the same answer, now that its size is
+    /// known (so that it is a sized answer from now on); waited for when
+    /// `wait`.
     pub(crate) async fn grow(
         &mut self,
         budget: &ResponseBudget,
         bytes: usize,
         wait: bool,
     ) -> Result<(), Refused> {
-        let (client, own) = match self.share.client {
-            Some((ip, kib)) => (Some(ip), kib),
-            None => (None, 0),
-        };
-        let more = budget.reserve_beside(bytes, client, own, wait).await?;
+        let client = self.share.client.as_ref().map(|part| part.ip);
+        let more = budget.reserve_part(bytes, client, true, wait).await?;
         self.merge(more);
         Ok(())
     }
 
-    /// Adds `other` to this share.
+    /// Adds `other`, of the same request, to this share.
     pub(crate) fn merge(&mut self, other: Reserved) {
         self.permit.merge(other.permit);
-        // Merged shares of one request are of one client: add them up.
         let mut other_share = other.share;
-        if let Some((_, mine)) = self.share.client.as_mut()
-            && let Some((_, theirs)) = other_share.client.take()
-        {
-            *mine += theirs;
+        let Some(theirs) = other_share.client.take() else {
+            return;
+        };
+        let Some(mine) = self.share.client.as_mut() else {
+            // Ours counts against nobody: theirs goes back to its client.
+            other_share.client = Some(theirs);
+            return;
+        };
+        if theirs.sized && !mine.sized {
+            // The answer is sized now: so is the part reserved first.
+            let mut shares = self
+                .share
+                .shares
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(held) = shares.get_mut(&mine.ip) {
+                held.sized += mine.kib;
+            }
+            mine.sized = true;
         }
+        mine.kib += theirs.kib;
     }
 }
 
@@ -496,6 +546,24 @@ mod tests {
             "nothing kept of clients holding nothing"
         );
         assert_eq!(budget.available_kib(), 4 * 1024);
+        // A burst of reads of one client that have all reserved their first
+        // part: the first one sized goes through, the others are refused.
+        let mut firsts = Vec::new();
+        for _ in 0..8 {
+            firsts.push(budget.reserve(PART, Some(a)).await.unwrap());
+        }
+        let mut sized = Vec::new();
+        let mut refused = 0;
+        for mut first in firsts {
+            match first.grow(&budget, 900 * 1024, false).await {
+                Ok(()) => sized.push(first),
+                Err(Refused::ClientShare) => refused += 1,
+                Err(Refused::Spent) => panic!("the budget is not spent"),
+            }
+        }
+        assert_eq!((sized.len(), refused), (1, 7));
+        drop(sized);
+        assert_eq!(budget.clients(), 0);
         // Small answers of one client add up to its share, then are refused.
         let mut small = Vec::new();
         while let Ok(r) = budget.try_reserve(100 * 1024, Some(a)) {

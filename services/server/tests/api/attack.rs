@@ -342,6 +342,15 @@ async fn request_and_stop_reading(addr: std::net::SocketAddr, request: &str) -> 
     (stream, status)
 }
 
+/// The most a TCP socket's send buffer grows to here, in bytes (4 MiB when
+/// the kernel does not say).
+fn send_buffer_max() -> usize {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
+        .ok()
+        .and_then(|limits| limits.split_whitespace().nth(2)?.parse().ok())
+        .unwrap_or(4 << 20)
+}
+
 /// Reads `stream` to its end (at most `within`): the bytes read, or `None`
 /// if it was still open then.
 async fn read_to_close(stream: &mut TcpStream, within: Duration) -> Option<usize> {
@@ -368,19 +377,23 @@ async fn read_to_close(stream: &mut TcpStream, within: Duration) -> Option<usize
 /// a shed read shows that answers were stuck in the server long enough.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readers_that_never_read_hold_a_bounded_memory_for_a_bounded_time() {
+    // The paste must be larger than what the kernel takes off the server's
+    // hands for a client that reads nothing, or no answer is ever stuck:
+    // twice the most a TCP send buffer grows to on this machine
+    // (`net.ipv4.tcp_wmem`, 4 MiB on most), and at least 8 MiB of text.
+    // The client's receive buffer is pinned small (`request_and_stop_reading`).
+    let scale = send_buffer_max().div_ceil(4 << 20).max(1);
     let app = TestApp::spawn_configured(&[], |s| {
-        s.http.response_memory_mib = 16;
-        s.paste.max_size = 16 * 1024 * 1024;
+        // Two answers fit the budget: each holds about its 6 MiB per scale.
+        s.http.response_memory_mib = 16 * scale;
+        s.paste.max_size = 16 * 1024 * 1024 * scale;
         s.server.write_timeout_secs = 2;
         // Longer than the wait below: closing comes from the write timeout.
         s.server.header_read_timeout_secs = 60;
     })
     .await;
-    // 8 MiB of base64url text: 6 MiB stored, so two answers fit the budget.
-    // Twice the most a loopback socket's send buffer grows to here
-    // (`net.ipv4.tcp_wmem` 4 MiB): an answer whose client reads nothing
-    // cannot vanish into the kernel whole, so the write timeout must cut it.
-    let text: String = (0..8 * 1024 * 1024)
+    // base64url text; three quarters of it is stored.
+    let text: String = (0..8 * 1024 * 1024 * scale)
         .map(|i: usize| {
             char::from(
                 b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -415,6 +428,10 @@ async fn readers_that_never_read_hold_a_bounded_memory_for_a_bounded_time() {
     }
     assert!(shed >= 1, "no read was shed: every answer was held at once");
     assert_eq!(shed + answered.len(), 8);
+    assert!(
+        !answered.is_empty(),
+        "every read was shed: a client's first answer must go through"
+    );
     // Another client is served meanwhile: one address holds at most a
     // quarter of the budget.
     let other = client_from("127.0.0.2");
@@ -435,16 +452,18 @@ async fn readers_that_never_read_hold_a_bounded_memory_for_a_bounded_time() {
     // the answers it could not write, so what is left to read of them is
     // what the sockets' buffers held, not the whole paste.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let mut cut_short = 0;
+    let mut reads = Vec::new();
     for stream in &mut answered {
         let read = read_to_close(stream, Duration::from_secs(10))
             .await
             .expect("a connection whose client reads nothing stays open");
-        if read < text.len() {
-            cut_short += 1;
-        }
+        reads.push(read);
     }
-    assert!(cut_short >= 1, "every stuck answer was still written whole");
+    assert!(
+        reads.iter().any(|&read| read < text.len()),
+        "every stuck answer was still written whole: read {reads:?} of {} bytes each",
+        text.len()
+    );
     let read = app.get(&id).await;
     assert_eq!(read.status(), 200);
     let body: Value = read.json().await.unwrap();

@@ -29,7 +29,9 @@
 //   (outputs the listed annotations' meta and text as JSON) · {"reload": true}
 //   (outputs the status) · {"type": [quote|null, text]} (a comment typed, not saved) ·
 //   {"dialogText": true} (outputs JSON {open, quote, text} of the comment dialog) ·
-//   {"waitFile": path} · the owner's {"addLink": true} (outputs the new link),
+//   {"waitFile": path} · the owner's {"addLink": true, "qr"?} (outputs the new link; with qr, JSON {link, qr}),
+//   {"startReview": true, "reviewers"?: n} ("Start a review" on a share page; outputs JSON
+//   {started, note (the first and the last note), links, qr, open}; "goto": "last" then opens the owner link),
 //   {"revokeLink": n} (outputs the note), {"requestChanges": text} (outputs the state line) · {"signal": path} (writes
 //   the file, so the test knows the page is ready) · {"waitText": [selector, text],
 //   "timeout"?} (outputs the ms it took). A review link's token (`t`) must appear in no
@@ -42,6 +44,7 @@
 import { access, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
+import jsQR from "jsqr";
 
 const input = JSON.parse(await new Promise((resolve) => {
   let text = "";
@@ -85,6 +88,55 @@ let axeSource = null;
 
 /** The last link a share action made in this session. */
 let lastLink = null;
+
+/** Keys and tokens of review links the page made in this run: like the
+ * session link's, none may appear in a request URL or body (a key not in
+ * headers either). */
+const minted = [];
+
+function mint(link) {
+  const params = new URLSearchParams(new URL(link).hash.slice(1));
+  for (const [name, value] of params) {
+    if ((name === "key" || name === "t") && value && !minted.some((m) => m.value === value)) {
+      minted.push({ value, inHeaders: name === "key" });
+    }
+  }
+}
+
+/** The links shown as cards in `dialog` (owner first), minted as secrets. */
+async function cardLinks(page, dialog) {
+  const links = await page.$$eval(`${dialog} .link-card textarea`, (fields) => fields.map((f) => f.value));
+  links.forEach(mint);
+  return links;
+}
+
+/** Draws the QR code of card `n` of `dialog` as the page drew it (its SVG
+ * path of dark modules) into pixels, and reads it back with jsQR, as a
+ * phone's camera would: the decoded text, or null. */
+async function readQr(page, dialog, n) {
+  const card = page.locator(`${dialog} .link-card`).nth(n);
+  await card.locator("button", { hasText: "Show QR code" }).click();
+  await card.locator("svg.qr").waitFor({ timeout: 10000 });
+  const { modules, d, viewBox } = await card.locator("svg.qr").evaluate((svg) => ({
+    modules: Number(svg.dataset.modules),
+    d: svg.querySelector("path").getAttribute("d"),
+    viewBox: svg.getAttribute("viewBox"),
+  }));
+  const side = Number(viewBox.split(" ")[2]);
+  if (!(side > modules)) throw new Error(`a QR code of ${modules} modules in a ${side}-module square has no quiet zone`);
+  const scale = 6;
+  const width = side * scale;
+  const pixels = new Uint8ClampedArray(width * width * 4).fill(255);
+  for (const [, x, y] of d.matchAll(/M(\d+) (\d+)h1v1h-1z/g)) {
+    for (let dy = 0; dy < scale; dy++) {
+      for (let dx = 0; dx < scale; dx++) {
+        const at = ((Number(y) * scale + dy) * width + Number(x) * scale + dx) * 4;
+        pixels[at] = pixels[at + 1] = pixels[at + 2] = 0;
+      }
+    }
+  }
+  return jsQR(pixels, width, width)?.data ?? null;
+}
 
 /** Confirms the open delete dialog; returns its note once the request ended. */
 async function confirmDelete(page) {
@@ -366,13 +418,39 @@ async function act(page, action) {
     throw new Error(`${action.waitFile} never appeared`);
   }
   if (action.addLink) {
-    // The owner's links dialog: "Add a reviewer link"; outputs the link.
+    // The owner's links dialog: "Add a reviewer link"; outputs the link, or
+    // with `qr`, JSON {link, qr} with what its QR code reads as.
     await page.click("#review-links");
     await page.click("#links-add");
-    await page.waitForSelector("#new-link:not([hidden])", { timeout: 10000 });
-    const link = await page.inputValue("#new-link-text");
+    await page.waitForFunction(() => document.getElementById("links-note").textContent !== "Making a link…", null, { timeout: 10000 });
+    if (await page.locator("#new-link").isHidden()) {
+      const note = await page.textContent("#links-note");
+      await page.click("#links-dialog button[value=close]");
+      return `refused: ${note}`;
+    }
+    const [link] = await cardLinks(page, "#new-link");
+    const qr = action.qr ? await readQr(page, "#new-link", 0) : undefined;
     await page.click("#links-dialog button[value=close]");
-    return link;
+    return action.qr ? JSON.stringify({ link, qr }) : link;
+  }
+  if (action.startReview) {
+    // "Start a review" on a share page; outputs JSON {note, links: [owner,
+    // reviewer…], qr: [what each link's QR code reads as], open} with the
+    // dialog left open. `reviewers`: how many links to add beyond the first.
+    await page.click("#start-review");
+    await page.click("#start-go");
+    await page.waitForFunction(() => !["", "Starting the review…"].includes(document.getElementById("start-note").textContent), null, { timeout: 15000 });
+    const started = await page.textContent("#start-note");
+    for (let i = 0; i < (action.reviewers ?? 0); i++) {
+      await page.click("#start-add");
+      await page.waitForFunction(() => document.getElementById("start-note").textContent !== "Making a link…", null, { timeout: 10000 });
+    }
+    const links = await cardLinks(page, "#start-dialog");
+    const qr = [];
+    for (let i = 0; i < links.length; i++) qr.push(await readQr(page, "#start-dialog", i));
+    const open = await page.locator("#start-open").isVisible() ? await page.getAttribute("#start-open", "href") : null;
+    if (links.length) lastLink = links[0];
+    return JSON.stringify({ started, note: await page.textContent("#start-note"), links, qr, open });
   }
   if (action.revokeLink !== undefined) {
     // Revokes the n-th listed link; outputs the dialog's note.
@@ -471,6 +549,12 @@ async function runSession(session) {
       keyLeaks.push(url);
     }
     if (token && (url.includes(token) || (request.postData() ?? "").includes(token))) keyLeaks.push(`token in ${url}`);
+    for (const secret of minted) {
+      if (url.includes(secret.value) || (request.postData() ?? "").includes(secret.value)
+        || (secret.inHeaders && headers.includes(secret.value))) {
+        keyLeaks.push(`a minted review link's secret in a request to ${url.slice(0, 80)}`);
+      }
+    }
   });
   const errors = [];
   page.on("pageerror", (error) => errors.push(String(error)));

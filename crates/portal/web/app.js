@@ -37,7 +37,9 @@ import {
   openBlob,
   reviewLink,
   sealComments,
+  startReview,
 } from "{{review.js}}";
+import { linkCard } from "{{linkcard.js}}";
 
 export * from "{{codec.js}}";
 export * from "{{anchor.js}}";
@@ -701,10 +703,12 @@ function showLinks() {
 function openLinks() {
   $("links-note").textContent = "";
   $("new-link").hidden = true;
-  $("links-copy").hidden = true;
+  $("new-link").replaceChildren();
   showLinks();
   $("links-dialog").showModal();
 }
+
+const REVIEWER_HINT = "For one person: they choose their name when they first comment. Send each reviewer a link of their own.";
 
 async function addReviewerLink() {
   const note = $("links-note");
@@ -712,12 +716,81 @@ async function addReviewerLink() {
   try {
     const made = await review.client.addLink();
     const link = reviewLink(shareBase(), review.view.id, review.key, made.token, review.api, location.origin);
-    $("new-link-text").value = link;
+    $("new-link").replaceChildren(linkCard("New reviewer link", link, REVIEWER_HINT));
     $("new-link").hidden = false;
-    $("links-copy").hidden = false;
     note.textContent = "Copy this link now and send it to one reviewer: it is not shown again.";
     review.view = await review.client.view();
     showLinks();
+  } catch (error) {
+    note.textContent = error.message;
+  }
+}
+
+// --- Starting a review from a share page ----------------------------------
+
+/** The review started from this page, once there is one: its client and
+ * how many reviewer links were made. */
+const started = { client: null, reviewers: 0 };
+
+function openStart() {
+  if (!started.client) {
+    $("start-note").textContent = "";
+    $("start-go").disabled = false;
+  }
+  $("start-dialog").showModal();
+}
+
+async function addStartedLink() {
+  const made = await started.client.addLink();
+  started.reviewers += 1;
+  const { id, key, api } = started;
+  const url = reviewLink(shareBase(), id, key, made.token, api, location.origin);
+  $("start-links").append(linkCard(`Reviewer link ${started.reviewers}`, url, REVIEWER_HINT));
+}
+
+/** Starts a review of the plan as it is on this page (with its
+ * annotations), then shows the owner link and a first reviewer link. */
+async function beginReview() {
+  const note = $("start-note");
+  $("start-go").disabled = true;
+  note.textContent = "Starting the review…";
+  const api = ownPasteApi();
+  let made;
+  try {
+    made = await startReview(api, currentPayload(), state.html ?? state.plan);
+  } catch (error) {
+    note.textContent = error.message;
+    $("start-go").disabled = false;
+    return;
+  }
+  Object.assign(started, { client: new ReviewClient(api, made.id, made.ownerToken), id: made.id, key: made.key, api });
+  const owner = reviewLink(shareBase(), made.id, made.key, made.ownerToken, api, location.origin);
+  $("start-intro").hidden = true;
+  $("start-go").hidden = true;
+  $("start-close").textContent = "Close";
+  $("start-links").append(linkCard(
+    "Owner link",
+    owner,
+    "Yours to keep: it is shown only now, and it is the only way back to the review as its owner, to see every comment, add reviewer links and decide.",
+  ));
+  $("start-open").href = owner;
+  $("start-open").hidden = false;
+  const ends = typeof made.expiresAt === "number" ? ` It expires on ${new Date(made.expiresAt).toLocaleString()}.` : "";
+  try {
+    await addStartedLink();
+    note.textContent = `The review is started.${ends}`;
+  } catch (error) {
+    note.textContent = `The review is started, but no reviewer link could be made: ${error.message} "Add a reviewer link" tries again.${ends}`;
+  }
+  $("start-add").hidden = false;
+}
+
+async function addStartLink() {
+  const note = $("start-note");
+  note.textContent = "Making a link…";
+  try {
+    await addStartedLink();
+    note.textContent = "Copy this link now and send it to one reviewer: it is not shown again.";
   } catch (error) {
     note.textContent = error.message;
   }
@@ -883,7 +956,7 @@ async function openReview(id, fragment) {
   state.html = null;
   state.annotations = read.annotations;
   state.attachments = read.attachments;
-  for (const id of ["import", "delete-link"]) $(id).hidden = true;
+  for (const id of ["import", "delete-link", "start-review"]) $(id).hidden = true;
   show();
   performance.mark("planshare:highlighted");
   showReviewState();
@@ -1080,13 +1153,9 @@ function wireShortcuts() {
   $("review-send").addEventListener("click", sendComments);
   $("review-links").addEventListener("click", openLinks);
   $("links-add").addEventListener("click", addReviewerLink);
-  $("links-copy").addEventListener("click", () => {
-    $("new-link-text").select();
-    navigator.clipboard?.writeText($("new-link-text").value).then(
-      () => ($("links-note").textContent = "Copied to the clipboard."),
-      () => ($("links-note").textContent = "Select the link and copy it."),
-    );
-  });
+  $("start-review").addEventListener("click", openStart);
+  $("start-go").addEventListener("click", beginReview);
+  $("start-add").addEventListener("click", addStartLink);
   $("review-approve").addEventListener("click", approve);
   $("review-changes").addEventListener("click", () => {
     $("decide-note").textContent = "";

@@ -6,7 +6,18 @@
 // Versions hold the share payload `{p, a, g?}`; comment sets hold
 // `{"v": n, "a": [tuples], "g"?: […]}`. No DOM.
 
-import { annotationFromTuple, decodePayload, decrypt, encodePayload, encryptWith, imagesOf, pasteParam, tupleOf } from "{{codec.js}}";
+import {
+  annotationFromTuple,
+  base64UrlToBytes,
+  bytesToBase64Url,
+  decodePayload,
+  decrypt,
+  encodePayload,
+  encryptWith,
+  imagesOf,
+  pasteParam,
+  tupleOf,
+} from "{{codec.js}}";
 
 /** The path of a review page. */
 export const REVIEW_PATH = /^\/r\/([A-Za-z0-9]{6,16})$/;
@@ -25,6 +36,13 @@ export class ReviewError extends Error {
   }
 }
 
+/** The server's lower-case message as a sentence. */
+function sentence(text) {
+  const trimmed = text.trim();
+  if (!trimmed) return trimmed;
+  return `${trimmed[0].toUpperCase()}${trimmed.slice(1)}${/[.!?]$/.test(trimmed) ? "" : "."}`;
+}
+
 /** What a refused request means to the person looking at the page. */
 function explain(status, body, origin) {
   if (status === 404) {
@@ -35,8 +53,78 @@ function explain(status, body, origin) {
   if (status === 401) return "This review link has no token: open the whole link you were given.";
   if (status === 403) return "Only the review's owner can do that.";
   if (status === 429 || status >= 500) return `The review service at ${origin} is unavailable (HTTP ${status}); try again shortly.`;
-  if (typeof body?.error === "string") return body.error;
+  if (body?.code === "name-taken") return "Another reviewer of this review already writes under that name: choose another one.";
+  if (typeof body?.error === "string") return sentence(body.error);
   return `The review service at ${origin} refused the request (HTTP ${status}).`;
+}
+
+/** Sends one request to the review API at `origin`: the answer's JSON
+ * (null for 204), or a `ReviewError` that says what went wrong. */
+async function send(url, origin, init, why = explain) {
+  let response;
+  try {
+    response = await fetch(url, {
+      ...init,
+      signal: init.signal ?? AbortSignal.timeout(TIMEOUT_MS),
+      referrerPolicy: "no-referrer",
+      credentials: "omit",
+      cache: "no-store",
+    });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ReviewError(
+      error.name === "TimeoutError"
+        ? `The review service at ${origin} did not answer within ${TIMEOUT_MS / 1000} s.`
+        : `The review service at ${origin} could not be reached.`,
+      0,
+    );
+  }
+  if (response.status === 204) return null;
+  const answer = await response.json().catch(() => null);
+  if (!response.ok) throw new ReviewError(why(response.status, answer, origin), response.status, answer?.code);
+  if (answer === null || typeof answer !== "object") {
+    throw new ReviewError(`The review service at ${origin} sent an answer that is not JSON.`, response.status);
+  }
+  return answer;
+}
+
+/** A fresh review key: 32 random bytes as base64url (43 characters). */
+export function newReviewKey() {
+  return bytesToBase64Url(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+/** A version's digest: `b64url(HMAC-SHA256(key, utf8(plan)))`, which lets
+ * the server tell an unchanged push without seeing the plan. */
+export async function planDigest(key, plan) {
+  const hmac = await crypto.subtle.importKey("raw", base64UrlToBytes(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return bytesToBase64Url(new Uint8Array(await crypto.subtle.sign("HMAC", hmac, new TextEncoder().encode(plan))));
+}
+
+/** Why starting a review was refused, for the person who asked. */
+function explainStart(status, body, origin) {
+  if (status === 401 || status === 403) {
+    return `The review service at ${origin} starts reviews only for holders of an API key (HTTP ${status}): start this one with \`planshare review start\` and your key.`;
+  }
+  if (status === 413) return typeof body?.error === "string" ? body.error : "This plan is too large for the review service.";
+  return explain(status, body, origin);
+}
+
+/** Starts a review of the share payload `payload` at `api`, under a fresh
+ * key: `{id, ownerToken, key, expiresAt}`. `plan` is what the digest is
+ * of (the markdown, or an HTML plan's document). */
+export async function startReview(api, payload, plan) {
+  const key = newReviewKey();
+  const [data, digest] = await Promise.all([encryptWith(await encodePayload(payload), key), planDigest(key, plan)]);
+  const origin = new URL(api, location.href).origin;
+  const made = await send(`${api.replace(/\/+$/, "")}/api/v1/reviews`, origin, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ version: { data, digest } }),
+  }, explainStart);
+  if (typeof made.id !== "string" || !/^[A-Za-z0-9]{6,16}$/.test(made.id) || typeof made.ownerToken !== "string") {
+    throw new ReviewError(`The review service at ${origin} sent an answer that is not a review.`, 201);
+  }
+  return { id: made.id, ownerToken: made.ownerToken, key, expiresAt: made.expiresAt };
 }
 
 /** One review, seen through one token. */
@@ -47,37 +135,16 @@ export class ReviewClient {
     this.token = token;
   }
 
-  async call(method, path, body, { signal, accept } = {}) {
+  call(method, path, body, { signal, accept } = {}) {
     const headers = { Authorization: `Bearer ${this.token}` };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (accept) headers.Accept = accept;
-    let response;
-    try {
-      response = await fetch(`${this.base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: signal ?? AbortSignal.timeout(TIMEOUT_MS),
-        referrerPolicy: "no-referrer",
-        credentials: "omit",
-        cache: "no-store",
-      });
-    } catch (error) {
-      if (error.name === "AbortError") throw error;
-      throw new ReviewError(
-        error.name === "TimeoutError"
-          ? `The review service at ${this.origin} did not answer within ${TIMEOUT_MS / 1000} s.`
-          : `The review service at ${this.origin} could not be reached.`,
-        0,
-      );
-    }
-    if (response.status === 204) return null;
-    const answer = await response.json().catch(() => null);
-    if (!response.ok) throw new ReviewError(explain(response.status, answer, this.origin), response.status, answer?.code);
-    if (answer === null || typeof answer !== "object") {
-      throw new ReviewError(`The review service at ${this.origin} sent an answer that is not JSON.`, response.status);
-    }
-    return answer;
+    return send(`${this.base}${path}`, this.origin, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
   }
 
   /** The review as this token sees it. */

@@ -112,6 +112,16 @@ impl Review {
     }
 }
 
+/// Where the tests save screenshots of the pages, for a person to look at.
+fn screenshots() -> PathBuf {
+    let shots = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/portal-screenshots"
+    ));
+    std::fs::create_dir_all(&shots).unwrap();
+    shots
+}
+
 async fn run(sessions: Value) -> Vec<Value> {
     let (chromium, dir) = harness().unwrap();
     let input = json!({"chromium": chromium, "sessions": sessions});
@@ -174,11 +184,7 @@ async fn a_reviewer_names_herself_and_sends_encrypted_comments() {
         ]})
     );
     // Opened again, her comments are hers: bound name, sent, removable.
-    let shots = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../target/portal-screenshots"
-    ));
-    std::fs::create_dir_all(&shots).unwrap();
+    let shots = screenshots();
     let again = run(json!([{"url": url, "actions": [
         {"screenshot": shots.join("review-reviewer-light.png")},
         {"screenshot": shots.join("review-reviewer-dark.png"), "dark": true},
@@ -434,4 +440,121 @@ async fn the_owner_mints_and_revokes_links_and_requests_changes_seen_live() {
             .unwrap();
     assert_eq!(feedback["a"][0][0], "G");
     assert_eq!(feedback["a"][0][1], "Add a rollback section");
+}
+
+/// Opens blob `data` of a review with `key`: the JSON inside.
+fn open_blob(data: &str, key: &ShareKey) -> Value {
+    let plain = share_codec::decrypt(data, &key.to_base64url()).unwrap();
+    serde_json::from_str(&share_codec::decompress(&plain, DEFAULT_MAX_INFLATED_BYTES).unwrap())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_link_starts_a_review_with_an_owner_link_and_reviewer_links() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let payload = json!({"p": PLAN, "a": [["C", "ten percent", "Why ten?", "Ann", null]]});
+    let share = format!(
+        "{}/#{}",
+        app.base_url,
+        share_codec::compress(&payload.to_string())
+    );
+    let shots = screenshots();
+    let sessions = run(json!([{"url": share, "actions": [
+        {"startReview": true, "reviewers": 1},
+        {"screenshot": shots.join("review-start-light.png")},
+        {"screenshot": shots.join("review-start-phone.png"), "width": 390, "dark": true},
+        {"goto": "last"},
+        {"annotationsNow": true},
+    ]}]))
+    .await;
+    let outputs = &sessions[0]["outputs"];
+    let started: Value = serde_json::from_str(outputs[0].as_str().unwrap()).unwrap();
+    let links: Vec<&str> = started["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        links.len(),
+        3,
+        "the owner link and two reviewer links: {started}"
+    );
+    assert!(
+        started["started"]
+            .as_str()
+            .unwrap()
+            .starts_with("The review is started. It expires on "),
+        "{started}"
+    );
+    // Each QR code reads back as its link; "Open the review" is the owner's.
+    assert_eq!(started["qr"], started["links"]);
+    assert_eq!(started["open"], links[0]);
+    let parsed: Vec<_> = links
+        .iter()
+        .map(|l| share_codec::parse_review_link(l).unwrap())
+        .collect();
+    assert!(
+        parsed
+            .iter()
+            .all(|l| l.id == parsed[0].id && l.key == parsed[0].key)
+    );
+    assert!(parsed.iter().all(|l| l.api.is_none()), "{links:?}");
+    let key = ShareKey::parse(&parsed[0].key).unwrap();
+    let owner = parsed[0].token.clone().unwrap();
+    // The owner link opens the review as its owner, with the share's
+    // annotation on the plan.
+    let opened: Value = serde_json::from_str(outputs[3].as_str().unwrap()).unwrap();
+    assert_eq!(opened["error"], Value::Null, "{opened}");
+    assert_eq!(
+        serde_json::from_str::<Value>(outputs[4].as_str().unwrap()).unwrap(),
+        json!([{"meta": "Comment — Ann", "text": "Why ten?"}])
+    );
+    let review = Review {
+        id: parsed[0].id.clone(),
+        key,
+        owner,
+        reviewers: parsed[1..]
+            .iter()
+            .map(|l| l.token.clone().unwrap())
+            .collect(),
+    };
+    let view = review.view(&app).await;
+    assert_eq!(view["you"]["role"], "owner");
+    assert_eq!(view["links"].as_array().unwrap().len(), 2);
+    // Version 1 is the share, encrypted in the browser, its digest the
+    // HMAC of the plan under the review key.
+    assert_eq!(
+        view["versions"][0]["digest"],
+        share_codec::plan_digest(&review.key, PLAN)
+    );
+    let version: Value = app
+        .client
+        .get(format!(
+            "{}/api/v1/reviews/{}/versions/1",
+            app.base_url, review.id
+        ))
+        .bearer_auth(&review.owner)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let data = version["data"].as_str().unwrap();
+    assert!(!data.contains("ten percent"));
+    assert_eq!(open_blob(data, &review.key), payload);
+    // A reviewer link works as one: its holder comments under her name.
+    review
+        .comment(
+            &app,
+            &review.reviewers[1],
+            "Cy",
+            json!([["G", "Looks fine", null, null]]),
+        )
+        .await;
+    assert_eq!(review.view(&app).await["comments"][0]["name"], "Cy");
 }

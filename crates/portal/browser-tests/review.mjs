@@ -25,6 +25,8 @@
 //   {"click": selector} (clicks it, e.g. "#share" to leave the share dialog open) ·
 //   {"callback": "approve"|"feedback"} (presses the bot callback button, waits for
 //   the answer) and {"callbackState": true}: both output JSON {visible, note, disabled} ·
+//   {"versions": true|[from, to]} (the versions dialog, left open; outputs JSON {list (each version's line without
+//   its date), summary, lines (class and text of each diff row)}) ·
 //   {"reviewSend": true} ("Send comments"; outputs the note) · {"showNews": true} · {"annotationsNow": true}
 //   (outputs the listed annotations' meta and text as JSON) · {"reload": true}
 //   (outputs the status) · {"type": [quote|null, text]} (a comment typed, not saved) ·
@@ -473,7 +475,28 @@ async function act(page, action) {
     return JSON.stringify(await page.$$eval("#annotation-list li", (items) => items.map((li) => ({
       meta: li.querySelector(".meta")?.textContent ?? "",
       text: li.querySelector("p")?.textContent ?? "",
+      ...(li.classList.contains("not-found") ? { notFound: true } : {}),
     }))));
+  }
+  if (action.versions !== undefined) {
+    // The versions dialog: outputs JSON {list, summary, lines} once every
+    // version's changes are counted; `versions: [from, to]` compares those.
+    await page.click("#review-versions");
+    const settled = () => page.waitForFunction(() => document.getElementById("diff-summary").textContent !== "Loading the versions…"
+      && ![...document.querySelectorAll("#versions-list .changes")].some((c) => c.textContent === " · …"), null, { timeout: 10000 });
+    await settled();
+    if (Array.isArray(action.versions)) {
+      await page.selectOption("#diff-from", String(action.versions[0]));
+      await page.selectOption("#diff-to", String(action.versions[1]));
+      await page.waitForFunction((want) => document.getElementById("diff-summary").textContent.startsWith(want),
+        `From v${action.versions[0]} to v${action.versions[1]}`, { timeout: 10000 });
+    }
+    const shown = await page.evaluate(() => ({
+      list: [...document.querySelectorAll("#versions-list li")].map((li) => li.textContent.replace(/ · \d[^·]*?(?= · |$)/, "")),
+      summary: document.getElementById("diff-summary").textContent,
+      lines: [...document.querySelectorAll("#diff-view > div")].map((row) => `${row.className} ${row.textContent}`),
+    }));
+    return JSON.stringify(shown);
   }
   if (action.showNews) {
     // "Show" on an announced change; outputs the announcement it showed.

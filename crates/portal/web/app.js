@@ -40,6 +40,7 @@ import {
   startReview,
 } from "{{review.js}}";
 import { linkCard } from "{{linkcard.js}}";
+import { showVersions } from "{{versions.js}}";
 
 export * from "{{codec.js}}";
 export * from "{{anchor.js}}";
@@ -595,7 +596,32 @@ async function answerCallback(action) {
 
 /** The review this page shows: its client, key, the last view of it, a
  * change waiting to be shown, and why it ended (revoked, closed). */
-const review = { client: null, api: null, key: null, view: null, waiting: null, ended: null, dirty: false, stop: new AbortController() };
+const review = {
+  client: null, api: null, key: null, view: null, waiting: null, ended: null, dirty: false, stop: new AbortController(),
+  /** Each version's plan fetched so far, by number (promises). */
+  plans: new Map(),
+};
+
+/** The plan of a version payload: the markdown, or an HTML plan's
+ * document (what the version's digest is of). */
+function htmlOf(payload) {
+  return payload.r === "html" && typeof payload.h === "string" && payload.h !== "" ? payload.h : null;
+}
+
+/** Version `n`'s plan, fetched and opened once. */
+function planOf(n) {
+  if (!review.plans.has(n)) {
+    const opened = review.client.version(n).then(async (version) => {
+      const payload = await openBlob(version.data, review.key).catch(() => {
+        throw new Error(`The key in the link does not open version ${n}.`);
+      });
+      return htmlOf(payload) ?? String(payload.p ?? "");
+    });
+    opened.catch(() => review.plans.delete(n));
+    review.plans.set(n, opened);
+  }
+  return review.plans.get(n);
+}
 
 /** The review's latest plan and every comment set, opened with the key. */
 async function readReview() {
@@ -621,18 +647,20 @@ async function readReview() {
       if (!attachments.some((b) => b.path === image.path)) attachments.push(image);
     }
   }
-  return { view, plan: String(payload.p ?? ""), annotations, attachments };
+  const html = htmlOf(payload);
+  review.plans.set(view.latest, Promise.resolve(html ?? String(payload.p ?? "")));
+  return { view, plan: html === null ? String(payload.p ?? "") : "", html, annotations, attachments };
 }
 
 /** Shows a read of the review: the plan, the others' comments, and this
  * writer's own — kept as they are on the page while they have unsent
  * changes. */
 function applyReview(read) {
-  const planChanged = read.plan !== state.plan;
+  const planChanged = read.plan !== state.plan || read.html !== state.html;
   review.view = read.view;
   const own = review.dirty ? state.annotations.filter((a) => a.own) : [];
   state.plan = read.plan;
-  state.html = null;
+  state.html = read.html;
   state.annotations = [...read.annotations.filter((a) => !(review.dirty && a.own)), ...own];
   state.attachments = read.attachments;
   if (planChanged) show();
@@ -656,6 +684,7 @@ function showReviewState() {
   $("review-state").textContent = review.ended
     ?? `${decided ?? stateLabel(view.state)} · v${view.latest} · ${writers} commenter${writers === 1 ? "" : "s"} · ${role}`;
   const open = view.state === "open" && !review.ended;
+  $("review-versions").textContent = `Versions (${view.versions.length})`;
   $("review-send").hidden = !open;
   $("review-send").disabled = !review.dirty;
   const sent = state.annotations.some((a) => a.own && !a.draft);
@@ -953,7 +982,7 @@ async function openReview(id, fragment) {
   performance.mark("planshare:decoded");
   review.view = read.view;
   state.plan = read.plan;
-  state.html = null;
+  state.html = read.html;
   state.annotations = read.annotations;
   state.attachments = read.attachments;
   for (const id of ["import", "delete-link", "start-review"]) $(id).hidden = true;
@@ -1153,6 +1182,7 @@ function wireShortcuts() {
   $("review-send").addEventListener("click", sendComments);
   $("review-links").addEventListener("click", openLinks);
   $("links-add").addEventListener("click", addReviewerLink);
+  $("review-versions").addEventListener("click", () => showVersions(review.view, planOf));
   $("start-review").addEventListener("click", openStart);
   $("start-go").addEventListener("click", beginReview);
   $("start-add").addEventListener("click", addStartLink);

@@ -558,3 +558,122 @@ async fn a_share_link_starts_a_review_with_an_owner_link_and_reviewer_links() {
         .await;
     assert_eq!(review.view(&app).await["comments"][0]["name"], "Cy");
 }
+
+/// The plan's second version: the old path's line is gone, a new one is in.
+const PLAN_V2: &str = "# Deploy plan\n\nRoll out to ten percent first, then widen to everyone.\n\nWatch the error rate for a day.\n";
+
+impl Review {
+    /// Pushes `plan` as the owner, on version `parent`.
+    async fn push(&self, app: &TestApp, plan: &str, parent: u64) -> Value {
+        let response = app
+            .client
+            .post(format!(
+                "{}/api/v1/reviews/{}/versions",
+                app.base_url, self.id
+            ))
+            .bearer_auth(&self.owner)
+            .json(&json!({
+                "data": seal(&self.key, &json!({"p": plan, "a": []})),
+                "digest": share_codec::plan_digest(&self.key, plan),
+                "parent": parent,
+            }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        response.json().await.unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_pushed_while_a_reviewer_drafts_is_announced_and_compared() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 2).await;
+    // Bob commented on v1, on a line that v2 drops.
+    review
+        .comment(
+            &app,
+            &review.reviewers[1],
+            "Bob",
+            json!([["C", "old path", "A week is short", null, null]]),
+        )
+        .await;
+    let ready = signal_path("version-bea");
+    let page = run(
+        json!([{"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"author": "Bea"},
+            {"comment": ["ten percent", "Draft on v1"]},
+            {"type": ["widen", "Half typed"]},
+            {"signal": ready},
+            {"waitText": ["#review-news-text", "v2 pushed"]},
+            {"dialogText": true},
+            {"closeDialog": true},
+            {"annotationsNow": true},
+            {"showNews": true},
+            {"annotationsNow": true},
+            {"versions": true},
+        ]}]),
+    );
+    let push = async {
+        when_ready(&ready).await;
+        assert_eq!(review.push(&app, PLAN_V2, 1).await["n"], 2);
+    };
+    let (sessions, ()) = tokio::join!(page, push);
+    let s = &sessions[0];
+    let out =
+        |i: usize| -> Value { serde_json::from_str(s["outputs"][i].as_str().unwrap()).unwrap() };
+    // Announced while she typed: her typing and her unsent comment are as
+    // she left them, on the plan she was reading.
+    assert_eq!(
+        out(5),
+        json!({"open": true, "quote": "widen", "text": "Half typed"})
+    );
+    assert_eq!(
+        out(7),
+        json!([
+            {"meta": "Comment — Bob", "text": "A week is short"},
+            {"meta": "Comment — Bea · not sent", "text": "Draft on v1"},
+        ])
+    );
+    // Shown: v2, her draft re-anchored on it and marked with its version;
+    // Bob's comment on the dropped line listed as no longer found.
+    assert_eq!(s["outputs"][8], "v2 pushed");
+    assert_eq!(
+        out(9),
+        json!([
+            {"meta": "Comment — Bob · on v1", "text": "A week is short", "notFound": true},
+            {"meta": "Comment — Bea · on v1 · not sent", "text": "Draft on v1"},
+        ])
+    );
+    let versions = out(10);
+    assert_eq!(
+        versions["list"],
+        json!([
+            "v1 · the first version",
+            "v2 · the latest · +1 −1 against v1"
+        ])
+    );
+    assert_eq!(versions["summary"], "From v1 to v2: +1 −1 lines.");
+    assert_eq!(
+        versions["lines"],
+        json!([
+            "same  # Deploy plan",
+            "same   ",
+            "same  Roll out to ten percent first, then widen to everyone.",
+            "same   ",
+            "del removed: −Keep the old path for a week.",
+            "add added: +Watch the error rate for a day.",
+        ])
+    );
+    // Nothing of hers was sent meanwhile.
+    assert_eq!(
+        review.view(&app).await["comments"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}

@@ -27,6 +27,7 @@
 //   the answer) and {"callbackState": true}: both output JSON {visible, note, disabled} ·
 //   {"versions": true|[from, to]} (the versions dialog, left open; outputs JSON {list (each version's line without
 //   its date), summary, lines (class and text of each diff row)}) ·
+//   {"edit": [n, text]} (edits the n-th listed comment) · {"undo": true} (outputs the undo line, then undoes) ·
 //   {"reviewSend": true} ("Send comments"; outputs the note) · {"showNews": true} · {"annotationsNow": true}
 //   (outputs the listed annotations' meta and text as JSON) · {"reload": true}
 //   (outputs the status) · {"type": [quote|null, text]} (a comment typed, not saved) ·
@@ -196,6 +197,21 @@ async function act(page, action) {
     await page.fill("#comment-text", action.global);
     await page.click("#comment-form button[value=save]");
     return null;
+  }
+  if (action.edit !== undefined) {
+    // `edit: [n, text]`: "Edit" on the n-th listed annotation, its text
+    // replaced by `text`, saved.
+    const [n, text] = action.edit;
+    await page.locator("#annotation-list li").nth(n).locator("button", { hasText: "Edit" }).click();
+    await page.fill("#comment-text", text);
+    await page.click("#comment-save");
+    return null;
+  }
+  if (action.undo) {
+    // "Undo" after a removal; outputs what the undo line said.
+    const said = await page.textContent("#undo-text");
+    await page.click("#undo-button");
+    return said;
   }
   if (action.remove !== undefined) {
     await page.locator("#annotation-list li").nth(action.remove).locator("button.remove").click();

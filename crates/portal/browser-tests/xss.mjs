@@ -22,6 +22,12 @@
 //   no spy call and no foreign request; with `control`, every case is first
 //   opened once more with the CSP header removed, and each payload that
 //   then runs script must have caused at least one CSP violation.
+// - "reviews": { "cases": [{ "name", "url", "annotations": [{meta, quote, text}],
+//   "links"?: [name] }] } — F12: review pages with the payload in the plan,
+//   its annotations, a writer's name and comments: the "sanitised" DOM
+//   criteria, no spy call or foreign request, the annotations listed exactly
+//   as given (text, never markup) and, with `links`, the owner's links
+//   dialog naming each writer as text.
 // - "csp": { "targets": [{ "origin", "connect": [origin] }] } — F3: the CSP
 //   of every portal answer, directive by directive, and csp_evaluator.
 // - "key": { "url", "key", "outbound" } — F5: open an encrypted short link,
@@ -263,7 +269,7 @@ async function corpusCase(s, c, { click = true } = {}) {
 }
 
 /** The F1 criteria for one case. */
-function checkSanitised(c, r) {
+function checkSanitised(c, r, { literal = true } = {}) {
   const where = r.name;
   if (!r.shown) return fail(where, "the page did not open", r.pageErrors);
   const { shown } = r;
@@ -277,7 +283,54 @@ function checkSanitised(c, r) {
   if (badUrls.length) fail(where, "URLs in the plan with a scheme other than http(s)/mailto", badUrls);
   const badNavigations = r.navigations.filter((n) => !/^https?:/.test(n.url));
   if (badNavigations.length) fail(where, "a click navigated to a non-http(s) URL", badNavigations.map((n) => n.url));
-  checkLiteral(c, r);
+  if (literal) checkLiteral(c, r);
+}
+
+/** F12: a review page (owner or reviewer) with the payload in the plan,
+ * its annotations, a writer's name and comments: the F1 criteria, each
+ * listed annotation exactly as `c.annotations` says ({meta, quote, text}),
+ * and with `c.links`, the owner's links dialog naming each as text. */
+async function reviewCase(s, c) {
+  const page = await newPage(s);
+  const log = s.log;
+  let shown = null;
+  let links = null;
+  let clicked = 0;
+  try {
+    await open(page, c.url);
+    shown = await inspect(page);
+    clicked = await clickEverything(s, page);
+    if (c.links) {
+      await page.click("#review-links");
+      await page.waitForTimeout(100);
+      links = await page.$$eval("#links-list li .who", (nodes) => nodes.map((n) => ({ text: n.textContent, elements: n.children.length })));
+      const inDialog = await inspect(page);
+      shown.handlers.push(...inDialog.handlers);
+    }
+  } catch (error) {
+    log.pageErrors.push(`harness: ${String(error).split("\n")[0]}`);
+  }
+  await page.close();
+  const r = { name: c.name, shown, clicked, links, ...log, requests: undefined, ran: log.spies.length + log.dialogs.length };
+  checkQuiet(r.name, r);
+  if (!shown) return fail(r.name, "the page did not open", r.pageErrors);
+  checkSanitised(c, r, { literal: false });
+  if (shown.listed.length) fail(r.name, "markup in the annotation or attachment lists", shown.listed);
+  const got = shown.annotations.map(({ meta, quote, text }) => ({ meta, quote, text }));
+  if (JSON.stringify(got) !== JSON.stringify(c.annotations)) fail(r.name, "the annotations are not shown literally", { got, want: c.annotations });
+  if (c.links && JSON.stringify(links) !== JSON.stringify(c.links.map((text) => ({ text, elements: 0 })))) {
+    fail(r.name, "the links dialog does not name the writers literally", links);
+  }
+  if (r.pageErrors.length) fail(r.name, "page errors", r.pageErrors);
+  return r;
+}
+
+async function reviews(browser) {
+  const s = await session(browser, { allowed: input.allowed });
+  const cases = [];
+  for (const c of input.cases) cases.push(await reviewCase(s, c));
+  await s.context.close();
+  return { cases: cases.map(({ name, clicked }) => ({ name, clicked })) };
 }
 
 /** Every text field shows the payload as text, never as markup. */
@@ -539,7 +592,7 @@ const browser = await chromium.launch({
 });
 let report;
 try {
-  const checks = { corpus, csp, key: keyCheck, raw, errors };
+  const checks = { corpus, csp, key: keyCheck, raw, errors, reviews };
   const check = checks[input.check];
   if (!check) throw new Error(`unknown check ${input.check}`);
   report = await check(browser);

@@ -278,18 +278,22 @@ function annotationItem(a, { placed, notSearched, unshown }) {
           : "not found in the plan"));
     }
   }
-  if (review.view && !a.own) return li;
-  const remove = el("button", "link remove", "Remove");
-  remove.type = "button";
-  remove.setAttribute("aria-label", `Remove ${kindLabel(a).toLowerCase()}: ${a.originalText || a.text || ""}`.replace(/: $/, ""));
-  remove.addEventListener("click", () => {
-    state.annotations = state.annotations.filter((x) => x !== a);
-    if (review.view) markDirty();
-    else state.changed = true;
-    refresh();
-    saveWork();
-  });
-  li.append(remove);
+  if (review.view && (!a.own || review.ended || review.view.state !== "open")) return li;
+  const what = `${kindLabel(a).toLowerCase()}: ${a.originalText || a.text || ""}`.replace(/: $/, "");
+  const tools = el("div", "item-tools");
+  if (a.type === "COMMENT" || a.type === "GLOBAL_COMMENT") {
+    const edit = el("button", "link", "Edit");
+    edit.type = "button";
+    edit.setAttribute("aria-label", `Edit ${what}`);
+    edit.addEventListener("click", () => openComment(a.originalText ?? "", a));
+    tools.append(edit);
+  }
+  const drop = el("button", "link remove", "Remove");
+  drop.type = "button";
+  drop.setAttribute("aria-label", `Remove ${what}`);
+  drop.addEventListener("click", () => remove(a));
+  tools.append(drop);
+  li.append(tools);
   return li;
 }
 
@@ -347,13 +351,52 @@ function onSelection() {
   tools.hidden = false;
 }
 
-function openComment(originalText) {
+/** The annotation the comment dialog edits, or null when it adds one. */
+let editing = null;
+
+function openComment(originalText, edit = null) {
   pending = originalText;
+  editing = edit;
+  $("comment-title").textContent = edit ? "Edit comment" : "Comment";
+  $("comment-save").textContent = edit ? "Save" : "Add comment";
   $("comment-quote").textContent = originalText;
   $("comment-quote").hidden = !originalText;
-  $("comment-text").value = "";
+  $("comment-text").value = edit?.text ?? "";
   $("comment-dialog").showModal();
   $("comment-text").focus();
+}
+
+/** Marks this page's annotations changed (a review's as unsent). */
+function changed() {
+  if (review.view) markDirty();
+  else state.changed = true;
+  refresh();
+  saveWork();
+}
+
+/** The annotation last removed, which "Undo" puts back (once). */
+let removed = null;
+
+function remove(a) {
+  const at = state.annotations.indexOf(a);
+  if (at < 0) return;
+  state.annotations.splice(at, 1);
+  removed = { a, at };
+  $("undo-text").textContent = `${kindLabel(a)} removed${review.view && !a.draft ? " (withdrawn once you send)" : ""}.`;
+  $("undo").hidden = false;
+  changed();
+}
+
+function undoRemove() {
+  if (!removed) return;
+  const { a, at } = removed;
+  removed = null;
+  $("undo").hidden = true;
+  if (review.view && (review.ended || review.view.state !== "open")) return;
+  // Taken back after its withdrawal was sent, it is to be sent again.
+  if (review.view) a.draft = true;
+  state.annotations.splice(Math.min(at, state.annotations.length), 0, a);
+  changed();
 }
 
 // --- Share ----------------------------------------------------------------
@@ -678,17 +721,21 @@ const DECIDED = { approved: "The owner approved this plan.", changes_requested: 
 function showReviewState() {
   const view = review.view;
   $("review-bar").hidden = false;
-  const role = view.you.role === "owner" ? "You own this review" : `You review as ${view.you.name ?? "(no name yet)"}`;
+  const typed = $("author").value.trim() || author();
+  const role = view.you.role === "owner"
+    ? "You own this review"
+    : view.you.name
+      ? `You review as ${view.you.name}`
+      : `You review as ${typed} (your name is fixed when you first send)`;
   const writers = new Set(view.comments.map((c) => c.name)).size;
   const decided = DECIDED[view.state];
   $("review-state").textContent = review.ended
     ?? `${decided ?? stateLabel(view.state)} · v${view.latest} · ${writers} commenter${writers === 1 ? "" : "s"} · ${role}`;
   const open = view.state === "open" && !review.ended;
   $("review-versions").textContent = `Versions (${view.versions.length})`;
-  $("review-send").hidden = !open;
-  $("review-send").disabled = !review.dirty;
-  const sent = state.annotations.some((a) => a.own && !a.draft);
-  $("review-send").textContent = review.dirty ? "Send comments" : sent ? "Comments sent" : "Nothing to send";
+  // Offered only while there is something unsent.
+  $("review-send").hidden = !(open && review.dirty);
+  $("review-send").disabled = false;
   if (view.you.name) {
     $("author").value = view.you.name;
     $("author").disabled = true;
@@ -1117,6 +1164,16 @@ function wire() {
       e.preventDefault();
       return;
     }
+    if (editing) {
+      const edited = editing;
+      editing = null;
+      if (edited.text !== text) {
+        edited.text = text;
+        if (review.view) edited.draft = true;
+        changed();
+      }
+      return;
+    }
     addAnnotation(pending ? "COMMENT" : "GLOBAL_COMMENT", pending, text);
     getSelection()?.removeAllRanges();
   });
@@ -1125,6 +1182,7 @@ function wire() {
   $("author").addEventListener("input", (e) => {
     const name = e.target.value.trim();
     if (name) setAuthor(name);
+    if (review.view) showReviewState();
   });
   $("share").addEventListener("click", openShare);
   $("share-short").addEventListener("click", makeShort);
@@ -1182,6 +1240,7 @@ function wireShortcuts() {
   $("review-send").addEventListener("click", sendComments);
   $("review-links").addEventListener("click", openLinks);
   $("links-add").addEventListener("click", addReviewerLink);
+  $("undo-button").addEventListener("click", undoRemove);
   $("review-versions").addEventListener("click", () => showVersions(review.view, planOf));
   $("start-review").addEventListener("click", openStart);
   $("start-go").addEventListener("click", beginReview);

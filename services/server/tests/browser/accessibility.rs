@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 use testkit::TestApp;
 
-use crate::{harness, run_harness};
+use crate::{harness, reviews, run_harness};
 
 const PLAN: &str = "# Rollout plan\n\n\
     Move the sessions table to the new store without downtime.\n\n\
@@ -112,11 +112,27 @@ async fn the_share_page_has_no_serious_accessibility_violation_in_light_or_dark(
     assert_eq!(dialog(3), "share-dialog");
     assert_eq!(dialog(7), "help-dialog");
 
-    // One line per violation: "<page>: <id> (<impact>) <help> — <targets>".
+    let (runs, serious, all) = violations(sessions, &labels);
+    assert_eq!(runs, 10, "every page was checked in light and dark");
+    assert!(
+        serious.is_empty(),
+        "serious or critical axe violations:\n{}\n\nall violations:\n{}",
+        serious.join("\n"),
+        all.join("\n")
+    );
+}
+
+/// The axe runs of `sessions` (labelled by `labels`, None for other
+/// actions): how many ran, the serious or critical violations, and all of
+/// them, one line each ("<page>: <id> (<impact>) <help> — <targets>").
+fn violations(
+    sessions: &[Value],
+    labels: &[Vec<Option<String>>],
+) -> (usize, Vec<String>, Vec<String>) {
     let mut all = Vec::new();
     let mut serious = Vec::new();
     let mut runs = 0;
-    for (session, labels) in sessions.iter().zip(&labels) {
+    for (session, labels) in sessions.iter().zip(labels) {
         for (output, label) in session["outputs"].as_array().unwrap().iter().zip(labels) {
             let Some(label) = label else {
                 continue;
@@ -138,7 +154,155 @@ async fn the_share_page_has_no_serious_accessibility_violation_in_light_or_dark(
             }
         }
     }
-    assert_eq!(runs, 10, "every page was checked in light and dark");
+    (runs, serious, all)
+}
+
+/// The review pages: the owner's (comments of two versions, the links
+/// dialog with a new link and its QR code, the versions dialog with a
+/// diff, the request-changes dialog), a reviewer's with an unsent comment,
+/// and a share page's start dialog once the review is started; in light
+/// and dark. Saves the owner's and the reviewer's pages as screenshots
+/// (light, dark, phone width) in `target/portal-screenshots`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_pages_have_no_serious_accessibility_violation_in_light_or_dark() {
+    let Some((chromium, dir)) = harness() else {
+        return;
+    };
+    let app = TestApp::spawn(&[]).await;
+    let review = reviews::start_review(&app, 2).await;
+    review
+        .comment(
+            &app,
+            &review.reviewers[0],
+            "Bea",
+            json!([
+                ["C", "ten percent", "Start at one percent", null, null],
+                ["C", "old path", "A week is short", null, null],
+                ["G", "Fine otherwise", null, null],
+            ]),
+        )
+        .await;
+    review.push(&app, reviews::PLAN_V2, 1).await;
+    let shots = reviews::screenshots();
+    let shot = |name: &str| shots.join(name).to_string_lossy().into_owned();
+    let open = |what: &str| (json!({"keys": []}), Some(format!("open:{what}")));
+
+    let mut owner: Vec<(Value, Option<String>)> = axe_both("owner page");
+    owner.extend([
+        (json!({"screenshot": shot("review-owner-light.png")}), None),
+        (
+            json!({"screenshot": shot("review-owner-dark.png"), "dark": true}),
+            None,
+        ),
+        (
+            json!({"screenshot": shot("review-owner-phone.png"), "width": 390}),
+            None,
+        ),
+        (json!({"click": "#review-links"}), None),
+        (json!({"click": "#links-add"}), None),
+        (
+            json!({"waitText": ["#links-note", "Copy this link now"]}),
+            None,
+        ),
+        (
+            json!({"click": "#new-link .link-card button + button"}),
+            None,
+        ),
+        (json!({"waitText": ["#new-link", "Hide QR code"]}), None),
+        open("links-dialog"),
+    ]);
+    owner.extend(axe_both(
+        "owner links dialog with a new link and its QR code",
+    ));
+    owner.extend([
+        (json!({"closeDialog": true}), None),
+        (json!({"versions": true}), None),
+        open("versions-dialog"),
+    ]);
+    owner.extend(axe_both("versions dialog"));
+    owner.extend([
+        (
+            json!({"screenshot": shot("review-owner-versions-light.png")}),
+            None,
+        ),
+        (json!({"closeDialog": true}), None),
+        (json!({"click": "#review-changes"}), None),
+        open("decide-dialog"),
+    ]);
+    owner.extend(axe_both("request-changes dialog"));
+
+    let mut reviewer: Vec<(Value, Option<String>)> = vec![
+        (json!({"author": "Cy"}), None),
+        (
+            json!({"comment": ["error rate", "Which error rate?"]}),
+            None,
+        ),
+    ];
+    reviewer.extend(axe_both("reviewer page with an unsent comment"));
+    reviewer.extend([
+        (
+            json!({"screenshot": shot("review-reviewer-draft-light.png")}),
+            None,
+        ),
+        (
+            json!({"screenshot": shot("review-reviewer-draft-dark.png"), "dark": true}),
+            None,
+        ),
+        (
+            json!({"screenshot": shot("review-reviewer-draft-phone.png"), "width": 390}),
+            None,
+        ),
+    ]);
+
+    let share = link(
+        &app.base_url,
+        &json!({"p": PLAN, "a": [["G", "Looks good overall", "Cy", null]]}),
+    );
+    let mut start: Vec<(Value, Option<String>)> =
+        vec![(json!({"startReview": true}), None), open("start-dialog")];
+    start.extend(axe_both("start dialog with the owner and reviewer links"));
+
+    let mut sessions = Vec::new();
+    let mut labels = Vec::new();
+    for (url, actions) in [
+        (review.link(&app, &review.owner), owner),
+        (review.link(&app, &review.reviewers[1]), reviewer),
+        (share, start),
+    ] {
+        let (actions, names): (Vec<_>, Vec<_>) = actions.into_iter().unzip();
+        sessions.push(json!({"url": url, "actions": actions}));
+        labels.push(names);
+    }
+    let report = run_harness(
+        &dir,
+        "review.mjs",
+        &json!({"chromium": chromium, "sessions": sessions}),
+    )
+    .await;
+    let sessions = report["sessions"].as_array().unwrap();
+    // Each dialog was open while axe looked at it.
+    let mut axe_labels = Vec::new();
+    for (session, names) in sessions.iter().zip(&mut labels) {
+        for (output, name) in session["outputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(names.iter_mut())
+        {
+            if let Some(dialog) = name.as_deref().and_then(|n| n.strip_prefix("open:")) {
+                let said: Value = serde_json::from_str(output.as_str().unwrap()).unwrap();
+                assert_eq!(said["dialog"], dialog, "{session}");
+                *name = None;
+            } else if let Some(label) = name {
+                axe_labels.push(label.clone());
+            }
+        }
+    }
+    let (runs, serious, all) = violations(sessions, &labels);
+    assert_eq!(
+        runs, 12,
+        "every page and dialog in light and dark: {axe_labels:?}"
+    );
     assert!(
         serious.is_empty(),
         "serious or critical axe violations:\n{}\n\nall violations:\n{}",

@@ -19,11 +19,11 @@ const PLAN: &str = "# Deploy plan\n\nRoll out to ten percent first, then widen t
 
 /// A review made through the API with real encryption: its id, key,
 /// owner token and one reviewer token.
-struct Review {
-    id: String,
-    key: ShareKey,
-    owner: String,
-    reviewers: Vec<String>,
+pub(crate) struct Review {
+    pub(crate) id: String,
+    pub(crate) key: ShareKey,
+    pub(crate) owner: String,
+    pub(crate) reviewers: Vec<String>,
 }
 
 fn seal(key: &ShareKey, json: &Value) -> String {
@@ -33,7 +33,7 @@ fn seal(key: &ShareKey, json: &Value) -> String {
     share_codec::encrypt_with(key, &iv, &share_codec::compress(&json.to_string()))
 }
 
-async fn start_review(app: &TestApp, reviewers: usize) -> Review {
+pub(crate) async fn start_review(app: &TestApp, reviewers: usize) -> Review {
     let key = ShareKey::generate().unwrap();
     let data = seal(&key, &json!({"p": PLAN, "a": []}));
     let digest = share_codec::plan_digest(&key, PLAN);
@@ -73,7 +73,7 @@ async fn start_review(app: &TestApp, reviewers: usize) -> Review {
 }
 
 impl Review {
-    fn link(&self, app: &TestApp, token: &str) -> String {
+    pub(crate) fn link(&self, app: &TestApp, token: &str) -> String {
         format!(
             "{}/r/{}#key={}&t={token}",
             app.base_url,
@@ -83,7 +83,7 @@ impl Review {
     }
 
     /// Puts a comment set as the holder of `token`, named `name`.
-    async fn comment(&self, app: &TestApp, token: &str, name: &str, tuples: Value) {
+    pub(crate) async fn comment(&self, app: &TestApp, token: &str, name: &str, tuples: Value) {
         let data = seal(&self.key, &json!({"v": 1, "a": tuples}));
         let response = app
             .client
@@ -113,7 +113,7 @@ impl Review {
 }
 
 /// Where the tests save screenshots of the pages, for a person to look at.
-fn screenshots() -> PathBuf {
+pub(crate) fn screenshots() -> PathBuf {
     let shots = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../target/portal-screenshots"
@@ -560,11 +560,11 @@ async fn a_share_link_starts_a_review_with_an_owner_link_and_reviewer_links() {
 }
 
 /// The plan's second version: the old path's line is gone, a new one is in.
-const PLAN_V2: &str = "# Deploy plan\n\nRoll out to ten percent first, then widen to everyone.\n\nWatch the error rate for a day.\n";
+pub(crate) const PLAN_V2: &str = "# Deploy plan\n\nRoll out to ten percent first, then widen to everyone.\n\nWatch the error rate for a day.\n";
 
 impl Review {
     /// Pushes `plan` as the owner, on version `parent`.
-    async fn push(&self, app: &TestApp, plan: &str, parent: u64) -> Value {
+    pub(crate) async fn push(&self, app: &TestApp, plan: &str, parent: u64) -> Value {
         let response = app
             .client
             .post(format!(
@@ -675,5 +675,104 @@ async fn a_version_pushed_while_a_reviewer_drafts_is_announced_and_compared() {
             .unwrap()
             .len(),
         1
+    );
+}
+
+/// The texts of the comments `writer` (a name) has stored on the review.
+async fn stored_texts(review: &Review, app: &TestApp, name: &str) -> Vec<String> {
+    let view = review.view(app).await;
+    let Some(set) = view["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+    else {
+        return Vec::new();
+    };
+    let opened = open_blob(set["data"].as_str().unwrap(), &review.key);
+    opened["a"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tuple| {
+            // ["C", quote, text, …] or ["G", text, …]
+            let at = if tuple[0] == "G" { 1 } else { 2 };
+            tuple[at].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_edits_withdraws_and_takes_back_her_comments_and_a_taken_name_is_refused() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 2).await;
+    let bea = run(
+        json!([{"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"author": "Bea"},
+            {"comment": ["ten percent", "Start at one"]},
+            {"global": "Fine otherwise"},
+            {"reviewSend": true},
+            {"edit": [0, "Start at one percent"]},
+            {"annotationsNow": true},
+            {"reviewSend": true},
+            {"remove": 1},
+            {"remove": 0},
+            {"reviewSend": true},
+            {"undo": true},
+            {"annotationsNow": true},
+            {"reviewSend": true},
+        ]}]),
+    )
+    .await;
+    let s = &bea[0];
+    let out =
+        |i: usize| -> Value { serde_json::from_str(s["outputs"][i].as_str().unwrap()).unwrap() };
+    assert_eq!(s["outputs"][3], "Sent: 2 annotations.");
+    assert_eq!(
+        out(5),
+        json!([
+            {"meta": "Comment — Bea · not sent", "text": "Start at one percent"},
+            {"meta": "Comment on the plan — Bea", "text": "Fine otherwise"},
+        ])
+    );
+    assert_eq!(s["outputs"][6], "Sent: 2 annotations.");
+    assert_eq!(s["outputs"][9], "Your comments are withdrawn.");
+    assert_eq!(
+        s["outputs"][10],
+        "Comment removed (withdrawn once you send)."
+    );
+    assert_eq!(
+        out(11),
+        json!([{"meta": "Comment — Bea · not sent", "text": "Start at one percent"}])
+    );
+    assert_eq!(s["outputs"][12], "Sent: 1 annotation.");
+    assert_eq!(
+        stored_texts(&review, &app, "Bea").await,
+        ["Start at one percent"]
+    );
+    // Another reviewer asking for Bea's name is told why, and can pick
+    // another.
+    let other = run(
+        json!([{"url": review.link(&app, &review.reviewers[1]), "actions": [
+            {"author": "Bea"},
+            {"global": "Me too"},
+            {"reviewSend": true},
+            {"author": "Bee"},
+            {"reviewSend": true},
+        ]}]),
+    )
+    .await;
+    assert_eq!(
+        other[0]["outputs"][2],
+        "Another reviewer of this review already writes under that name: choose another one."
+    );
+    assert_eq!(other[0]["outputs"][4], "Sent: 1 annotation.");
+    assert_eq!(stored_texts(&review, &app, "Bee").await, ["Me too"]);
+    assert_eq!(
+        stored_texts(&review, &app, "Bea").await,
+        ["Start at one percent"]
     );
 }

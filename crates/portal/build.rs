@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         sources = waiting;
     }
-    let html = index_html.ok_or("web/index.html is missing")?;
+    let html = with_module_preloads(&index_html.ok_or("web/index.html is missing")?, web)?;
     let html = resolve(html.as_bytes(), &names, &hashed_names)
         .ok_or("web/index.html names a file that web/ does not have")?;
     let html = String::from_utf8(html)?;
@@ -73,6 +73,40 @@ fn main() -> Result<(), Box<dyn Error>> {
     table.push(']');
     std::fs::write(out.join("assets.rs"), table)?;
     Ok(())
+}
+
+/// `html` with a `<link rel="modulepreload">` for every module its
+/// `app.js` imports statically, directly or not, ahead of the script: the
+/// browser then fetches them all at once instead of one level of imports
+/// after another. Modules imported only by `import()` are left to load
+/// when asked for.
+fn with_module_preloads(html: &str, web: &Path) -> Result<String, Box<dyn Error>> {
+    const SCRIPT: &str = r#"<script type="module" src="{{app.js}}"></script>"#;
+    if !html.contains(SCRIPT) {
+        return Err(format!("web/index.html must load the app as {SCRIPT}").into());
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let mut queue = vec!["app.js".to_owned()];
+    while let Some(module) = queue.pop() {
+        let source = std::fs::read_to_string(web.join(&module))?;
+        for (at, _) in source.match_indices("from \"{{") {
+            let rest = &source[at + "from \"{{".len()..];
+            let Some(end) = rest.find("}}\"") else {
+                continue;
+            };
+            let name = rest[..end].to_owned();
+            if name != "app.js" && !seen.contains(&name) {
+                seen.push(name.clone());
+                queue.push(name);
+            }
+        }
+    }
+    seen.sort();
+    let links: String = seen
+        .iter()
+        .map(|name| format!("<link rel=\"modulepreload\" href=\"{{{{{name}}}}}\">\n"))
+        .collect();
+    Ok(html.replace(SCRIPT, &format!("{links}{SCRIPT}")))
 }
 
 /// `bytes` with every `{{file}}` replaced by `/assets/<hashed name>`, or

@@ -1277,10 +1277,17 @@ function wireShortcuts() {
 
 async function main() {
   wire();
-  state.config = await loadConfig();
+  const opened = reopened() ?? { path: location.pathname, search: location.search, hash: location.hash };
+  const configured = loadConfig();
+  // A hash link needs nothing of the configuration to be decoded: its
+  // payload inflates while the configuration loads.
+  const hashPayload = opened.path === "/" && isSharePayload(opened.hash)
+    ? decodeOrExplain(opened.hash.replace(/^#/, "").split("?")[0])
+    : null;
+  hashPayload?.catch(() => {}); // Awaited below, where a failure is shown.
+  state.config = await configured;
   if (state.config.testHooks?.disableSanitizer === true) disableSanitizerForTests();
   const origins = Array.isArray(state.config.callbackOrigins) ? state.config.callbackOrigins : [];
-  const opened = reopened() ?? { path: location.pathname, search: location.search, hash: location.hash };
   callback = callbackOf(opened.search ?? "", opened.hash, origins);
   const short = /^\/p\/([A-Za-z0-9]{6,16})$/.exec(opened.path);
   const fragment = opened.hash;
@@ -1329,7 +1336,7 @@ async function main() {
     return;
   }
   try {
-    accept(await decodeOrExplain(fragment.replace(/^#/, "").split("?")[0]));
+    accept(await (hashPayload ?? decodeOrExplain(fragment.replace(/^#/, "").split("?")[0])));
   } catch (error) {
     fail(HASH_ERROR, error);
     return;

@@ -34,9 +34,15 @@ fn seal(key: &ShareKey, json: &Value) -> String {
 }
 
 pub(crate) async fn start_review(app: &TestApp, reviewers: usize) -> Review {
+    start_review_of(app, &json!({"p": PLAN, "a": []}), reviewers).await
+}
+
+/// A review whose first version is the share payload `version` (its
+/// digest that of `version.p`), with `reviewers` reviewer links.
+pub(crate) async fn start_review_of(app: &TestApp, version: &Value, reviewers: usize) -> Review {
     let key = ShareKey::generate().unwrap();
-    let data = seal(&key, &json!({"p": PLAN, "a": []}));
-    let digest = share_codec::plan_digest(&key, PLAN);
+    let data = seal(&key, version);
+    let digest = share_codec::plan_digest(&key, version["p"].as_str().unwrap());
     let created: Value = app
         .client
         .post(format!("{}/api/v1/reviews", app.base_url))

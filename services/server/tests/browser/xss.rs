@@ -23,7 +23,7 @@ use testkit::TestApp;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
-use crate::{harness, run_harness};
+use crate::{harness, reviews, run_harness};
 
 const SHORT_ERROR: &str = "Failed to load shared plan — the link may be expired or incomplete.";
 
@@ -516,79 +516,38 @@ async fn f11_a_paste_api_the_portal_does_not_allow_is_never_asked() {
     }
 }
 
-/// `json` sealed as a review blob under `key`.
-fn seal(key: &share_codec::ShareKey, json: &Value, n: u8) -> String {
-    let mut iv = [0u8; 12];
-    iv[0] = n;
-    share_codec::encrypt_with(key, &iv, &share_codec::compress(&json.to_string()))
-}
-
-/// F12: review pages. For each payload, a review whose plan is the F1
-/// share (the payload in every field) and a writer named with the payload
-/// (when it is a valid name, at most 64 characters) whose comments carry
-/// it: opened as the owner (links dialog too) and as that writer, in turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f12_review_pages_render_the_corpus_inert() {
     let Some((chromium, dir)) = harness() else {
         return;
     };
     let app = TestApp::spawn(&[]).await;
-    let url = |path: &str| format!("{}{path}", app.base_url);
     let mut cases = Vec::new();
     for (i, payload) in corpus().iter().enumerate() {
-        let key = share_codec::ShareKey::generate().unwrap();
         let plan: Value = serde_json::from_str(&share_json(payload)).unwrap();
-        let p = plan["p"].as_str().unwrap();
-        let created: Value = app
-            .client
-            .post(url("/api/v1/reviews"))
-            .json(&json!({"version": {
-                "data": seal(&key, &plan, 1),
-                "digest": share_codec::plan_digest(&key, p),
-            }}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let id = created["id"].as_str().unwrap();
-        let owner = created["ownerToken"].as_str().unwrap();
-        let link: Value = app
-            .client
-            .post(url(&format!("/api/v1/reviews/{id}/links")))
-            .bearer_auth(owner)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let writer = link["token"].as_str().unwrap();
+        let review = reviews::start_review_of(&app, &plan, 1).await;
         let name = if payload.chars().count() <= 64 {
             payload.clone()
         } else {
             format!("writer {i}")
         };
-        let set = json!({"v": 1, "a": [
-            ["C", payload, payload, payload, null],
-            ["G", payload, payload, null],
-        ]});
-        let put = app
-            .client
-            .put(url(&format!("/api/v1/reviews/{id}/comments")))
-            .bearer_auth(writer)
-            .json(&json!({"name": name, "version": 1, "data": seal(&key, &set, 2)}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(put.status(), 200, "name {name:?}");
+        let writer = &review.reviewers[0];
+        review
+            .comment(
+                &app,
+                writer,
+                &name,
+                json!([
+                    ["C", payload, payload, payload, null],
+                    ["G", payload, payload, null],
+                ]),
+            )
+            .await;
         let as_owner = i % 2 == 0;
-        let token = if as_owner { owner } else { writer };
+        let token = if as_owner { &review.owner } else { writer };
         cases.push(json!({
             "name": format!("#{i} {} {payload}", if as_owner { "owner" } else { "writer" }),
-            "url": url(&format!("/r/{id}#key={}&t={token}", key.to_base64url())),
+            "url": review.link(&app, token),
             "annotations": [
                 {"meta": format!("Comment — {payload}"), "quote": payload, "text": payload},
                 {"meta": format!("Comment on the plan — {payload}"), "quote": null, "text": payload},

@@ -28,9 +28,12 @@ const policy = globalThis.trustedTypes
   ? trustedTypes.createPolicy("planshare", { createHTML: sanitize })
   : { createHTML: sanitize };
 
+/** marked's options: GitHub-flavoured, synchronous. */
+const MARKED = { gfm: true, async: false };
+
 /** The plan's markdown as sanitised HTML (GitHub-flavoured). */
 export function renderPlan(markdown) {
-  return policy.createHTML(marked.parse(markdown, { gfm: true, async: false }));
+  return policy.createHTML(marked.parse(markdown, MARKED));
 }
 
 const ALERTS = { NOTE: "Note", TIP: "Tip", IMPORTANT: "Important", WARNING: "Warning", CAUTION: "Caution" };
@@ -160,7 +163,13 @@ export function renderHtml(root, html) {
 /** Renders `markdown` into `root`. */
 export function render(root, markdown) {
   current = null;
-  root.innerHTML = renderPlan(markdown);
+  if (sanitizing) {
+    // DOMPurify parses the HTML inert and hands over the nodes it kept:
+    // nothing is serialised and parsed again.
+    root.replaceChildren(DOMPurify.sanitize(marked.parse(markdown, MARKED), { ...PURIFY, RETURN_DOM_FRAGMENT: true }));
+  } else {
+    root.innerHTML = renderPlan(markdown);
+  }
   renderAlerts(root);
   labelTasks(root);
   renderCode(root);

@@ -1,7 +1,10 @@
 //! `portal`: how long the share portal takes, in headless Chromium, from
 //! navigation to every annotation highlighted, for a large plan (default
-//! 200 KB of markdown with 200 annotations), opened as a hash link and as an
-//! encrypted short link from a running planshare server.
+//! 200 KB of markdown with 200 annotations), opened as a hash link, as an
+//! encrypted short link and as a live review's owner page (the plan as
+//! version 1, the annotations as the comment sets of four reviewers) from a
+//! running planshare server; and how long a reviewer's comment takes from
+//! its PUT's `200` to being painted on that owner page (`--paint-rounds`).
 //!
 //! The figure is the app's own `planshare:highlighted` performance mark
 //! (navigation start → decode, render, sanitise, highlight code, re-find
@@ -11,6 +14,7 @@
 //! for comparing builds on the same machine.
 
 use crate::DEFAULT_SERVER_BIN;
+use crate::reviews::api::Api;
 use crate::run::{READY_POLL, READY_TIMEOUT, check_server_bin, planshare_command, temp_dir};
 use anyhow::{Context as _, bail};
 use bytes::Bytes;
@@ -18,9 +22,11 @@ use clap::Args;
 use loadtests::backend::StoreConfig;
 use loadtests::client::Conn;
 use loadtests::clock::UtcTime;
+use loadtests::payload::Rng;
 use loadtests::process::{ServerProcess, free_port};
 use loadtests::stats;
 use serde_json::{Value, json};
+use share_codec::ShareKey;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -47,6 +53,10 @@ pub(crate) struct PortalArgs {
     /// Page loads per link; the median is reported.
     #[arg(long, default_value_t = 7)]
     runs: usize,
+    /// Comments PUT, one after the other, while the owner page is open;
+    /// the median time from each `200` to its comment painted is reported.
+    #[arg(long, default_value_t = 20)]
+    paint_rounds: usize,
     /// Folder for `portal-<UTC timestamp>.json` and `.md` (created if missing).
     #[arg(long, default_value = "loadtests/results")]
     out: PathBuf,
@@ -123,6 +133,92 @@ fn payload(markdown: &str, targets: &[String], count: usize) -> Value {
     json!({"p": markdown, "a": tuples})
 }
 
+/// Reviewers whose comment sets carry the review page's annotations.
+const REVIEWERS: usize = 4;
+
+/// `json` sealed as a review blob: deflated and encrypted under `key`
+/// with a fresh IV (the IV needs to be unique, not secret, here).
+fn seal(key: &ShareKey, rng: &mut Rng, json: &Value) -> String {
+    let mut iv = [0u8; share_codec::crypto::IV_LEN];
+    for chunk in iv.chunks_mut(8) {
+        let bytes = rng.next_u64().to_le_bytes();
+        chunk.copy_from_slice(&bytes[..chunk.len()]);
+    }
+    share_codec::encrypt_with(key, &iv, &share_codec::compress(&json.to_string()))
+}
+
+/// A `PUT …/comments` body: `name`'s comment set on version 1.
+fn comment_set(key: &ShareKey, rng: &mut Rng, name: &str, tuples: &[Value]) -> Bytes {
+    let data = seal(key, rng, &json!({"v": 1, "a": tuples}));
+    Bytes::from(json!({"name": name, "version": 1, "data": data}).to_string())
+}
+
+/// The review the owner page is timed on and the paint probe's setup: a
+/// review of `markdown` whose annotations are spread over [`REVIEWERS`]
+/// comment sets, plus one more reviewer link ("Probe") and the bodies it
+/// PUTs, one comment each on a target of the plan.
+struct ReviewSetup {
+    owner_link: String,
+    id: String,
+    probe_token: String,
+    probe_bodies: Vec<(String, String)>,
+}
+
+async fn set_up_review(
+    server: &ServerProcess,
+    base: &str,
+    markdown: &str,
+    tuples: &[Value],
+    targets: &[String],
+    rounds: usize,
+) -> anyhow::Result<ReviewSetup> {
+    let key = ShareKey::generate().context("making a review key")?;
+    let mut rng = Rng::from_entropy(0x9a17);
+    let mut api = Api::connect(server.addr()).await?;
+    let version = seal(&key, &mut rng, &json!({"p": markdown, "a": []}));
+    let review = api
+        .create_review_with(&version, &share_codec::plan_digest(&key, markdown))
+        .await?;
+    for r in 0..REVIEWERS {
+        let token = api.mint_link(&review).await?;
+        let name = format!("Reviewer {}", r + 1);
+        let mine: Vec<Value> = tuples
+            .iter()
+            .skip(r)
+            .step_by(REVIEWERS)
+            .map(|t| {
+                let mut t = t.clone();
+                // Each tuple's author is the set's writer (the page shows the bound name).
+                let author = if t[0] == "C" { 3 } else { 2 };
+                t[author] = json!(name);
+                t
+            })
+            .collect();
+        let body = comment_set(&key, &mut rng, &name, &mine);
+        api.put_comments(&review, &token, body).await?;
+    }
+    let probe_token = api.mint_link(&review).await?;
+    let probe_bodies = (0..rounds)
+        .map(|i| {
+            let text = format!("paint probe {i}");
+            let target = &targets[(i * 7 + 3) % targets.len()];
+            let body = comment_set(
+                &key,
+                &mut rng,
+                "Probe",
+                &[json!(["C", target, text, "Probe", null])],
+            );
+            (String::from_utf8_lossy(&body).into_owned(), text)
+        })
+        .collect();
+    Ok(ReviewSetup {
+        owner_link: share_codec::review_url(base, &review.id, &key, &review.owner, None),
+        id: review.id,
+        probe_token,
+        probe_bodies,
+    })
+}
+
 pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
     check_server_bin(&args.server_bin)?;
     if !args.chromium.is_file() {
@@ -153,7 +249,8 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
     let base = format!("http://{}", server.addr());
 
     let (markdown, targets) = plan(args.plan_kb);
-    let json = payload(&markdown, &targets, args.annotations).to_string();
+    let share = payload(&markdown, &targets, args.annotations);
+    let json = share.to_string();
     let compressed = share_codec::compress(&json);
     let hash_link = share_codec::hash_url(&base, &compressed);
     let (key, data) = share_codec::encrypt(&compressed).context("encrypting the payload")?;
@@ -181,10 +278,31 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
         args.runs
     );
 
+    let tuples = share["a"].as_array().context("no annotations")?;
+    let review = set_up_review(
+        &server,
+        &base,
+        &markdown,
+        tuples,
+        &targets,
+        args.paint_rounds,
+    )
+    .await?;
+
     let input = json!({
         "chromium": args.chromium,
         "runs": args.runs,
-        "links": [{"name": "hash link", "url": hash_link}, {"name": "short link", "url": short_link}],
+        "links": [
+            {"name": "hash link", "url": hash_link},
+            {"name": "short link", "url": short_link},
+            {"name": "review (owner page)", "url": review.owner_link},
+        ],
+        "paint": {
+            "url": review.owner_link,
+            "endpoint": format!("{base}/api/v1/reviews/{}/comments", review.id),
+            "token": review.probe_token,
+            "bodies": review.probe_bodies.iter().map(|(body, text)| json!({"body": body, "text": text})).collect::<Vec<_>>(),
+        },
     });
     let harness = args.harness.clone();
     let output = tokio::task::spawn_blocking(move || -> anyhow::Result<std::process::Output> {
@@ -255,6 +373,22 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
         );
         rows.push(json!({"name": result["name"], "median_highlighted_ms": median, "runs": runs}));
     }
+    let paint: Vec<f64> = report["paint"]["latenciesMs"]
+        .as_array()
+        .context("no paint latencies")?
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    let (lo, hi) = paint.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| {
+        (lo.min(*v), hi.max(*v))
+    });
+    let paint_median = stats::median(&paint);
+    let _ = writeln!(
+        md,
+        "\nA reviewer's comment, PUT → painted on the open owner page (the next frame after it is listed): median {:.0} ms, {lo:.0}–{hi:.0} ms over {} comments.",
+        paint_median.unwrap_or(f64::NAN),
+        paint.len()
+    );
     let out = json!({
         "started_utc": started.iso(),
         "plan_bytes": markdown.len(),
@@ -262,6 +396,7 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
         "hash_link_chars": hash_link.len(),
         "paste_chars": data.len(),
         "results": rows,
+        "paint": {"median_ms": paint_median, "latencies_ms": paint},
     });
     let stem = args.out.join(format!("portal-{}", started.compact()));
     let (md_path, json_path) = (stem.with_extension("md"), stem.with_extension("json"));

@@ -3,9 +3,18 @@
 // mark), for each link, `runs` times, each in a fresh browser context (no
 // cache shared between runs).
 //
-// Input (stdin, JSON): { "chromium", "runs", "links": [{ "name", "url" }] }
+// Then, with `paint`, the time from a reviewer's comment being stored to
+// it being painted on an open review page: the page (`paint.url`, the
+// owner's) is opened once; each body of `paint.bodies` is PUT to
+// `paint.endpoint` with the reviewer's token, one after the other, and the
+// page reports when its comment (`text`) is listed with its highlight — at
+// the next animation frame after that, when the browser paints. Both
+// clocks are the machine's wall clock (performance.timeOrigin + now()).
+//
+// Input (stdin, JSON): { "chromium", "runs", "links": [{ "name", "url" }],
+//   "paint"?: { "url", "endpoint", "token", "bodies": [{ "body", "text" }] } }
 // Output (stdout, JSON): { "results": [{ "name", "runs": [{ "highlightedMs", "decodedMs", "renderedMs",
-//   "domContentLoadedMs", "marks", "annotations" }] }] }
+//   "domContentLoadedMs", "marks", "annotations" }] }], "paint"?: { "latenciesMs": [...] } }
 
 import { chromium } from "playwright-core";
 
@@ -22,6 +31,51 @@ const browser = await chromium.launch({
 });
 const results = [];
 let failed = false;
+let paint;
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** Times each comment of `setup.bodies` from its PUT's 200 to painted. */
+async function paintLatencies(setup) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(setup.url);
+  await page.waitForFunction(() => performance.getEntriesByName("planshare:highlighted").length > 0, null, { timeout: 60000 });
+  const latenciesMs = [];
+  for (const { body, text } of setup.bodies) {
+    // Resolves with the wall-clock time of the first frame after the
+    // comment is listed and highlighted.
+    const seen = page.evaluate((text) => new Promise((resolve) => {
+      const shown = () => {
+        const item = [...document.querySelectorAll("#annotation-list li")].find((li) => li.textContent.includes(text));
+        return item !== undefined && document.querySelector(`#plan mark[data-bind-id="${CSS.escape(item.dataset.annotationId)}"]`) !== null;
+      };
+      const done = () => requestAnimationFrame(() => resolve(performance.timeOrigin + performance.now()));
+      if (shown()) return done();
+      const watch = new MutationObserver(() => {
+        if (!shown()) return;
+        watch.disconnect();
+        done();
+      });
+      watch.observe(document.getElementById("annotation-list"), { childList: true, subtree: true });
+    }), text);
+    // The page's observer is in place before the comment is sent.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+    const response = await fetch(setup.endpoint, {
+      method: "PUT",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${setup.token}` },
+      body,
+    });
+    const stored = now();
+    if (response.status !== 200) throw new Error(`PUT comments: HTTP ${response.status} ${await response.text()}`);
+    const painted = await Promise.race([seen, new Promise((_, reject) => setTimeout(() => reject(new Error(`"${text}" not painted within 20 s`)), 20000))]);
+    latenciesMs.push(Math.round((painted - stored) * 10) / 10);
+    // Let the page's long poll ask again before the next comment.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  await context.close();
+  return { latenciesMs };
+}
 try {
   for (const link of input.links) {
     const runs = [];
@@ -46,8 +100,9 @@ try {
     }
     results.push({ name: link.name, runs });
   }
+  if (input.paint) paint = await paintLatencies(input.paint);
 } finally {
   await browser.close();
 }
-process.stdout.write(JSON.stringify({ results }) + "\n");
+process.stdout.write(JSON.stringify({ results, paint }) + "\n");
 process.exit(failed ? 1 : 0);

@@ -113,6 +113,16 @@ impl Api {
     pub(crate) async fn create_review(&mut self, size: usize) -> anyhow::Result<Review> {
         let data = String::from_utf8(random_base64url(&mut self.rng, size.max(1)))?;
         let digest = String::from_utf8(random_base64url(&mut self.rng, 43))?;
+        self.create_review_with(&data, &digest).await
+    }
+
+    /// `POST /api/v1/reviews` with a first version of `data` (base64url)
+    /// and `digest`.
+    pub(crate) async fn create_review_with(
+        &mut self,
+        data: &str,
+        digest: &str,
+    ) -> anyhow::Result<Review> {
         let body = format!(r#"{{"version":{{"data":"{data}","digest":"{digest}"}}}}"#);
         let reply = self
             .call(

@@ -13,7 +13,7 @@
 //! run opens. The process's open-file limit is raised to its hard limit
 //! when the streams need more (the servers inherit it).
 
-mod api;
+pub(crate) mod api;
 mod fanout;
 mod idle;
 mod puts;

@@ -407,3 +407,34 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
     eprintln!("wrote {} and {}", md_path.display(), json_path.display());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comment_set_opens_with_the_review_key_as_the_portal_reads_it() {
+        let key = ShareKey::from_bytes([7; 32]);
+        let mut rng = Rng::new(1);
+        let tuples = [json!([
+            "C",
+            "marker1x0 step",
+            "paint probe 0",
+            "Probe",
+            null
+        ])];
+        let body: Value = serde_json::from_slice(&comment_set(&key, &mut rng, "Probe", &tuples))
+            .expect("the body is JSON");
+        assert_eq!(body["name"], "Probe");
+        assert_eq!(body["version"], 1);
+        let sealed = body["data"].as_str().expect("data is a string");
+        let compressed =
+            share_codec::decrypt(sealed, &key.to_base64url()).expect("opens with the key");
+        let plain = share_codec::decompress(&compressed, 1 << 20).expect("inflates");
+        let opened: Value = serde_json::from_str(&plain).expect("JSON inside");
+        assert_eq!(opened, json!({"v": 1, "a": tuples}));
+        // Each blob gets an IV of its own.
+        let again = seal(&key, &mut rng, &json!({"v": 1, "a": tuples}));
+        assert_ne!(&sealed[..16], &again[..16]);
+    }
+}

@@ -643,6 +643,9 @@ const review = {
   client: null, api: null, key: null, view: null, waiting: null, ended: null, dirty: false, stop: new AbortController(),
   /** Each version's plan fetched so far, by number (promises). */
   plans: new Map(),
+  /** The latest version's payload as last opened: `{ n, opened }`
+   * (versions never change, so a comment needs no new fetch of it). */
+  latest: null,
 };
 
 /** The plan of a version payload: the markdown, or an HTML plan's
@@ -666,25 +669,31 @@ function planOf(n) {
   return review.plans.get(n);
 }
 
+/** Version `n`'s payload, fetched and opened once for as long as it is
+ * the latest. */
+function latestPayload(n) {
+  if (review.latest?.n !== n) {
+    const opened = review.client.version(n).then((version) => openBlob(version.data, review.key).catch(() => {
+      throw new LoadError("The key in the link does not open this review's plan: the link may be incomplete or changed.");
+    }));
+    review.latest = { n, opened };
+    opened.catch(() => {
+      if (review.latest?.opened === opened) review.latest = null;
+    });
+  }
+  return review.latest.opened;
+}
+
 /** The review's latest plan and every comment set, opened with the key. */
 async function readReview() {
   const view = await review.client.view();
-  const version = await review.client.version(view.latest);
-  let payload;
-  try {
-    payload = await openBlob(version.data, review.key);
-  } catch {
-    throw new LoadError("The key in the link does not open this review's plan: the link may be incomplete or changed.");
-  }
+  const payload = await latestPayload(view.latest);
   const annotations = annotationsOf(payload).map((a) => ({ ...a, id: `plan-${a.id}`, version: view.latest }));
   const attachments = attachmentsOf(payload);
-  for (const set of view.comments) {
-    let opened;
-    try {
-      opened = await openBlob(set.data, review.key);
-    } catch {
-      continue; // Not sealed with this review's key: nothing a reader can show.
-    }
+  const sets = await Promise.all(view.comments.map((set) => openBlob(set.data, review.key).catch(() => null)));
+  for (const [i, set] of view.comments.entries()) {
+    const opened = sets[i];
+    if (!opened) continue; // Not sealed with this review's key: nothing a reader can show.
     annotations.push(...commentAnnotations(set, opened, set.writer === view.you.link));
     for (const image of commentAttachments(opened)) {
       if (!attachments.some((b) => b.path === image.path)) attachments.push(image);

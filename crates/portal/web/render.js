@@ -1,5 +1,7 @@
-// The plan's markdown as HTML: marked (GitHub-flavoured) → DOMPurify →
-// the page, through the one Trusted Types policy; then DOM-only passes
+// The plan's markdown as HTML: marked (GitHub-flavoured) → DOMPurify,
+// which parses it inert (under its own Trusted Types policy) and hands the
+// nodes it kept to the page; any other HTML goes through the page's one
+// policy, which sanitises with DOMPurify too. Then DOM-only passes
 // (GitHub alerts) that touch text nodes and classes, and code highlighting,
 // whose markup goes through the same policy. Raw-HTML plans are shown in a
 // sandboxed frame document of their own (`/frame`, see renderHtml).

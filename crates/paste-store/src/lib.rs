@@ -26,6 +26,8 @@ mod time;
 pub mod conformance;
 
 pub use backends::fs::FsStore;
+#[cfg(unix)]
+pub use backends::fs::inventory::{FileHead, FsEntry, FsEntryKind, QUARANTINE_DIR};
 pub use backends::memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use backends::redis::RedisStore;
@@ -35,6 +37,10 @@ pub use config::{FsConfig, FsSync, RedisConfig, S3Config, StoreConfig, StoreKind
 pub use error::{OpenError, RecordHeader, StoreError};
 pub use key::{KeyError, KeyKind, Namespace, PasteId, PasteKey};
 pub use payload::{DeleteToken, DeleteTokenDigest, Payload, StoredPaste};
+pub use record::{
+    HEADER_LEN as RECORD_HEADER_LEN, RECORD_FORMAT, RecordInfo, RecordProblem,
+    check_text as check_record_text, encode as encode_record, inspect as inspect_record,
+};
 pub use time::{UnixMillis, now_ms};
 
 use std::sync::Arc;

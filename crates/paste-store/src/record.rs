@@ -28,7 +28,13 @@
 use crate::{DeleteTokenDigest, Payload, RecordHeader, StoreError, StoredPaste};
 
 const MAGIC: &[u8; 4] = b"PSP1";
-const HEADER_LEN: usize = 64;
+/// The stored-format version of the records this build writes: the last
+/// byte of the magic (`PSP1`). A record of another version is reported
+/// by [`inspect`] as such, so a later format can be told apart and
+/// migrated instead of being read as damage.
+pub const RECORD_FORMAT: u8 = 1;
+/// The length of a record's header.
+pub const HEADER_LEN: usize = 64;
 const FLAG_BASE64URL: u8 = 1;
 const FLAG_TOKEN: u8 = 2;
 const FLAG_BURN: u8 = 4;
@@ -49,7 +55,8 @@ fn checksum(header: &[u8]) -> [u8; 3] {
     [a, b, c]
 }
 
-pub(crate) fn encode(paste: &StoredPaste) -> Vec<u8> {
+/// The stored form of `paste`: its header, then its payload.
+pub fn encode(paste: &StoredPaste) -> Vec<u8> {
     let (header, body) = encode_parts(paste);
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&header);
@@ -185,6 +192,115 @@ pub(crate) fn is_expired(result: &Result<StoredPaste, StoreError>, now: u64) -> 
         }) => now > header.expires_at,
         Err(_) => false,
     }
+}
+
+/// What the header of a stored record says ([`inspect`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordInfo {
+    /// The stored-format version ([`RECORD_FORMAT`]).
+    pub format: u8,
+    /// Creation time, Unix ms.
+    pub created_at: u64,
+    /// Expiry time, Unix ms.
+    pub expires_at: u64,
+    /// The payload length the header gives.
+    pub payload_len: u64,
+    /// Whether the payload is text (which must be UTF-8), not bytes.
+    pub text: bool,
+    /// Whether the header carries a checksum (records written before it do not).
+    pub checksummed: bool,
+}
+
+/// Why a stored value is not a readable record ([`inspect`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RecordProblem {
+    /// Nothing stored.
+    #[error("empty record")]
+    Empty,
+    /// No `PSP` magic: not a paste record at all.
+    #[error("not a paste record (it does not start with the PSP magic)")]
+    Foreign,
+    /// A `PSP` magic of a format this build does not know.
+    #[error("unknown record format version {0:?} (this build reads version 1)")]
+    UnknownFormat(char),
+    /// Shorter than a header.
+    #[error("truncated header: {0} of 64 bytes")]
+    TruncatedHeader(u64),
+    /// The checksum, the flags or the digest do not check out.
+    #[error("damaged header (checksum, flags or delete-token digest do not check out)")]
+    DamagedHeader,
+    /// Fewer payload bytes than the header says.
+    #[error("truncated payload: the header says {expected} bytes, {stored} are stored")]
+    TruncatedPayload {
+        /// What the header says.
+        expected: u64,
+        /// What is stored.
+        stored: u64,
+    },
+    /// More payload bytes than the header says.
+    #[error("payload longer than its header says: {expected} bytes expected, {stored} stored")]
+    LongPayload {
+        /// What the header says.
+        expected: u64,
+        /// What is stored.
+        stored: u64,
+    },
+    /// A text payload that is not UTF-8.
+    #[error("text payload is not UTF-8")]
+    NotUtf8,
+}
+
+/// Checks a stored record from its first bytes (`head`, at least the
+/// header when the record has one) and its whole length `total`, without
+/// the payload: the magic and format version, the header's checksum,
+/// flags and digest, and the payload length. A text payload's encoding is
+/// checked apart ([`check_text`]). `Err` carries the header when it
+/// checked out.
+pub fn inspect(head: &[u8], total: u64) -> Result<RecordInfo, (RecordProblem, Option<RecordInfo>)> {
+    if total == 0 {
+        return Err((RecordProblem::Empty, None));
+    }
+    let known = head.len().min(4);
+    if head.len() >= 4 && head.starts_with(b"PSP") && head[3] != MAGIC[3] {
+        return Err((RecordProblem::UnknownFormat(char::from(head[3])), None));
+    }
+    if head[..known] != MAGIC[..known] {
+        return Err((RecordProblem::Foreign, None));
+    }
+    if total < HEADER_LEN as u64 || head.len() < HEADER_LEN {
+        return Err((
+            RecordProblem::TruncatedHeader(total.min(HEADER_LEN as u64)),
+            None,
+        ));
+    }
+    check_header(head).map_err(|_| (RecordProblem::DamagedHeader, None))?;
+    let info = RecordInfo {
+        format: RECORD_FORMAT,
+        created_at: u64_at(head, 8),
+        expires_at: u64_at(head, 16),
+        payload_len: u64_at(head, 24),
+        text: head[4] & FLAG_BASE64URL == 0,
+        checksummed: head[4] & FLAG_CHECKSUM != 0,
+    };
+    let stored = total - HEADER_LEN as u64;
+    let expected = info.payload_len;
+    if expected > stored {
+        return Err((
+            RecordProblem::TruncatedPayload { expected, stored },
+            Some(info),
+        ));
+    }
+    if expected < stored {
+        return Err((RecordProblem::LongPayload { expected, stored }, Some(info)));
+    }
+    Ok(info)
+}
+
+/// Checks a text record's payload (the bytes after the header).
+pub fn check_text(payload: &[u8]) -> Result<(), RecordProblem> {
+    std::str::from_utf8(payload)
+        .map(|_| ())
+        .map_err(|_| RecordProblem::NotUtf8)
 }
 
 #[cfg(test)]
@@ -326,5 +442,55 @@ mod tests {
         assert!(is_expired(&truncated, paste.expires_at + 1));
         assert!(!is_expired(&decode(&full[..10]), u64::MAX));
         assert!(is_expired(&decode(&full), paste.expires_at + 1));
+    }
+
+    /// Each kind of damage is named by `inspect`, and the header is kept
+    /// where it checked out.
+    #[test]
+    fn inspect_names_each_kind_of_damage() {
+        let paste = sample(Payload::Text("héllo".into()), true);
+        let full = encode(&paste);
+        let len = |b: &[u8]| b.len() as u64;
+        let info = inspect(&full, len(&full)).unwrap();
+        assert_eq!(
+            (info.format, info.expires_at, info.payload_len, info.text),
+            (1, paste.expires_at, 6, true)
+        );
+        assert_eq!(inspect(&[], 0).unwrap_err().0, RecordProblem::Empty);
+        assert_eq!(inspect(b"{}", 2).unwrap_err().0, RecordProblem::Foreign);
+        let mut v2 = full.clone();
+        v2[3] = b'2';
+        assert_eq!(
+            inspect(&v2, len(&v2)).unwrap_err().0,
+            RecordProblem::UnknownFormat('2')
+        );
+        assert_eq!(
+            inspect(&full[..40], 40).unwrap_err().0,
+            RecordProblem::TruncatedHeader(40)
+        );
+        let mut flipped = full.clone();
+        flipped[20] ^= 1;
+        assert_eq!(
+            inspect(&flipped, len(&flipped)).unwrap_err().0,
+            RecordProblem::DamagedHeader
+        );
+        let short = inspect(&full[..HEADER_LEN], len(&full) - 2).unwrap_err();
+        assert_eq!(
+            short.0,
+            RecordProblem::TruncatedPayload {
+                expected: 6,
+                stored: 4
+            }
+        );
+        assert_eq!(short.1.map(|i| i.expires_at), Some(paste.expires_at));
+        assert_eq!(
+            inspect(&full, len(&full) + 1).unwrap_err().0,
+            RecordProblem::LongPayload {
+                expected: 6,
+                stored: 7
+            }
+        );
+        assert_eq!(check_text(&[0xff]), Err(RecordProblem::NotUtf8));
+        assert_eq!(check_text(&full[HEADER_LEN..]), Ok(()));
     }
 }

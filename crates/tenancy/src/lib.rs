@@ -33,6 +33,7 @@
 //! conformance suite (`conformance`, behind the `testsuite` feature) runs
 //! against both databases.
 
+mod audit;
 mod catalog;
 mod config;
 mod error;
@@ -48,6 +49,7 @@ mod time;
 #[cfg(feature = "testsuite")]
 pub mod conformance;
 
+pub use audit::UsageCount;
 pub use catalog::{Backend, Catalog, NamespacePurge, PURGE_SETTLE_MS};
 pub use config::CatalogConfig;
 pub use error::{BoxError, CatalogError};

@@ -79,7 +79,7 @@ const IDEMPOTENCY_RETENTION_MS: i64 = 24 * 3_600_000;
 const MAX_LIST: i64 = 1000;
 
 #[derive(sqlx::FromRow)]
-struct PasteRow {
+pub(crate) struct PasteRow {
     id: String,
     bytes: i64,
     created_at: i64,

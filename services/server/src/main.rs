@@ -48,6 +48,26 @@ enum Command {
         #[arg(long)]
         days: Option<u32>,
     },
+    /// Check every stored entry and the catalog against the store; with
+    /// --repair, fix what is safe to fix while the server serves. Exit 0:
+    /// healthy; 1: findings (after --repair: findings that remain); 2: the
+    /// doctor could not run.
+    Doctor {
+        /// Repair what is safe to repair (see the README, "Doctor").
+        #[arg(long)]
+        repair: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Only this tenant (its id, e.g. tnt_default).
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Leave alone (and do not report as missing) what is younger than
+        /// this many seconds: a create writes its file and its catalog row
+        /// side by side.
+        #[arg(long, default_value_t = 900)]
+        min_age_secs: u64,
+    },
     /// Health check for container runtimes: GET a path of the server this
     /// configuration describes (on loopback when it listens on every
     /// address); exit 0 on a 2xx answer, 1 otherwise.
@@ -76,6 +96,21 @@ fn main() -> std::process::ExitCode {
         Command::S3Lifecycle { days } => Settings::load(cli.config.as_deref(), &env)
             .map_err(anyhow::Error::from)
             .and_then(|settings| s3_lifecycle(&settings, days)),
+        Command::Doctor {
+            repair,
+            json,
+            tenant,
+            min_age_secs,
+        } => {
+            return doctor(
+                cli.config.as_deref(),
+                &env,
+                repair,
+                json,
+                tenant,
+                min_age_secs,
+            );
+        }
         Command::Probe { path, timeout_secs } => {
             return match probe_target(cli.config.as_deref(), &env) {
                 Ok(target) => service_kit::probe_command(
@@ -101,6 +136,62 @@ fn fail(error: &anyhow::Error) -> std::process::ExitCode {
         eprintln!("planshare-server: {error:#}");
     }
     std::process::ExitCode::FAILURE
+}
+
+/// `planshare-server doctor`: exit 0 healthy, 1 findings remain, 2 could not run.
+fn doctor(
+    config: Option<&std::path::Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+    repair: bool,
+    json: bool,
+    tenant: Option<String>,
+    min_age_secs: u64,
+) -> std::process::ExitCode {
+    use planshare_server::doctor::{DoctorOptions, run};
+    let outcome = (|| -> anyhow::Result<planshare_server::doctor::Report> {
+        let settings = Settings::load(config, env)?;
+        // Repairs are logged (to stderr, like the server's log).
+        let _ = tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                    tracing_subscriber::EnvFilter::new("warn,planshare_server=info")
+                }),
+            )
+            .try_init();
+        let tenant = tenant
+            .map(|t| tenancy::TenantId::parse(&t))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--tenant: {e}"))?;
+        let options = DoctorOptions {
+            repair,
+            tenant,
+            min_age: std::time::Duration::from_secs(min_age_secs),
+            progress: !json,
+        };
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the async runtime")?
+            .block_on(run(&settings, &options))
+    })();
+    match outcome {
+        Ok(report) => {
+            let text = if json {
+                serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
+            } else {
+                report.to_text()
+            };
+            if write_stdout(&text).is_err() {
+                return std::process::ExitCode::from(2);
+            }
+            std::process::ExitCode::from(report.exit_code())
+        }
+        Err(error) => {
+            let _ = fail(&error);
+            std::process::ExitCode::from(2)
+        }
+    }
 }
 
 /// Where `probe` connects: the main listener of the configured server.

@@ -46,6 +46,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 #[cfg(target_os = "linux")]
 mod commit;
+#[cfg(unix)]
+pub mod inventory;
 
 use crate::record;
 use crate::{
@@ -128,6 +130,37 @@ impl FsStore {
             inner,
             #[cfg(target_os = "linux")]
             committer,
+        })
+    }
+
+    /// Opens the store at `config.path` to look at, not to serve: no
+    /// background sweep and no commit thread, and the root is not created
+    /// (a missing root is an error). For `planshare-server doctor`, which
+    /// may run beside a server using the same directory.
+    pub fn open_for_inspection(config: &FsConfig) -> Result<Self, OpenError> {
+        let root = config.path.clone();
+        let meta = fs::metadata(&root).map_err(|source| OpenError::Io {
+            what: format!("the paste directory {}", root.display()),
+            source,
+        })?;
+        #[cfg(target_os = "linux")]
+        let root_dev = std::os::unix::fs::MetadataExt::dev(&meta);
+        #[cfg(not(target_os = "linux"))]
+        let _ = meta;
+        Ok(FsStore {
+            inner: Arc::new(Inner {
+                root,
+                config: FsConfig {
+                    sync: FsSync::File,
+                    ..config.clone()
+                },
+                locks: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+                #[cfg(target_os = "linux")]
+                root_dev,
+                noatime: NoAtime::default(),
+            }),
+            #[cfg(target_os = "linux")]
+            committer: None,
         })
     }
 
@@ -548,6 +581,11 @@ impl Inner {
         let namespaces = fs::read_dir(&self.root)
             .map_err(|e| io_unavailable("cannot list the paste directory", e))?;
         for ns in namespaces.flatten() {
+            // Quarantined files are the operator's to look at, not expired pastes.
+            if ns.file_name().to_str().is_some_and(|n| n.starts_with('.')) {
+                self.remove_stale_tmp(&ns.path(), stale_before, &mut removed);
+                continue;
+            }
             if !ns.file_type().is_ok_and(|t| t.is_dir()) {
                 self.remove_stale_tmp(&ns.path(), stale_before, &mut removed);
                 continue;

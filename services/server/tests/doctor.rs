@@ -1,0 +1,511 @@
+//! `planshare-server doctor` over the self-hosted default (fs store, SQLite
+//! catalog): damage of each kind injected into real files and rows is found
+//! and named, `--repair` fixes what it claims, a second run changes nothing,
+//! and an acknowledged paste is never removed by a repair.
+
+// Helpers outside `#[test]` functions unwrap too: a failed step is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use paste_store::{
+    FsStore, Namespace, PasteId, PasteKey, PasteStore as _, Payload, StoredPaste, now_ms,
+};
+use planshare_server::Settings;
+use planshare_server::doctor::{DoctorOptions, FindingKind, Report, run};
+use tenancy::{Catalog, NewTenant, PasteRecord, TenantId, TenantSettings};
+use testkit::TestApp;
+
+const HOUR_MS: u64 = 3_600_000;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    settings: Settings,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_path_buf();
+    let data_str = data.display().to_string();
+    let settings = Settings::load(None, &|name| {
+        (name == "PASTE_DATA_DIR").then(|| data_str.clone())
+    })
+    .unwrap();
+    Fixture {
+        _dir: dir,
+        data,
+        settings,
+    }
+}
+
+async fn doctor(settings: &Settings, repair: bool) -> Report {
+    // The settle time is what lets a create's two writes meet; these
+    // entries are made "old" by their timestamps instead of by waiting.
+    run(
+        settings,
+        &DoctorOptions {
+            repair,
+            tenant: None,
+            min_age: Duration::from_secs(60),
+            progress: false,
+        },
+    )
+    .await
+    .unwrap()
+}
+
+fn paste(created_at: u64, text: &str) -> StoredPaste {
+    StoredPaste {
+        payload: Payload::Base64Url(text.as_bytes().to_vec().into()),
+        created_at,
+        expires_at: created_at + 7 * 24 * HOUR_MS,
+        delete_token: None,
+        burn_after_read: false,
+    }
+}
+
+fn record(id: &str, p: &StoredPaste) -> PasteRecord {
+    PasteRecord {
+        id: id.into(),
+        bytes: i64::try_from(p.payload.stored_len()).unwrap(),
+        created_at: i64::try_from(p.created_at).unwrap(),
+        expires_at: i64::try_from(p.expires_at).unwrap(),
+        burn_after_read: false,
+    }
+}
+
+fn codes(report: &Report) -> Vec<(FindingKind, Option<String>)> {
+    let mut out: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| (f.code, f.id.clone()))
+        .collect();
+    out.sort_by_key(|(code, id)| (format!("{code:?}"), id.clone()));
+    out
+}
+
+/// Stores `id` in `ns` (file and, when `indexed`, row) and returns its path.
+async fn put(
+    store: &FsStore,
+    catalog: &Catalog,
+    tenant: &TenantId,
+    ns: &Namespace,
+    id: &str,
+    p: &StoredPaste,
+    indexed: bool,
+) -> PathBuf {
+    let key = PasteKey::new(ns.clone(), PasteId::parse(id).unwrap());
+    store.put_if_absent(&key, p.clone()).await.unwrap();
+    if indexed {
+        assert!(catalog.record_paste(tenant, &record(id, p)).await.unwrap());
+    }
+    store.path_of(&key)
+}
+
+fn rewrite(path: &Path, change: impl FnOnce(&mut Vec<u8>)) {
+    let mut bytes = std::fs::read(path).unwrap();
+    change(&mut bytes);
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_kind_of_damage_is_found_named_and_repaired_once() {
+    let fx = fixture();
+    let catalog = Catalog::open(&fx.settings.catalog).await.unwrap();
+    let tenant = catalog
+        .create_tenant(&NewTenant {
+            name: "Team A".into(),
+            namespace: "team-a".into(),
+            settings: TenantSettings::default(),
+        })
+        .await
+        .unwrap();
+    let ns = Namespace::parse("team-a").unwrap();
+    let store = FsStore::open(&fx.settings.store.fs).await.unwrap();
+    let old = now_ms() - 2 * HOUR_MS;
+    let t = &tenant.id;
+
+    let healthy = paste(old, "a healthy paste");
+    let healthy_path = put(&store, &catalog, t, &ns, "Healthy01", &healthy, true).await;
+    let truncated = put(
+        &store,
+        &catalog,
+        t,
+        &ns,
+        "Truncat01",
+        &paste(old, "will be cut short"),
+        true,
+    )
+    .await;
+    rewrite(&truncated, |b| b.truncate(b.len() - 3));
+    let flipped = put(
+        &store,
+        &catalog,
+        t,
+        &ns,
+        "Flipped01",
+        &paste(old, "header byte flipped"),
+        true,
+    )
+    .await;
+    rewrite(&flipped, |b| b[17] ^= 0x40);
+    let longer = put(
+        &store,
+        &catalog,
+        t,
+        &ns,
+        "Longer001",
+        &paste(old, "one byte too many"),
+        true,
+    )
+    .await;
+    rewrite(&longer, |b| b.push(b'!'));
+    let future = put(
+        &store,
+        &catalog,
+        t,
+        &ns,
+        "Future001",
+        &paste(old, "a later format"),
+        true,
+    )
+    .await;
+    rewrite(&future, |b| b[3] = b'2');
+    // A file without its row, and a row without its file.
+    put(
+        &store,
+        &catalog,
+        t,
+        &ns,
+        "NoRow0001",
+        &paste(old, "never accounted"),
+        false,
+    )
+    .await;
+    let lost = paste(old, "the file is gone");
+    let lost_bytes = lost.payload.stored_len();
+    let lost_path = put(&store, &catalog, t, &ns, "NoFile001", &lost, true).await;
+    std::fs::remove_file(&lost_path).unwrap();
+    // A temporary file of a put that died two hours ago, and one of now.
+    let shard = healthy_path.parent().unwrap();
+    let stale_tmp = shard.join(format!(".tmp-{}-{old}-00000000000000aa", "6869"));
+    std::fs::write(&stale_tmp, b"half a paste").unwrap();
+    let fresh_tmp = shard.join(format!(".tmp-{}-{}-00000000000000bb", "6869", now_ms()));
+    std::fs::write(&fresh_tmp, b"a put in flight").unwrap();
+    // Usage off by 5 bytes and one entry.
+    assert!(catalog.reserve(t, 5).await.unwrap());
+    // A namespace directory of no tenant.
+    std::fs::create_dir_all(fx.data.join("ghost/6162")).unwrap();
+
+    let before = doctor(&fx.settings, false).await;
+    let text = before.to_text();
+    let id = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        codes(&before),
+        vec![
+            (FindingKind::BlobWithoutRow, id("NoRow0001")),
+            (FindingKind::DamagedRecord, id("Flipped01")),
+            (FindingKind::DamagedRecord, id("Longer001")),
+            (FindingKind::DamagedRecord, id("Truncat01")),
+            (FindingKind::RowWithoutBlob, id("NoFile001")),
+            (FindingKind::StaleTemporary, None),
+            (FindingKind::UnknownFormat, id("Future001")),
+            (FindingKind::UnknownNamespace, None),
+            (FindingKind::UsageMismatch, None),
+        ],
+        "{text}"
+    );
+    assert_eq!(before.exit_code(), 1);
+    assert_eq!(before.repaired(), 0);
+    // Each finding names its file and says what is wrong.
+    let named = |code: FindingKind, id: &str| {
+        before
+            .findings
+            .iter()
+            .find(|f| f.code == code && f.id.as_deref() == Some(id))
+            .unwrap()
+            .clone()
+    };
+    let cut = named(FindingKind::DamagedRecord, "Truncat01");
+    assert_eq!(cut.location, truncated.display().to_string());
+    assert!(cut.detail.contains("truncated payload"), "{}", cut.detail);
+    assert!(
+        named(FindingKind::DamagedRecord, "Flipped01")
+            .detail
+            .contains("damaged header")
+    );
+    assert!(
+        named(FindingKind::DamagedRecord, "Longer001")
+            .detail
+            .contains("longer than its header")
+    );
+    assert!(
+        named(FindingKind::UnknownFormat, "Future001")
+            .detail
+            .contains("version '2'")
+    );
+    assert_eq!(cut.tenant.as_deref(), Some(t.as_str()));
+    let usage = before
+        .findings
+        .iter()
+        .find(|f| f.code == FindingKind::UsageMismatch)
+        .unwrap();
+    assert!(
+        usage.detail.contains("recorded 103 bytes in 7 entries"),
+        "{}",
+        usage.detail
+    );
+    // Without --repair nothing changed.
+    assert!(truncated.exists() && stale_tmp.exists());
+    assert_eq!(
+        doctor(&fx.settings, false).await.findings.len(),
+        before.findings.len()
+    );
+
+    let repaired = doctor(&fx.settings, true).await;
+    let text = repaired.to_text();
+    let mut fixed: Vec<FindingKind> = repaired
+        .findings
+        .iter()
+        .filter(|f| f.repaired.is_some())
+        .map(|f| f.code)
+        .collect();
+    fixed.sort_by_key(|code| format!("{code:?}"));
+    assert_eq!(
+        fixed,
+        vec![
+            FindingKind::DamagedRecord,
+            FindingKind::DamagedRecord,
+            FindingKind::DamagedRecord,
+            FindingKind::RowWithoutBlob,
+            FindingKind::StaleTemporary,
+            FindingKind::UsageMismatch,
+        ],
+        "{text}"
+    );
+    // Damaged files are moved aside, not deleted; the fresh temporary file
+    // and the healthy paste are untouched.
+    assert!(!truncated.exists());
+    let quarantined = fx
+        .data
+        .join(".quarantine/team-a")
+        .join(truncated.strip_prefix(fx.data.join("team-a")).unwrap());
+    assert!(quarantined.exists(), "{text}");
+    assert!(!stale_tmp.exists() && fresh_tmp.exists());
+    let key = PasteKey::new(ns.clone(), PasteId::parse("Healthy01").unwrap());
+    assert_eq!(store.get(&key).await.unwrap(), healthy);
+    // Quota: the damaged pastes' and the lost one's released, the 5 bytes gone.
+    let usage = catalog.count_usage(t).await.unwrap();
+    assert!(usage.agrees(), "{usage:?}");
+    assert_eq!(usage.recorded_pastes, 2, "Healthy01 and Future001 remain");
+    assert!(
+        catalog
+            .paste_record(t, "NoFile001")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let released = repaired
+        .findings
+        .iter()
+        .find(|f| f.code == FindingKind::RowWithoutBlob)
+        .and_then(|f| f.repaired.clone())
+        .unwrap();
+    assert_eq!(
+        released,
+        format!("row removed, {lost_bytes} bytes of quota released")
+    );
+
+    // A second run repairs nothing: what remains is what no repair may
+    // touch (a file of a later format, a file without its row, a namespace
+    // of no tenant).
+    let again = doctor(&fx.settings, true).await;
+    assert_eq!(again.repaired(), 0, "{}", again.to_text());
+    assert_eq!(
+        codes(&again),
+        vec![
+            (FindingKind::BlobWithoutRow, id("NoRow0001")),
+            (FindingKind::UnknownFormat, id("Future001")),
+            (FindingKind::UnknownNamespace, None),
+        ]
+    );
+    // Once those are dealt with by hand, the store is healthy.
+    std::fs::remove_dir_all(fx.data.join("ghost")).unwrap();
+    std::fs::remove_file(&future).unwrap();
+    catalog.forget_paste(t, "Future001").await.unwrap();
+    store
+        .delete(&PasteKey::new(
+            ns.clone(),
+            PasteId::parse("NoRow0001").unwrap(),
+        ))
+        .await
+        .unwrap();
+    let healthy_run = doctor(&fx.settings, false).await;
+    assert!(healthy_run.findings.is_empty(), "{}", healthy_run.to_text());
+    assert_eq!(healthy_run.exit_code(), 0);
+    assert!(healthy_run.to_text().ends_with("healthy\n"));
+}
+
+/// Entries younger than --min-age are neither reported nor repaired: a
+/// create writes its file and its row side by side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn young_entries_are_left_to_settle() {
+    let fx = fixture();
+    let catalog = Catalog::open(&fx.settings.catalog).await.unwrap();
+    let tenant = catalog
+        .create_tenant(&NewTenant {
+            name: "Team B".into(),
+            namespace: "team-b".into(),
+            settings: TenantSettings::default(),
+        })
+        .await
+        .unwrap();
+    let ns = Namespace::parse("team-b").unwrap();
+    let store = FsStore::open(&fx.settings.store.fs).await.unwrap();
+    let now = now_ms();
+    put(
+        &store,
+        &catalog,
+        &tenant.id,
+        &ns,
+        "Young0001",
+        &paste(now, "no row yet"),
+        false,
+    )
+    .await;
+    let p = put(
+        &store,
+        &catalog,
+        &tenant.id,
+        &ns,
+        "Young0002",
+        &paste(now, "no file yet"),
+        true,
+    )
+    .await;
+    std::fs::remove_file(p).unwrap();
+    let report = doctor(&fx.settings, true).await;
+    assert!(report.findings.is_empty(), "{}", report.to_text());
+    assert_eq!(report.checked.too_young, 2);
+    assert!(
+        catalog
+            .paste_record(&tenant.id, "Young0002")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+/// The property the repairs are built around: `doctor --repair` running
+/// again and again beside a create/read load never removes an acknowledged
+/// paste. Every create answered `201` — plain (not indexed) and `/api/v1`
+/// (indexed, with its quota) — still reads back afterwards, and the
+/// tenant's usage agrees with its rows. Damage is injected meanwhile so the
+/// repairs have work to do while the server writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repairs_beside_a_live_load_never_remove_an_acknowledged_paste() {
+    let app = TestApp::spawn_configured(&[], |s| s.store.kind = paste_store::StoreKind::Fs).await;
+    let settings = app.settings.clone();
+    let load_for = Duration::from_secs(6);
+    let load = {
+        let (client, base) = (app.client.clone(), app.base_url.clone());
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let mut acknowledged: Vec<(String, String)> = Vec::new();
+            let mut n = 0u32;
+            while started.elapsed() < load_for {
+                n += 1;
+                let data = format!("paste number {n}");
+                let path = if n.is_multiple_of(2) {
+                    "/api/v1/pastes"
+                } else {
+                    "/api/paste"
+                };
+                let response = client
+                    .post(format!("{base}{path}"))
+                    .header("content-type", "application/json")
+                    .body(serde_json::json!({ "data": data }).to_string())
+                    .send()
+                    .await
+                    .unwrap();
+                if response.status() == 201 {
+                    let body: serde_json::Value = response.json().await.unwrap();
+                    acknowledged.push((body["id"].as_str().unwrap().to_owned(), data));
+                }
+                // Read one back now and then, as a live service would.
+                if let Some((id, _)) = acknowledged.get(acknowledged.len() / 2) {
+                    let _ = client.get(format!("{base}/api/paste/{id}")).send().await;
+                }
+            }
+            acknowledged
+        })
+    };
+    let store_dir = app.store_dir();
+    let catalog = Catalog::open(&settings.catalog).await.unwrap();
+    let default = TenantId::parse("tnt_default").unwrap();
+    let mut runs = 0;
+    let mut repaired = 0;
+    while !load.is_finished() {
+        // A stale temporary file and usage off by a few bytes, every round.
+        let shard = store_dir.join("default/6868");
+        std::fs::create_dir_all(&shard).unwrap();
+        let old = now_ms() - 2 * HOUR_MS;
+        std::fs::write(shard.join(format!(".tmp-6868-{old}-{runs:016x}")), b"x").unwrap();
+        assert!(catalog.reserve(&default, 3).await.unwrap());
+        let report = run(
+            &settings,
+            &DoctorOptions {
+                repair: true,
+                tenant: None,
+                // Longer than any create here takes between its two writes.
+                min_age: Duration::from_secs(2),
+                progress: false,
+            },
+        )
+        .await
+        .unwrap();
+        repaired += report.repaired();
+        runs += 1;
+    }
+    let acknowledged = load.await.unwrap();
+    assert!(
+        acknowledged.len() > 50,
+        "only {} creates",
+        acknowledged.len()
+    );
+    assert!(
+        runs >= 2 && repaired >= 2 * runs,
+        "{runs} runs, {repaired} repairs"
+    );
+    for (id, data) in &acknowledged {
+        let response = app
+            .client
+            .get(app.url(&format!("/api/paste/{id}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "acknowledged paste {id} is gone");
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(body["data"], data.as_str());
+    }
+    // With the load over, a last run leaves usage and rows in agreement.
+    let last = run(
+        &settings,
+        &DoctorOptions {
+            repair: true,
+            tenant: None,
+            min_age: Duration::from_secs(0),
+            progress: false,
+        },
+    )
+    .await
+    .unwrap();
+    assert!(
+        last.findings.iter().all(|f| f.repaired.is_some()),
+        "{}",
+        last.to_text()
+    );
+    assert!(catalog.count_usage(&default).await.unwrap().agrees());
+}

@@ -27,7 +27,9 @@ pub mod conformance;
 
 pub use backends::fs::FsStore;
 #[cfg(unix)]
-pub use backends::fs::inventory::{FileHead, FsEntry, FsEntryKind, QUARANTINE_DIR};
+pub use backends::fs::inventory::{
+    FileHead, FsEntry, FsEntryKind, QUARANTINE_DIR, sync_filesystem,
+};
 pub use backends::memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use backends::redis::RedisStore;

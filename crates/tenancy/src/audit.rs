@@ -141,3 +141,25 @@ impl Catalog {
         })
     }
 }
+
+impl Catalog {
+    /// Writes a consistent copy of a SQLite catalog to the new file `dest`
+    /// while it serves (`VACUUM INTO`: one read transaction, so the copy is
+    /// the catalog as of one moment). PostgreSQL has its own tools
+    /// (`pg_dump`): [`CatalogError::Invalid`] there.
+    pub async fn backup_sqlite(&self, dest: &std::path::Path) -> Result<(), CatalogError> {
+        let crate::catalog::Pool::Sqlite(pool) = &self.pool else {
+            return Err(CatalogError::Invalid(
+                "the catalog is on PostgreSQL: back it up with pg_dump".into(),
+            ));
+        };
+        let dest = dest
+            .to_str()
+            .ok_or_else(|| CatalogError::Invalid("the backup path is not UTF-8".into()))?;
+        sqlx::query("VACUUM INTO $1")
+            .bind(dest)
+            .execute(pool)
+            .await?;
+        Ok(())
+    }
+}

@@ -9,6 +9,7 @@
 //! the portal in `portal`. Tests start the server in-process
 //! through [`serve()`] with a listener bound to port 0.
 
+pub mod backup;
 pub mod doctor;
 mod log_writer;
 pub mod serve;

@@ -68,6 +68,14 @@ enum Command {
         #[arg(long, default_value_t = 900)]
         min_age_secs: u64,
     },
+    /// Copy the self-hosted default (fs store, SQLite catalog) into DIR, a
+    /// new or empty directory, while the server serves: the catalog first
+    /// (SQLite's online copy), then the paste files. DIR is a data
+    /// directory: restore by pointing PASTE_DATA_DIR at it (see the README).
+    Backup {
+        /// Where the copy goes.
+        dir: PathBuf,
+    },
     /// Health check for container runtimes: GET a path of the server this
     /// configuration describes (on loopback when it listens on every
     /// address); exit 0 on a 2xx answer, 1 otherwise.
@@ -111,6 +119,9 @@ fn main() -> std::process::ExitCode {
                 min_age_secs,
             );
         }
+        Command::Backup { dir } => Settings::load(cli.config.as_deref(), &env)
+            .map_err(anyhow::Error::from)
+            .and_then(|settings| backup(&settings, &dir)),
         Command::Probe { path, timeout_secs } => {
             return match probe_target(cli.config.as_deref(), &env) {
                 Ok(target) => service_kit::probe_command(
@@ -136,6 +147,29 @@ fn fail(error: &anyhow::Error) -> std::process::ExitCode {
         eprintln!("planshare-server: {error:#}");
     }
     std::process::ExitCode::FAILURE
+}
+
+fn backup(settings: &Settings, dir: &std::path::Path) -> anyhow::Result<()> {
+    let report = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(planshare_server::backup::run(settings, dir))?;
+    write_stdout(&format!(
+        "backed up the catalog to {} and {} paste files ({} bytes) to {} in {:.2} s{}\nrestore: stop the server, point the data directory setting it runs with (PLANSHARE_DATA_DIR, PASTE_DATA_DIR or server.data_dir) at {}, start it, then run `planshare-server doctor`\n",
+        report.catalog.display(),
+        report.files,
+        report.bytes,
+        report.pastes.display(),
+        report.elapsed_secs,
+        if report.vanished > 0 {
+            format!("; {} were deleted or expired while it ran", report.vanished)
+        } else {
+            String::new()
+        },
+        dir.display()
+    ))
 }
 
 /// `planshare-server doctor`: exit 0 healthy, 1 findings remain, 2 could not run.

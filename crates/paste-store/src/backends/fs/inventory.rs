@@ -189,6 +189,18 @@ impl FsStore {
     }
 }
 
+/// Flushes everything written to the filesystem that holds `path` (one
+/// `syncfs(2)` on Linux; elsewhere `sync(2)` is not available to us, so the
+/// directory itself is flushed).
+pub fn sync_filesystem(path: &Path) -> io::Result<()> {
+    let dir = fs::File::open(path)?;
+    #[cfg(target_os = "linux")]
+    {
+        rustix::fs::syncfs(&dir)?;
+    }
+    dir.sync_all()
+}
+
 /// What a shard entry called `name` is.
 fn kind_of(name: &str) -> FsEntryKind {
     if let Some(rest) = name.strip_prefix(TMP_PREFIX) {

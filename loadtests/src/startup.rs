@@ -99,6 +99,17 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
         Some(compare_fetches(&args, fetch_window, &dirs[1], &dirs[2]).await?)
     };
 
+    let mut doctor = Vec::new();
+    for dir in &dirs[1..] {
+        eprintln!("doctor over the {} data directory:", dir.label);
+        let figures = time_doctor(&args.server_bin, dir.dir.path()).await?;
+        eprintln!(
+            "  {} entries in {:.2} s, {:.2} CPU s, peak RSS {} KiB",
+            figures.entries, figures.secs, figures.cpu_secs, figures.peak_rss_kib
+        );
+        doctor.push((dir.label, figures));
+    }
+
     let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
     let median_ms = |runs: &[Duration]| stats::median(&runs.iter().map(ms).collect::<Vec<_>>());
     let fmt = |v: Option<f64>, digits: usize| {
@@ -181,6 +192,43 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
         });
     }
 
+    let _ = writeln!(
+        md,
+        "\n## Doctor\n\n`planshare-server doctor --json` over each data directory (server stopped, \
+         warm page cache): every file's header and length checked, the catalog's rows beside them.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| data directory | entries | seconds | entries/s | CPU s | peak RSS KiB | findings |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
+    for (label, f) in &doctor {
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {:.2} | {:.0} | {:.2} | {} | {} |",
+            f.entries,
+            f.secs,
+            f.entries as f64 / f.secs.max(1e-9),
+            f.cpu_secs,
+            f.peak_rss_kib,
+            f.findings
+        );
+    }
+    let doctor_json: Vec<serde_json::Value> = doctor
+        .iter()
+        .map(|(label, f)| {
+            json!({
+                "dir": label,
+                "entries": f.entries,
+                "secs": f.secs,
+                "entries_per_sec": f.entries as f64 / f.secs.max(1e-9),
+                "cpu_secs": f.cpu_secs,
+                "peak_rss_kib": f.peak_rss_kib,
+                "findings": f.findings,
+            })
+        })
+        .collect();
+
     let dir_json = |dir: &Prepared| {
         json!({
             "pastes": dir.ids.len(),
@@ -198,6 +246,7 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
         "seeded": dir_json(&dirs[2]),
         "ratio_seeded_to_baseline": startup_ratio,
         "fetch": fetch_json,
+        "doctor": doctor_json,
     });
     let stem = args.out.join(format!("startup-{}", started.compact()));
     let (md_path, json_path) = (stem.with_extension("md"), stem.with_extension("json"));
@@ -207,6 +256,42 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
     print!("{md}");
     eprintln!("wrote {} and {}", md_path.display(), json_path.display());
     Ok(())
+}
+
+/// What one `doctor` run over a data directory reported.
+struct DoctorFigures {
+    entries: u64,
+    secs: f64,
+    cpu_secs: f64,
+    peak_rss_kib: u64,
+    findings: usize,
+}
+
+/// Runs `planshare-server doctor --json` over the data directory in
+/// `work_dir` and reads its report (exit 0 or 1; 2 is a failure).
+async fn time_doctor(bin: &Path, work_dir: &Path) -> anyhow::Result<DoctorFigures> {
+    let mut command = planshare_command(bin, free_port()?, work_dir, &StoreConfig::Fs)?;
+    command.args(["doctor", "--json"]);
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await?
+        .context("running planshare-server doctor")?;
+    if !matches!(output.status.code(), Some(0 | 1)) {
+        bail!(
+            "doctor failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("reading the doctor's JSON report")?;
+    let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    Ok(DoctorFigures {
+        entries: report["checked"]["entries"].as_u64().unwrap_or(0),
+        secs: number(&report["elapsed_secs"]),
+        cpu_secs: number(&report["resources"]["cpu_secs"]),
+        peak_rss_kib: report["resources"]["peak_rss_kib"].as_u64().unwrap_or(0),
+        findings: report["findings"].as_array().map_or(0, Vec::len),
+    })
 }
 
 /// A data directory with its pastes and the timed restarts on it.

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+mod audit;
 mod reviews;
 mod support;
 
@@ -43,6 +44,7 @@ pub async fn run(catalog: &Catalog) {
     idempotency_records_belong_to_their_credential(catalog).await;
     a_deleted_tenants_namespace_waits_for_its_purge(catalog).await;
     reviews::run(catalog).await;
+    audit::run(catalog).await;
 }
 
 async fn a_deleted_tenants_namespace_waits_for_its_purge(c: &Catalog) {

@@ -197,6 +197,14 @@ fn doctor(
             .map(|t| tenancy::TenantId::parse(&t))
             .transpose()
             .map_err(|e| anyhow::anyhow!("--tenant: {e}"))?;
+        // A create's file and row may stand apart for up to its store
+        // timeouts: repairing younger entries could undo a create in flight.
+        let floor = settings.http.store_timeout_secs.saturating_mul(4);
+        if repair && min_age_secs < floor {
+            anyhow::bail!(
+                "--min-age-secs {min_age_secs} is below {floor} (4 × http.store_timeout_secs): with --repair it could undo a create in flight"
+            );
+        }
         let options = DoctorOptions {
             repair,
             tenant,

@@ -102,6 +102,7 @@ pub(super) async fn check(
         elapsed_secs: walk.progress.started().elapsed().as_secs_f64(),
         checked: walk.checked,
         findings: walk.findings,
+        resources: super::Resources::of_this_process(),
     })
 }
 

@@ -137,6 +137,44 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Seconds the run took.
     pub elapsed_secs: f64,
+    /// What the run cost this process (Linux: from `/proc/self`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Resources>,
+}
+
+/// CPU time and peak memory of the doctor's process.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Resources {
+    /// User plus system CPU seconds, all threads.
+    pub cpu_secs: f64,
+    /// Peak resident set size, KiB (`VmHWM`).
+    pub peak_rss_kib: u64,
+}
+
+impl Resources {
+    /// This process's so far, where `/proc` tells.
+    pub fn of_this_process() -> Option<Resources> {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // Fields after the command name (which may hold spaces), from
+        // field 3: utime and stime are fields 14 and 15, in USER_HZ
+        // ticks (100 a second on Linux).
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let peak_rss_kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(Resources {
+            cpu_secs: ticks as f64 / 100.0,
+            peak_rss_kib,
+        })
+    }
 }
 
 impl Report {
@@ -184,6 +222,12 @@ impl Report {
             "checked {} entries, {} temporary files, {} catalog rows, {} review blobs, {} tenants in {:.2} s ({:.0} entries/s; {} store, {} catalog)\n",
             c.entries, c.temporaries, c.rows, c.review_blobs, c.tenants, self.elapsed_secs, rate, self.store, self.catalog
         ));
+        if let Some(r) = &self.resources {
+            out.push_str(&format!(
+                "cost: {:.2} CPU s, peak RSS {} KiB\n",
+                r.cpu_secs, r.peak_rss_kib
+            ));
+        }
         if c.unindexed + c.too_young + c.expired_rows > 0 {
             out.push_str(&format!(
                 "not findings: {} default-tenant pastes not indexed (as created), {} entries younger than --min-age, {} expired rows awaiting the catalog's sweep\n",

@@ -294,6 +294,14 @@ async fn each_kind_of_damage_is_found_named_and_repaired_once() {
         .join(truncated.strip_prefix(fx.data.join("team-a")).unwrap());
     assert!(quarantined.exists(), "{text}");
     assert!(!stale_tmp.exists() && fresh_tmp.exists());
+    // A read of a quarantined paste says it is damaged, not that it never was.
+    let cut_key = PasteKey::new(ns.clone(), PasteId::parse("Truncat01").unwrap());
+    match store.get(&cut_key).await {
+        Err(paste_store::StoreError::Damaged { reason, .. }) => {
+            assert!(reason.contains("moved aside"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
     let key = PasteKey::new(ns.clone(), PasteId::parse("Healthy01").unwrap());
     assert_eq!(store.get(&key).await.unwrap(), healthy);
     // Quota: the damaged pastes' and the lost one's released, the 5 bytes gone.
@@ -508,4 +516,76 @@ async fn repairs_beside_a_live_load_never_remove_an_acknowledged_paste() {
         last.to_text()
     );
     assert!(catalog.count_usage(&default).await.unwrap().agrees());
+}
+
+/// The command as an operator runs it: upstream's `PASTE_DATA_DIR`, exit
+/// status 0 healthy / 1 findings / 2 could not run, `--json` for scripts.
+#[test]
+fn the_command_reports_by_exit_status_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let doctor = |args: &[&str], vars: &[(&str, &str)]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_planshare-server"));
+        command
+            .arg("doctor")
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PASTE_DATA_DIR", dir.path());
+        for (k, v) in vars {
+            command.env(k, v);
+        }
+        let out = command.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, _) = doctor(&[], &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.ends_with("healthy\n"), "{stdout}");
+
+    // A damaged paste file of the default tenant ("Broken01").
+    let hex: String = "Broken01".bytes().map(|b| format!("{b:02x}")).collect();
+    let shard = dir.path().join("default").join(&hex[..4]);
+    std::fs::create_dir_all(&shard).unwrap();
+    std::fs::write(shard.join(&hex), b"PSP1 but not much else").unwrap();
+    let (code, stdout, _) = doctor(&["--json"], &[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["findings"][0]["code"], "damaged_record");
+    assert_eq!(report["findings"][0]["id"], "Broken01");
+    assert_eq!(
+        report["findings"][0]["detail"],
+        "truncated header: 22 of 64 bytes"
+    );
+    assert!(report["resources"]["peak_rss_kib"].as_u64().unwrap() > 0);
+
+    // --repair refuses a settle time that could undo a create in flight.
+    let (code, _, stderr) = doctor(&["--repair", "--min-age-secs", "5"], &[]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--min-age-secs 5 is below 40"), "{stderr}");
+    let (code, stdout, _) = doctor(&["--repair"], &[]);
+    assert_eq!(code, Some(0), "every finding repaired: {stdout}");
+    assert!(stdout.contains("1 repaired, 0 remain"), "{stdout}");
+    assert!(
+        dir.path()
+            .join(".quarantine/default")
+            .join(&hex[..4])
+            .join(&hex)
+            .exists()
+    );
+    let (code, stdout, _) = doctor(&[], &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+
+    // Backends the doctor does not walk yet: it says so, exit 2.
+    let (code, _, stderr) = doctor(
+        &[],
+        &[
+            ("PLANSHARE_STORE", "redis"),
+            ("PLANSHARE_REDIS_URL", "redis://127.0.0.1:1"),
+        ],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("fs store only"), "{stderr}");
 }

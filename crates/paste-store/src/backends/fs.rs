@@ -55,6 +55,10 @@ use crate::{
 };
 
 const LOCK_STRIPES: usize = 256;
+/// Where `planshare-server doctor --repair` moves damaged files, under the
+/// root (a namespace cannot start with a dot, so no tenant's directory is
+/// ever called this).
+pub const QUARANTINE_DIR: &str = ".quarantine";
 const TMP_PREFIX: &str = ".tmp-";
 
 /// Pastes as files under a root directory.
@@ -472,8 +476,14 @@ impl Inner {
 
     fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
         let (dir, file) = self.paths(key);
-        let read = match read_record(&self.noatime, &dir.join(file)) {
-            Err(StoreError::NotFound) => return Err(self.not_found_or_outage()),
+        let path = dir.join(&file);
+        let read = match read_record(&self.noatime, &path) {
+            Err(StoreError::NotFound) => return Err(self.missing(key)),
+            // The log names the file an operator has to look at.
+            Err(StoreError::Damaged { reason, header }) => Err(StoreError::Damaged {
+                reason: format!("{reason}: {}", path.display()),
+                header,
+            }),
             other => other,
         };
         if record::is_expired(&read, now_ms()) {
@@ -491,6 +501,21 @@ impl Inner {
         let bytes = read_cached(&self.noatime, &dir.join(file))?;
         let paste = record::decode_owned(bytes).ok()?;
         (!paste.is_expired_at(now_ms())).then_some(paste)
+    }
+
+    /// Why the file of `key` is missing: moved aside by `doctor --repair`
+    /// (damaged: the read answers so, not "not found"), else
+    /// [`not_found_or_outage`](Self::not_found_or_outage).
+    fn missing(&self, key: &PasteKey) -> StoreError {
+        let (dir, file) = key.fs_location();
+        let quarantined = self.root.join(QUARANTINE_DIR).join(dir).join(file);
+        if fs::symlink_metadata(&quarantined).is_ok() {
+            return StoreError::damaged(format!(
+                "damaged, moved aside by planshare-server doctor: {}",
+                quarantined.display()
+            ));
+        }
+        self.not_found_or_outage()
     }
 
     /// A missing file means "not found" only while the root is there.

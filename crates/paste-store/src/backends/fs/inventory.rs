@@ -22,9 +22,7 @@ use std::path::{Path, PathBuf};
 use super::{FsStore, TMP_PREFIX, random_u64, sync_dir};
 use crate::{PasteId, PasteKey, RECORD_HEADER_LEN};
 
-/// Where damaged files are moved, under the root (a namespace cannot start
-/// with a dot, so no tenant's directory is ever called this).
-pub const QUARANTINE_DIR: &str = ".quarantine";
+pub use super::QUARANTINE_DIR;
 
 /// One directory entry of a shard.
 #[derive(Clone, Debug, PartialEq, Eq)]

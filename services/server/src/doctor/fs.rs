@@ -11,11 +11,10 @@ use std::path::Path;
 use anyhow::Context as _;
 use paste_store::{
     FsEntryKind, FsStore, PasteId, RecordInfo, RecordProblem, check_record_text, inspect_record,
-    now_ms,
 };
 use tenancy::{Catalog, PasteRecord, Tenant, TenantId};
 
-use super::{Checked, DoctorOptions, Finding, FindingKind, Progress, Report};
+use super::{DoctorOptions, FindingKind, Ledger, Report};
 use crate::Settings;
 
 /// Catalog rows read per query.
@@ -28,35 +27,11 @@ pub(super) async fn check(
 ) -> anyhow::Result<Report> {
     let store =
         FsStore::open_for_inspection(&settings.store.fs).context("cannot open the fs store")?;
-    let mut tenants = catalog
-        .list_tenants()
-        .await
-        .context("cannot list the tenants")?;
-    if let Some(only) = &options.tenant {
-        tenants.retain(|t| &t.id == only);
-        if tenants.is_empty() {
-            anyhow::bail!("no tenant {only}");
-        }
-    }
-    let purging: Vec<String> = catalog
-        .namespace_purges()
-        .await
-        .context("cannot list the namespaces being purged")?
-        .into_iter()
-        .map(|p| p.namespace)
-        .collect();
+    let (tenants, purging) = super::tenants_to_check(catalog, options).await?;
     let mut walk = Walk {
         store,
         catalog,
-        repair: options.repair,
-        now: now_ms(),
-        min_age_ms: u64::try_from(options.min_age.as_millis()).unwrap_or(u64::MAX),
-        checked: Checked {
-            tenants: tenants.len() as u64,
-            ..Checked::default()
-        },
-        findings: Vec::new(),
-        progress: Progress::new(options.progress),
+        ledger: Ledger::new(options, tenants.len()),
     };
     let dirs = walk
         .store
@@ -92,29 +67,15 @@ pub(super) async fn check(
         }
     }
     for tenant in &tenants {
-        walk.usage(&tenant.id).await?;
+        walk.ledger.usage(catalog, &tenant.id).await?;
     }
-    walk.progress.finish();
-    Ok(Report {
-        store: "fs".into(),
-        catalog: format!("{:?}", catalog.backend()).to_lowercase(),
-        repair: options.repair,
-        elapsed_secs: walk.progress.started().elapsed().as_secs_f64(),
-        checked: walk.checked,
-        findings: walk.findings,
-        resources: super::Resources::of_this_process(),
-    })
+    Ok(walk.ledger.report("fs", catalog))
 }
 
 struct Walk<'a> {
     store: FsStore,
     catalog: &'a Catalog,
-    repair: bool,
-    now: u64,
-    min_age_ms: u64,
-    checked: Checked,
-    findings: Vec<Finding>,
-    progress: Progress,
+    ledger: Ledger,
 }
 
 /// A stored entry that decoded, with what its header says.
@@ -131,27 +92,8 @@ impl Walk<'_> {
         id: Option<&str>,
         detail: String,
     ) {
-        self.findings.push(Finding {
-            code,
-            location: path.display().to_string(),
-            tenant: tenant.map(|t| t.as_str().to_owned()),
-            id: id.map(str::to_owned),
-            detail,
-            repaired: None,
-        });
-    }
-
-    /// Records what was repaired for the last finding, and logs it.
-    fn repaired(&mut self, what: String) {
-        if let Some(last) = self.findings.last_mut() {
-            tracing::info!(code = ?last.code, location = %last.location, repair = %what, "doctor repaired");
-            last.repaired = Some(what);
-        }
-    }
-
-    /// Whether a time (Unix ms) is older than `--min-age`.
-    fn settled(&self, at: u64) -> bool {
-        self.now.saturating_sub(at) >= self.min_age_ms
+        self.ledger
+            .finding(code, path.display().to_string(), tenant, id, detail);
     }
 
     /// A file directly under the root: the store leaves only its health
@@ -178,7 +120,7 @@ impl Walk<'_> {
             .into_iter()
             .map(|b| (b.blob, b.bytes))
             .collect();
-        self.checked.review_blobs += review_blobs.len() as u64;
+        self.ledger.checked.review_blobs += review_blobs.len() as u64;
         // The default tenant indexes only some of its pastes (the upstream
         // fast path indexes none): a file without a row is expected there.
         let fully_indexed = !id.is_default();
@@ -229,8 +171,9 @@ impl Walk<'_> {
                         self.review_blob(&mut review_blobs, &entry.path, id, &blob, stored);
                     }
                 }
-                self.progress
-                    .tick(self.checked.entries, self.findings.len());
+                self.ledger
+                    .progress
+                    .tick(self.ledger.checked.entries, self.ledger.findings.len());
             }
         }
         // Rows after the last file: none of them is stored.
@@ -255,7 +198,7 @@ impl Walk<'_> {
     /// Checks a paste file or review blob; `Some` when it decodes. Damage
     /// is reported (and, with `--repair`, the file quarantined) here.
     fn entry(&mut self, path: &Path, tenant: &TenantId, id: &PasteId) -> Option<Stored> {
-        self.checked.entries += 1;
+        self.ledger.checked.entries += 1;
         let head = match self.store.read_head(path) {
             Ok(head) => head,
             // Removed since the shard was listed (a delete, a burn, the sweep).
@@ -288,7 +231,7 @@ impl Walk<'_> {
         };
         match problem {
             Ok(info) => {
-                if info.expires_at < self.now && self.settled(info.expires_at) {
+                if info.expires_at < self.ledger.now && self.ledger.settled(info.expires_at) {
                     self.finding(
                         FindingKind::Expired,
                         path,
@@ -296,12 +239,12 @@ impl Walk<'_> {
                         Some(id.as_str()),
                         format!(
                             "expired {} s ago and not yet removed",
-                            self.now.saturating_sub(info.expires_at) / 1000
+                            self.ledger.now.saturating_sub(info.expires_at) / 1000
                         ),
                     );
-                    if self.repair {
+                    if self.ledger.repair {
                         match self.store.remove_checked(path, head.ino) {
-                            Ok(true) => self.repaired("removed".into()),
+                            Ok(true) => self.ledger.repaired("removed".into()),
                             Ok(false) => {}
                             Err(e) => {
                                 tracing::warn!(path = %path.display(), error = %e, "cannot remove an expired file")
@@ -332,10 +275,10 @@ impl Walk<'_> {
                     Some(id.as_str()),
                     problem.to_string(),
                 );
-                if self.repair {
+                if self.ledger.repair {
                     match self.store.quarantine(path, head.ino) {
                         Ok(Some(dest)) => {
-                            self.repaired(format!("moved to {}", dest.display()));
+                            self.ledger.repaired(format!("moved to {}", dest.display()));
                         }
                         Ok(None) => {}
                         Err(e) => {
@@ -369,7 +312,7 @@ impl Walk<'_> {
             self.row_without_blob(tenant, &namespace, row).await?;
         }
         let row = rows.take_if(self.catalog, id.as_str()).await?;
-        let quarantined = self.findings.last().is_some_and(|f| {
+        let quarantined = self.ledger.findings.last().is_some_and(|f| {
             f.code == FindingKind::DamagedRecord
                 && f.location == path.display().to_string()
                 && f.repaired.is_some()
@@ -380,7 +323,7 @@ impl Walk<'_> {
                 // with its quota.
                 if let Some(gone) = self.catalog.forget_paste(tenant, &row.id).await? {
                     tracing::info!(tenant = %tenant, id = %gone.id, bytes = gone.bytes, "doctor removed the row of a quarantined paste");
-                    if let Some(last) = self.findings.last_mut()
+                    if let Some(last) = self.ledger.findings.last_mut()
                         && let Some(done) = &mut last.repaired
                     {
                         done.push_str(&format!(
@@ -391,7 +334,7 @@ impl Walk<'_> {
                 }
             }
             (Some(row), Some(stored)) => {
-                self.checked.rows += 1;
+                self.ledger.checked.rows += 1;
                 if u64::try_from(row.bytes).ok() != Some(stored.info.payload_len) {
                     self.finding(
                         FindingKind::SizeMismatch,
@@ -405,14 +348,14 @@ impl Walk<'_> {
                     );
                 }
             }
-            (Some(_), None) => self.checked.rows += 1,
+            (Some(_), None) => self.ledger.checked.rows += 1,
             (None, Some(stored)) => {
                 let info = stored.info;
                 if !fully_indexed {
-                    self.checked.unindexed += 1;
-                } else if !self.settled(info.created_at) {
-                    self.checked.too_young += 1;
-                } else if info.expires_at > self.now {
+                    self.ledger.checked.unindexed += 1;
+                } else if !self.ledger.settled(info.created_at) {
+                    self.ledger.checked.too_young += 1;
+                } else if info.expires_at > self.ledger.now {
                     self.finding(
                         FindingKind::BlobWithoutRow,
                         path,
@@ -451,8 +394,10 @@ impl Walk<'_> {
                 );
             }
             Some(_) => {}
-            None if !self.settled(stored.info.created_at) => self.checked.too_young += 1,
-            None if stored.info.expires_at > self.now => self.finding(
+            None if !self.ledger.settled(stored.info.created_at) => {
+                self.ledger.checked.too_young += 1
+            }
+            None if stored.info.expires_at > self.ledger.now => self.finding(
                 FindingKind::ReviewBlobUnknown,
                 path,
                 Some(tenant),
@@ -470,15 +415,15 @@ impl Walk<'_> {
         namespace: &str,
         row: PasteRecord,
     ) -> anyhow::Result<()> {
-        self.checked.rows += 1;
+        self.ledger.checked.rows += 1;
         let created = u64::try_from(row.created_at).unwrap_or(0);
         let expires = u64::try_from(row.expires_at).unwrap_or(0);
-        if expires <= self.now {
-            self.checked.expired_rows += 1;
+        if expires <= self.ledger.now {
+            self.ledger.checked.expired_rows += 1;
             return Ok(());
         }
-        if !self.settled(created) {
-            self.checked.too_young += 1;
+        if !self.ledger.settled(created) {
+            self.ledger.checked.too_young += 1;
             return Ok(());
         }
         let path = PasteId::parse(&row.id)
@@ -506,11 +451,11 @@ impl Walk<'_> {
         let absent = path.is_some_and(|p| {
             std::fs::symlink_metadata(&p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
         });
-        if self.repair
+        if self.ledger.repair
             && absent
             && let Some(gone) = self.catalog.forget_paste(tenant, &row.id).await?
         {
-            self.repaired(format!(
+            self.ledger.repaired(format!(
                 "row removed, {} bytes of quota released",
                 gone.bytes
             ));
@@ -520,7 +465,7 @@ impl Walk<'_> {
 
     /// A put's temporary file: stale when older than `--min-age`.
     fn temporary(&mut self, path: &Path, created: Option<u64>) {
-        self.checked.temporaries += 1;
+        self.ledger.checked.temporaries += 1;
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             return;
         };
@@ -530,7 +475,7 @@ impl Walk<'_> {
                 .unwrap_or(0)
                 .saturating_mul(1000)
         });
-        if !self.settled(created) {
+        if !self.ledger.settled(created) {
             return;
         }
         self.finding(
@@ -540,53 +485,18 @@ impl Walk<'_> {
             None,
             format!(
                 "a temporary file of a put that never finished, {} s old",
-                self.now.saturating_sub(created) / 1000
+                self.ledger.now.saturating_sub(created) / 1000
             ),
         );
-        if self.repair {
+        if self.ledger.repair {
             match self.store.remove_checked(path, meta.ino()) {
-                Ok(true) => self.repaired("removed".into()),
+                Ok(true) => self.ledger.repaired("removed".into()),
                 Ok(false) => {}
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "cannot remove a temporary file")
                 }
             }
         }
-    }
-
-    /// A tenant's recorded usage against what its rows add up to (after
-    /// the row repairs of this run).
-    async fn usage(&mut self, tenant: &TenantId) -> anyhow::Result<()> {
-        let count = if self.repair {
-            self.catalog.recount_usage(tenant).await
-        } else {
-            self.catalog.count_usage(tenant).await
-        }
-        .with_context(|| format!("cannot count the usage of {tenant}"))?;
-        if count.agrees() {
-            return Ok(());
-        }
-        self.findings.push(Finding {
-            code: FindingKind::UsageMismatch,
-            location: format!("catalog usage of {tenant}"),
-            tenant: Some(tenant.as_str().to_owned()),
-            id: None,
-            detail: format!(
-                "recorded {} bytes in {} entries; its rows add up to {} bytes in {} entries",
-                count.recorded_bytes,
-                count.recorded_pastes,
-                count.counted_bytes,
-                count.counted_pastes
-            ),
-            repaired: None,
-        });
-        if self.repair {
-            self.repaired(format!(
-                "set to {} bytes in {} entries",
-                count.counted_bytes, count.counted_pastes
-            ));
-        }
-        Ok(())
     }
 }
 

@@ -262,6 +262,142 @@ pub async fn run(settings: &Settings, options: &DoctorOptions) -> anyhow::Result
     result
 }
 
+/// The tenants a run looks at (all, or the one `--tenant` names) and the
+/// namespaces of deleted tenants still being purged.
+pub(crate) async fn tenants_to_check(
+    catalog: &tenancy::Catalog,
+    options: &DoctorOptions,
+) -> anyhow::Result<(Vec<tenancy::Tenant>, Vec<String>)> {
+    let mut tenants = catalog
+        .list_tenants()
+        .await
+        .context("cannot list the tenants")?;
+    if let Some(only) = &options.tenant {
+        tenants.retain(|t| &t.id == only);
+        if tenants.is_empty() {
+            anyhow::bail!("no tenant {only}");
+        }
+    }
+    let purging = catalog
+        .namespace_purges()
+        .await
+        .context("cannot list the namespaces being purged")?
+        .into_iter()
+        .map(|p| p.namespace)
+        .collect();
+    Ok((tenants, purging))
+}
+
+/// What a run has found and done so far, whatever the store: the findings,
+/// the counts, the repair switch and the settle time.
+pub(crate) struct Ledger {
+    pub(crate) repair: bool,
+    pub(crate) now: u64,
+    pub(crate) min_age_ms: u64,
+    pub(crate) checked: Checked,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) progress: Progress,
+}
+
+impl Ledger {
+    pub(crate) fn new(options: &DoctorOptions, tenants: usize) -> Self {
+        Ledger {
+            repair: options.repair,
+            now: paste_store::now_ms(),
+            min_age_ms: u64::try_from(options.min_age.as_millis()).unwrap_or(u64::MAX),
+            checked: Checked {
+                tenants: tenants as u64,
+                ..Checked::default()
+            },
+            findings: Vec::new(),
+            progress: Progress::new(options.progress),
+        }
+    }
+
+    pub(crate) fn finding(
+        &mut self,
+        code: FindingKind,
+        location: String,
+        tenant: Option<&TenantId>,
+        id: Option<&str>,
+        detail: String,
+    ) {
+        self.findings.push(Finding {
+            code,
+            location,
+            tenant: tenant.map(|t| t.as_str().to_owned()),
+            id: id.map(str::to_owned),
+            detail,
+            repaired: None,
+        });
+    }
+
+    /// Records what was repaired for the last finding, and logs it.
+    pub(crate) fn repaired(&mut self, what: String) {
+        if let Some(last) = self.findings.last_mut() {
+            tracing::info!(code = ?last.code, location = %last.location, repair = %what, "doctor repaired");
+            last.repaired = Some(what);
+        }
+    }
+
+    /// Whether a time (Unix ms) is older than `--min-age`.
+    pub(crate) fn settled(&self, at: u64) -> bool {
+        self.now.saturating_sub(at) >= self.min_age_ms
+    }
+
+    /// A tenant's recorded usage against what its rows add up to (after
+    /// the row repairs of this run); with `--repair`, re-counted.
+    pub(crate) async fn usage(
+        &mut self,
+        catalog: &tenancy::Catalog,
+        tenant: &TenantId,
+    ) -> anyhow::Result<()> {
+        let count = if self.repair {
+            catalog.recount_usage(tenant).await
+        } else {
+            catalog.count_usage(tenant).await
+        }
+        .with_context(|| format!("cannot count the usage of {tenant}"))?;
+        if count.agrees() {
+            return Ok(());
+        }
+        self.finding(
+            FindingKind::UsageMismatch,
+            format!("catalog usage of {tenant}"),
+            Some(tenant),
+            None,
+            format!(
+                "recorded {} bytes in {} entries; its rows add up to {} bytes in {} entries",
+                count.recorded_bytes,
+                count.recorded_pastes,
+                count.counted_bytes,
+                count.counted_pastes
+            ),
+        );
+        if self.repair {
+            self.repaired(format!(
+                "set to {} bytes in {} entries",
+                count.counted_bytes, count.counted_pastes
+            ));
+        }
+        Ok(())
+    }
+
+    /// The report of the run.
+    pub(crate) fn report(self, store: &str, catalog: &tenancy::Catalog) -> Report {
+        self.progress.finish();
+        Report {
+            store: store.into(),
+            catalog: format!("{:?}", catalog.backend()).to_lowercase(),
+            repair: self.repair,
+            elapsed_secs: self.progress.started().elapsed().as_secs_f64(),
+            checked: self.checked,
+            findings: self.findings,
+            resources: Resources::of_this_process(),
+        }
+    }
+}
+
 /// A progress line on standard error, at most a few times a second.
 pub(crate) struct Progress {
     enabled: bool,

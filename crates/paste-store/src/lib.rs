@@ -33,6 +33,8 @@ pub use backends::fs::inventory::{
 pub use backends::memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use backends::redis::RedisStore;
+#[cfg(feature = "redis")]
+pub use backends::redis::inventory::{REDIS_QUARANTINE, RedisKeyKind, ValueHead};
 #[cfg(feature = "s3")]
 pub use backends::s3::{LIFECYCLE_RULE_ID, S3Store, apply_lifecycle_rule};
 pub use config::{FsConfig, FsSync, RedisConfig, S3Config, StoreConfig, StoreKind, redacted};

@@ -75,6 +75,35 @@ impl Catalog {
         Ok(rows.into_iter().map(PasteRecord::from).collect())
     }
 
+    /// The rows of `tenant` among the paste ids `ids` (at most 1 000),
+    /// expired or not, in id order.
+    pub async fn paste_rows_among(
+        &self,
+        tenant: &TenantId,
+        ids: &[String],
+    ) -> Result<Vec<PasteRecord>, CatalogError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        if ids.len() > 1000 {
+            return Err(CatalogError::Invalid("at most 1 000 ids at a time".into()));
+        }
+        let placeholders: Vec<String> = (2..ids.len() + 2).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "SELECT id, bytes, created_at, expires_at, burn_after_read FROM pastes \
+             WHERE tenant_id = $1 AND id IN ({}) ORDER BY id",
+            placeholders.join(", ")
+        );
+        let rows: Vec<PasteRow> = with_pool!(self, p => {
+            let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str())).bind(tenant.as_str());
+            for id in ids {
+                query = query.bind(id.as_str());
+            }
+            query.fetch_all(p).await?
+        });
+        Ok(rows.into_iter().map(PasteRecord::from).collect())
+    }
+
     /// Every blob `tenant`'s review rows name (versions, comment sets,
     /// decision feedback), in no particular order.
     pub async fn review_blobs(&self, tenant: &TenantId) -> Result<Vec<BlobRef>, CatalogError> {

@@ -578,7 +578,7 @@ fn the_command_reports_by_exit_status_and_json() {
     let (code, stdout, _) = doctor(&[], &[]);
     assert_eq!(code, Some(0), "{stdout}");
 
-    // Backends the doctor does not walk yet: it says so, exit 2.
+    // A store it cannot reach: it could not run, exit 2, and says why.
     let (code, _, stderr) = doctor(
         &[],
         &[
@@ -587,5 +587,141 @@ fn the_command_reports_by_exit_status_and_json() {
         ],
     );
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("fs store only"), "{stderr}");
+    assert!(stderr.contains("cannot scan the Redis keys"), "{stderr}");
+}
+
+/// The same damage on the Redis store (skipped without
+/// `PLANSHARE_TEST_REDIS_URL`, which `scripts/test` sets): found, named
+/// by key, repaired once (damaged values renamed aside, a read of one
+/// answering "damaged"), and a second run repairs nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_damage_is_found_named_and_repaired_once() {
+    let Some(redis_config) = paste_store::conformance::env::redis() else {
+        return;
+    };
+    let fx = fixture();
+    let mut settings = fx.settings.clone();
+    settings.store.kind = paste_store::StoreKind::Redis;
+    settings.store.redis = redis_config.clone();
+    let catalog = Catalog::open(&settings.catalog).await.unwrap();
+    let tenant = catalog
+        .create_tenant(&NewTenant {
+            name: "Team R".into(),
+            namespace: "team-r".into(),
+            settings: TenantSettings::default(),
+        })
+        .await
+        .unwrap();
+    let t = &tenant.id;
+    let ns = Namespace::parse("team-r").unwrap();
+    let store = paste_store::RedisStore::open(&redis_config).await.unwrap();
+    let mut raw = redis::Client::open(redis_config.url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let old = now_ms() - 2 * HOUR_MS;
+    let key = |id: &str| PasteKey::new(ns.clone(), PasteId::parse(id).unwrap());
+    for (id, indexed) in [
+        ("Healthy01", true),
+        ("Truncat01", true),
+        ("Flipped01", true),
+        ("Longer001", true),
+        ("Future001", true),
+        ("NoRow0001", false),
+        ("NoFile001", true),
+    ] {
+        let p = paste(old, &format!("the paste {id}"));
+        store.put_if_absent(&key(id), p.clone()).await.unwrap();
+        if indexed {
+            assert!(catalog.record_paste(t, &record(id, &p)).await.unwrap());
+        }
+    }
+    let damage = [
+        ("Truncat01", 1usize),
+        ("Flipped01", 2),
+        ("Longer001", 3),
+        ("Future001", 4),
+    ];
+    for (id, how) in damage {
+        let name = store.key_name(&key(id));
+        let mut bytes: Vec<u8> = redis::cmd("GET")
+            .arg(&name)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        match how {
+            1 => bytes.truncate(bytes.len() - 3),
+            2 => bytes[17] ^= 0x40,
+            3 => bytes.push(b'!'),
+            _ => bytes[3] = b'2',
+        }
+        let _: () = redis::cmd("SET")
+            .arg(&name)
+            .arg(bytes)
+            .arg("KEEPTTL")
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+    }
+    store.delete(&key("NoFile001")).await.unwrap();
+    assert!(catalog.reserve(t, 5).await.unwrap());
+
+    let before = doctor(&settings, false).await;
+    let id = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        codes(&before),
+        vec![
+            (FindingKind::BlobWithoutRow, id("NoRow0001")),
+            (FindingKind::DamagedRecord, id("Flipped01")),
+            (FindingKind::DamagedRecord, id("Longer001")),
+            (FindingKind::DamagedRecord, id("Truncat01")),
+            (FindingKind::RowWithoutBlob, id("NoFile001")),
+            (FindingKind::UnknownFormat, id("Future001")),
+            (FindingKind::UsageMismatch, None),
+        ],
+        "{}",
+        before.to_text()
+    );
+    let cut = before
+        .findings
+        .iter()
+        .find(|f| f.id.as_deref() == Some("Truncat01"))
+        .unwrap();
+    assert_eq!(cut.location, store.key_name(&key("Truncat01")));
+    assert!(cut.detail.contains("truncated payload"), "{}", cut.detail);
+
+    let repaired = doctor(&settings, true).await;
+    assert_eq!(repaired.repaired(), 5, "{}", repaired.to_text());
+    match store.get(&key("Truncat01")).await {
+        Err(paste_store::StoreError::Damaged { reason, .. }) => {
+            assert!(reason.contains("moved aside"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(store.get(&key("Healthy01")).await.is_ok());
+    assert!(catalog.count_usage(t).await.unwrap().agrees());
+
+    let again = doctor(&settings, true).await;
+    assert_eq!(again.repaired(), 0, "{}", again.to_text());
+    assert_eq!(
+        codes(&again),
+        vec![
+            (FindingKind::BlobWithoutRow, id("NoRow0001")),
+            (FindingKind::UnknownFormat, id("Future001")),
+        ]
+    );
+    // Leave the shared Redis as found.
+    store.purge_namespace(&ns).await.unwrap();
+    let quarantined: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}.quarantine:*", redis_config.key_prefix))
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(quarantined.len(), 3);
+    let _: u64 = redis::cmd("DEL")
+        .arg(&quarantined)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
 }

@@ -19,6 +19,8 @@
 
 use std::time::Duration;
 
+pub mod inventory;
+
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::config::redacted;
@@ -83,6 +85,42 @@ impl RedisStore {
     async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
         match tokio::time::timeout(self.deadline, cmd.query_async::<T>(&mut connection)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(StoreError::unavailable("redis command failed", e)),
+            Err(_) => Err(StoreError::Unavailable {
+                reason: "redis did not answer in time",
+                retry_after: Some(Duration::from_secs(1)),
+                source: None,
+            }),
+        }
+    }
+
+    /// Why the value of `key` is missing: renamed aside by `doctor
+    /// --repair` (damaged: the read answers so), else not found.
+    async fn missing(&self, key: &PasteKey) -> StoreError {
+        let name = key.redis_key(&self.key_prefix);
+        let Some(rest) = name.strip_prefix(self.key_prefix.as_str()) else {
+            return StoreError::NotFound;
+        };
+        let quarantined = format!("{}{}{rest}", self.key_prefix, inventory::REDIS_QUARANTINE);
+        let mut exists = redis::cmd("EXISTS");
+        exists.arg(&quarantined);
+        match self.query::<u8>(&exists).await {
+            Ok(1) => StoreError::damaged(format!(
+                "damaged, moved aside by planshare-server doctor: {quarantined}"
+            )),
+            Ok(_) => StoreError::NotFound,
+            Err(e) => e,
+        }
+    }
+
+    /// [`query`](Self::query) of a pipeline.
+    async fn query_pipe<T: redis::FromRedisValue>(
+        &self,
+        pipe: &redis::Pipeline,
+    ) -> Result<T, StoreError> {
+        let mut connection = self.connection.clone();
+        match tokio::time::timeout(self.deadline, pipe.query_async::<T>(&mut connection)).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(StoreError::unavailable("redis command failed", e)),
             Err(_) => Err(StoreError::Unavailable {
@@ -159,10 +197,9 @@ impl PasteStore for RedisStore {
     async fn get(&self, key: &PasteKey) -> Result<StoredPaste, StoreError> {
         let mut cmd = redis::cmd("GET");
         cmd.arg(key.redis_key(&self.key_prefix));
-        let bytes = self
-            .query::<Option<Vec<u8>>>(&cmd)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+        let Some(bytes) = self.query::<Option<Vec<u8>>>(&cmd).await? else {
+            return Err(self.missing(key).await);
+        };
         let read = record::decode_owned(bytes);
         if record::is_expired(&read, now_ms()) {
             return Err(StoreError::NotFound);

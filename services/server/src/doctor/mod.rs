@@ -26,6 +26,7 @@
 //! pastes acknowledged after the catalog's copy was taken.
 
 mod fs;
+mod redis;
 
 use std::io::{IsTerminal as _, Write as _};
 use std::time::{Duration, Instant};
@@ -254,8 +255,9 @@ pub async fn run(settings: &Settings, options: &DoctorOptions) -> anyhow::Result
         .context("cannot open the tenant catalog")?;
     let result = match settings.store.kind {
         paste_store::StoreKind::Fs => fs::check(settings, &catalog, options).await,
+        paste_store::StoreKind::Redis => redis::check(settings, &catalog, options).await,
         other => Err(anyhow::anyhow!(
-            "the doctor checks the fs store only in this build; store.kind is {other:?}"
+            "the doctor checks the fs and Redis stores only in this build; store.kind is {other:?}"
         )),
     };
     catalog.close().await;

@@ -104,6 +104,17 @@ async fn put(
     store.path_of(&key)
 }
 
+async fn new_tenant(catalog: &Catalog, name: &str, namespace: &str) -> tenancy::Tenant {
+    catalog
+        .create_tenant(&NewTenant {
+            name: name.into(),
+            namespace: namespace.into(),
+            settings: TenantSettings::default(),
+        })
+        .await
+        .unwrap()
+}
+
 fn rewrite(path: &Path, change: impl FnOnce(&mut Vec<u8>)) {
     let mut bytes = std::fs::read(path).unwrap();
     change(&mut bytes);
@@ -114,14 +125,7 @@ fn rewrite(path: &Path, change: impl FnOnce(&mut Vec<u8>)) {
 async fn each_kind_of_damage_is_found_named_and_repaired_once() {
     let fx = fixture();
     let catalog = Catalog::open(&fx.settings.catalog).await.unwrap();
-    let tenant = catalog
-        .create_tenant(&NewTenant {
-            name: "Team A".into(),
-            namespace: "team-a".into(),
-            settings: TenantSettings::default(),
-        })
-        .await
-        .unwrap();
+    let tenant = new_tenant(&catalog, "Team A", "team-a").await;
     let ns = Namespace::parse("team-a").unwrap();
     let store = FsStore::open(&fx.settings.store.fs).await.unwrap();
     let old = now_ms() - 2 * HOUR_MS;
@@ -362,14 +366,7 @@ async fn each_kind_of_damage_is_found_named_and_repaired_once() {
 async fn young_entries_are_left_to_settle() {
     let fx = fixture();
     let catalog = Catalog::open(&fx.settings.catalog).await.unwrap();
-    let tenant = catalog
-        .create_tenant(&NewTenant {
-            name: "Team B".into(),
-            namespace: "team-b".into(),
-            settings: TenantSettings::default(),
-        })
-        .await
-        .unwrap();
+    let tenant = new_tenant(&catalog, "Team B", "team-b").await;
     let ns = Namespace::parse("team-b").unwrap();
     let store = FsStore::open(&fx.settings.store.fs).await.unwrap();
     let now = now_ms();
@@ -604,14 +601,7 @@ async fn redis_damage_is_found_named_and_repaired_once() {
     settings.store.kind = paste_store::StoreKind::Redis;
     settings.store.redis = redis_config.clone();
     let catalog = Catalog::open(&settings.catalog).await.unwrap();
-    let tenant = catalog
-        .create_tenant(&NewTenant {
-            name: "Team R".into(),
-            namespace: "team-r".into(),
-            settings: TenantSettings::default(),
-        })
-        .await
-        .unwrap();
+    let tenant = new_tenant(&catalog, "Team R", "team-r").await;
     let t = &tenant.id;
     let ns = Namespace::parse("team-r").unwrap();
     let store = paste_store::RedisStore::open(&redis_config).await.unwrap();

@@ -84,7 +84,16 @@ impl RedisStore {
     /// Runs `cmd` with the store's deadline; any failure is an outage.
     async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
-        match tokio::time::timeout(self.deadline, cmd.query_async::<T>(&mut connection)).await {
+        self.within_deadline(cmd.query_async::<T>(&mut connection))
+            .await
+    }
+
+    /// A Redis call bounded by the store's deadline; any failure is an outage.
+    async fn within_deadline<T>(
+        &self,
+        call: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout(self.deadline, call).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(StoreError::unavailable("redis command failed", e)),
             Err(_) => Err(StoreError::Unavailable {
@@ -120,15 +129,8 @@ impl RedisStore {
         pipe: &redis::Pipeline,
     ) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
-        match tokio::time::timeout(self.deadline, pipe.query_async::<T>(&mut connection)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(StoreError::unavailable("redis command failed", e)),
-            Err(_) => Err(StoreError::Unavailable {
-                reason: "redis did not answer in time",
-                retry_after: Some(Duration::from_secs(1)),
-                source: None,
-            }),
-        }
+        self.within_deadline(pipe.query_async::<T>(&mut connection))
+            .await
     }
 }
 

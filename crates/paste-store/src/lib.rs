@@ -30,11 +30,14 @@ pub use backends::fs::FsStore;
 pub use backends::fs::inventory::{
     FileHead, FsEntry, FsEntryKind, QUARANTINE_DIR, sync_filesystem,
 };
+#[cfg(any(feature = "redis", feature = "s3"))]
+pub use backends::keyed::{StoredKeyKind, ValueHead};
 pub use backends::memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use backends::redis::RedisStore;
 #[cfg(feature = "redis")]
-pub use backends::redis::inventory::{REDIS_QUARANTINE, RedisKeyKind, ValueHead};
+#[cfg(feature = "s3")]
+pub use backends::s3::inventory::S3Repair;
 #[cfg(feature = "s3")]
 pub use backends::s3::{LIFECYCLE_RULE_ID, S3Store, apply_lifecycle_rule};
 pub use config::{FsConfig, FsSync, RedisConfig, S3Config, StoreConfig, StoreKind, redacted};

@@ -65,6 +65,7 @@ pub fn encode(paste: &StoredPaste) -> Vec<u8> {
 }
 
 /// The length of the record [`encode`] gives, without building it.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
 pub(crate) fn encoded_len(paste: &StoredPaste) -> usize {
     HEADER_LEN + paste.payload.stored_len()
 }
@@ -104,6 +105,7 @@ pub(crate) fn encode_parts(paste: &StoredPaste) -> ([u8; HEADER_LEN], &[u8]) {
     (header, body)
 }
 
+#[cfg_attr(not(feature = "s3"), allow(dead_code))]
 pub(crate) fn decode(bytes: &[u8]) -> Result<StoredPaste, StoreError> {
     decode_owned(bytes.to_vec())
 }

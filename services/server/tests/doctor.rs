@@ -587,29 +587,127 @@ fn the_command_reports_by_exit_status_and_json() {
     assert!(stderr.contains("cannot scan the Redis keys"), "{stderr}");
 }
 
-/// The same damage on the Redis store (skipped without
-/// `PLANSHARE_TEST_REDIS_URL`, which `scripts/test` sets): found, named
-/// by key, repaired once (damaged values renamed aside, a read of one
-/// answering "damaged"), and a second run repairs nothing.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_damage_is_found_named_and_repaired_once() {
-    let Some(redis_config) = paste_store::conformance::env::redis() else {
-        return;
-    };
-    let fx = fixture();
-    let mut settings = fx.settings.clone();
-    settings.store.kind = paste_store::StoreKind::Redis;
-    settings.store.redis = redis_config.clone();
+/// Raw access to a keyed store's values, to damage them.
+trait RawValues {
+    /// The key of `key`.
+    fn name(&self, key: &PasteKey) -> String;
+    async fn get(&self, name: &str) -> Vec<u8>;
+    /// Replaces the value, keeping its expiry.
+    async fn set(&self, name: &str, bytes: Vec<u8>);
+    /// The keys the doctor moved aside, which it then removes.
+    async fn take_quarantined(&self) -> Vec<String>;
+}
+
+struct RawRedis {
+    store: paste_store::RedisStore,
+    conn: redis::aio::MultiplexedConnection,
+}
+
+impl RawValues for RawRedis {
+    fn name(&self, key: &PasteKey) -> String {
+        self.store.key_name(key)
+    }
+    async fn get(&self, name: &str) -> Vec<u8> {
+        redis::cmd("GET")
+            .arg(name)
+            .query_async(&mut self.conn.clone())
+            .await
+            .unwrap()
+    }
+    async fn set(&self, name: &str, bytes: Vec<u8>) {
+        let _: () = redis::cmd("SET")
+            .arg(name)
+            .arg(bytes)
+            .arg("KEEPTTL")
+            .query_async(&mut self.conn.clone())
+            .await
+            .unwrap();
+    }
+    async fn take_quarantined(&self) -> Vec<String> {
+        let names: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{}.quarantine:*", self.store.key_prefix()))
+            .query_async(&mut self.conn.clone())
+            .await
+            .unwrap();
+        if !names.is_empty() {
+            let _: u64 = redis::cmd("DEL")
+                .arg(&names)
+                .query_async(&mut self.conn.clone())
+                .await
+                .unwrap();
+        }
+        names
+    }
+}
+
+struct RawS3 {
+    store: paste_store::S3Store,
+    client: aws_sdk_s3::Client,
+    bucket: String,
+}
+
+impl RawValues for RawS3 {
+    fn name(&self, key: &PasteKey) -> String {
+        self.store.object_name(key)
+    }
+    async fn get(&self, name: &str) -> Vec<u8> {
+        self.store.object(name).await.unwrap().unwrap()
+    }
+    async fn set(&self, name: &str, bytes: Vec<u8>) {
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(name)
+            .body(bytes.into())
+            .send()
+            .await
+            .unwrap();
+    }
+    async fn take_quarantined(&self) -> Vec<String> {
+        let listed = self
+            .client
+            .list_objects_v2()
+            .bucket(&self.bucket)
+            .prefix(format!("{}.quarantine/", self.store.prefix()))
+            .send()
+            .await
+            .unwrap();
+        let names: Vec<String> = listed
+            .contents()
+            .iter()
+            .filter_map(|o| o.key().map(str::to_owned))
+            .collect();
+        for name in &names {
+            self.client
+                .delete_object()
+                .bucket(&self.bucket)
+                .key(name)
+                .send()
+                .await
+                .unwrap();
+        }
+        names
+    }
+}
+
+/// The damage of the fs test on a keyed store (Redis or S3): found, named
+/// by key, repaired once (damaged values moved aside, a read of one
+/// answering "damaged"), and a second run repairs nothing. `expired`: the
+/// store keeps an expired value until something removes it (S3), so one
+/// is stored and must be found and removed.
+async fn keyed_damage_is_found_named_and_repaired_once<S, R>(
+    settings: &Settings,
+    store: &S,
+    raw: &R,
+    expired: bool,
+) where
+    S: paste_store::PasteStore,
+    R: RawValues,
+{
     let catalog = Catalog::open(&settings.catalog).await.unwrap();
-    let tenant = new_tenant(&catalog, "Team R", "team-r").await;
+    let tenant = new_tenant(&catalog, "Team K", "team-k").await;
     let t = &tenant.id;
-    let ns = Namespace::parse("team-r").unwrap();
-    let store = paste_store::RedisStore::open(&redis_config).await.unwrap();
-    let mut raw = redis::Client::open(redis_config.url.as_str())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let ns = Namespace::parse("team-k").unwrap();
     let old = now_ms() - 2 * HOUR_MS;
     let key = |id: &str| PasteKey::new(ns.clone(), PasteId::parse(id).unwrap());
     for (id, indexed) in [
@@ -627,6 +725,11 @@ async fn redis_damage_is_found_named_and_repaired_once() {
             assert!(catalog.record_paste(t, &record(id, &p)).await.unwrap());
         }
     }
+    if expired {
+        let mut p = paste(old - 8 * 24 * HOUR_MS, "long gone");
+        p.expires_at = old;
+        store.put_if_absent(&key("Expired01"), p).await.unwrap();
+    }
     let damage = [
         ("Truncat01", 1usize),
         ("Flipped01", 2),
@@ -634,55 +737,45 @@ async fn redis_damage_is_found_named_and_repaired_once() {
         ("Future001", 4),
     ];
     for (id, how) in damage {
-        let name = store.key_name(&key(id));
-        let mut bytes: Vec<u8> = redis::cmd("GET")
-            .arg(&name)
-            .query_async(&mut raw)
-            .await
-            .unwrap();
+        let name = raw.name(&key(id));
+        let mut bytes = raw.get(&name).await;
         match how {
             1 => bytes.truncate(bytes.len() - 3),
             2 => bytes[17] ^= 0x40,
             3 => bytes.push(b'!'),
             _ => bytes[3] = b'2',
         }
-        let _: () = redis::cmd("SET")
-            .arg(&name)
-            .arg(bytes)
-            .arg("KEEPTTL")
-            .query_async(&mut raw)
-            .await
-            .unwrap();
+        raw.set(&name, bytes).await;
     }
     store.delete(&key("NoFile001")).await.unwrap();
     assert!(catalog.reserve(t, 5).await.unwrap());
 
-    let before = doctor(&settings, false).await;
+    let before = doctor(settings, false).await;
     let id = |s: &str| Some(s.to_owned());
-    assert_eq!(
-        codes(&before),
-        vec![
-            (FindingKind::BlobWithoutRow, id("NoRow0001")),
-            (FindingKind::DamagedRecord, id("Flipped01")),
-            (FindingKind::DamagedRecord, id("Longer001")),
-            (FindingKind::DamagedRecord, id("Truncat01")),
-            (FindingKind::RowWithoutBlob, id("NoFile001")),
-            (FindingKind::UnknownFormat, id("Future001")),
-            (FindingKind::UsageMismatch, None),
-        ],
-        "{}",
-        before.to_text()
-    );
+    let mut expected = vec![
+        (FindingKind::BlobWithoutRow, id("NoRow0001")),
+        (FindingKind::DamagedRecord, id("Flipped01")),
+        (FindingKind::DamagedRecord, id("Longer001")),
+        (FindingKind::DamagedRecord, id("Truncat01")),
+        (FindingKind::RowWithoutBlob, id("NoFile001")),
+        (FindingKind::UnknownFormat, id("Future001")),
+        (FindingKind::UsageMismatch, None),
+    ];
+    if expired {
+        expected.insert(4, (FindingKind::Expired, id("Expired01")));
+    }
+    assert_eq!(codes(&before), expected, "{}", before.to_text());
     let cut = before
         .findings
         .iter()
         .find(|f| f.id.as_deref() == Some("Truncat01"))
         .unwrap();
-    assert_eq!(cut.location, store.key_name(&key("Truncat01")));
+    assert_eq!(cut.location, raw.name(&key("Truncat01")));
     assert!(cut.detail.contains("truncated payload"), "{}", cut.detail);
 
-    let repaired = doctor(&settings, true).await;
-    assert_eq!(repaired.repaired(), 5, "{}", repaired.to_text());
+    let repaired = doctor(settings, true).await;
+    let fixed = if expired { 6 } else { 5 };
+    assert_eq!(repaired.repaired(), fixed, "{}", repaired.to_text());
     match store.get(&key("Truncat01")).await {
         Err(paste_store::StoreError::Damaged { reason, .. }) => {
             assert!(reason.contains("moved aside"), "{reason}");
@@ -692,7 +785,7 @@ async fn redis_damage_is_found_named_and_repaired_once() {
     assert!(store.get(&key("Healthy01")).await.is_ok());
     assert!(catalog.count_usage(t).await.unwrap().agrees());
 
-    let again = doctor(&settings, true).await;
+    let again = doctor(settings, true).await;
     assert_eq!(again.repaired(), 0, "{}", again.to_text());
     assert_eq!(
         codes(&again),
@@ -701,17 +794,76 @@ async fn redis_damage_is_found_named_and_repaired_once() {
             (FindingKind::UnknownFormat, id("Future001")),
         ]
     );
-    // Leave the shared Redis as found.
+    // Leave the shared store as found.
     store.purge_namespace(&ns).await.unwrap();
-    let quarantined: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{}.quarantine:*", redis_config.key_prefix))
-        .query_async(&mut raw)
+    let mut quarantined = raw.take_quarantined().await;
+    quarantined.sort();
+    let aside: Vec<String> = ["Flipped01", "Longer001", "Truncat01"]
+        .iter()
+        .map(|id| raw.name(&key(id)))
+        .collect();
+    assert_eq!(quarantined.len(), aside.len(), "{quarantined:?}");
+    for (moved, from) in quarantined.iter().zip(&aside) {
+        let rest = from.rsplit_once(['/', ':']).unwrap().1;
+        assert!(
+            moved.contains(".quarantine") && moved.ends_with(rest),
+            "{moved}"
+        );
+    }
+    catalog.close().await;
+}
+
+/// The damage on the Redis store (skipped without
+/// `PLANSHARE_TEST_REDIS_URL`, which `scripts/test` sets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_damage_is_found_named_and_repaired_once() {
+    let Some(config) = paste_store::conformance::env::redis() else {
+        return;
+    };
+    let fx = fixture();
+    let mut settings = fx.settings.clone();
+    settings.store.kind = paste_store::StoreKind::Redis;
+    settings.store.redis = config.clone();
+    let store = paste_store::RedisStore::open(&config).await.unwrap();
+    let conn = redis::Client::open(config.url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
         .await
         .unwrap();
-    assert_eq!(quarantined.len(), 3);
-    let _: u64 = redis::cmd("DEL")
-        .arg(&quarantined)
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let raw = RawRedis {
+        store: store.clone(),
+        conn,
+    };
+    keyed_damage_is_found_named_and_repaired_once(&settings, &store, &raw, false).await;
+}
+
+/// The damage on the S3 store, with an expired object left behind too
+/// (skipped without `PLANSHARE_TEST_S3_ENDPOINT`, which `scripts/test`
+/// sets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_damage_is_found_named_and_repaired_once() {
+    let Some(config) = paste_store::conformance::env::s3() else {
+        return;
+    };
+    let fx = fixture();
+    let mut settings = fx.settings.clone();
+    settings.store.kind = paste_store::StoreKind::S3;
+    settings.store.s3 = config.clone();
+    let store = paste_store::S3Store::open(&config).await.unwrap();
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_sdk_s3::config::Region::new(config.region.clone()))
+        .endpoint_url(&config.endpoint)
+        .load()
+        .await;
+    let client = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(&sdk)
+            .force_path_style(config.force_path_style)
+            .build(),
+    );
+    let raw = RawS3 {
+        store: store.clone(),
+        client,
+        bucket: config.bucket.clone(),
+    };
+    keyed_damage_is_found_named_and_repaired_once(&settings, &store, &raw, true).await;
 }

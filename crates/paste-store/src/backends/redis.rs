@@ -23,6 +23,7 @@ pub mod inventory;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
+use crate::backends::keyed;
 use crate::config::redacted;
 use crate::record;
 use crate::{
@@ -108,10 +109,9 @@ impl RedisStore {
     /// --repair` (damaged: the read answers so), else not found.
     async fn missing(&self, key: &PasteKey) -> StoreError {
         let name = key.redis_key(&self.key_prefix);
-        let Some(rest) = name.strip_prefix(self.key_prefix.as_str()) else {
+        let Some(quarantined) = keyed::quarantine_name(&self.key_prefix, ':', &name) else {
             return StoreError::NotFound;
         };
-        let quarantined = format!("{}{}{rest}", self.key_prefix, inventory::REDIS_QUARANTINE);
         let mut exists = redis::cmd("EXISTS");
         exists.arg(&quarantined);
         match self.query::<u8>(&exists).await {

@@ -39,7 +39,9 @@
 //!   record the service can produce, 64 MiB of payload plus the header): a
 //!   larger `Content-Length` or stream is refused as [`StoreError::Damaged`]
 //!   without reading it. Expiry is enforced on read (`now > expires_at` →
-//!   `NotFound`), whatever S3 lifecycle has or has not deleted yet.
+//!   `NotFound`), whatever S3 lifecycle has or has not deleted yet. A key
+//!   that is not there is looked for in the quarantine (`HeadObject`):
+//!   one `planshare-server doctor --repair` moved aside answers `Damaged`.
 //! - `delete` is a `DeleteObject`; S3 answers 204 for absent keys, so it is
 //!   idempotent.
 //! - `health` is a `HeadBucket`.
@@ -99,6 +101,8 @@ use aws_sdk_s3::types::{
     BucketLifecycleConfiguration, Delete, ExpirationStatus, LifecycleExpiration, LifecycleRule,
     LifecycleRuleFilter, ObjectIdentifier,
 };
+
+pub mod inventory;
 
 use crate::record;
 use crate::{
@@ -404,7 +408,7 @@ impl S3Store {
 
     async fn get_flow(&self, key: &str) -> Result<StoredPaste, StoreError> {
         let Some(existing) = self.fetch(key).await? else {
-            return Err(StoreError::NotFound);
+            return Err(self.missing(key).await);
         };
         let read = record::decode(&existing.bytes);
         if record::is_expired(&read, now_ms()) {

@@ -2,7 +2,8 @@
 //! format and the catalog against the store, names what is wrong, and with
 //! `--repair` fixes what is safe to fix while a server serves.
 //!
-//! What is checked (fs store; see `fs.rs` for the walk):
+//! What is checked (on fs, see `fs.rs` for the walk; on Redis and S3,
+//! `keyed.rs`, the same less the temporary files):
 //! - each paste file and review blob: its record header (format version,
 //!   checksum, flags), its length against the header's, a text payload's
 //!   encoding, its expiry;
@@ -26,7 +27,7 @@
 //! pastes acknowledged after the catalog's copy was taken.
 
 mod fs;
-mod redis;
+mod keyed;
 
 use std::io::{IsTerminal as _, Write as _};
 use std::time::{Duration, Instant};
@@ -255,9 +256,10 @@ pub async fn run(settings: &Settings, options: &DoctorOptions) -> anyhow::Result
         .context("cannot open the tenant catalog")?;
     let result = match settings.store.kind {
         paste_store::StoreKind::Fs => fs::check(settings, &catalog, options).await,
-        paste_store::StoreKind::Redis => redis::check(settings, &catalog, options).await,
-        other => Err(anyhow::anyhow!(
-            "the doctor checks the fs and Redis stores only in this build; store.kind is {other:?}"
+        paste_store::StoreKind::Redis => keyed::check_redis(settings, &catalog, options).await,
+        paste_store::StoreKind::S3 => keyed::check_s3(settings, &catalog, options).await,
+        paste_store::StoreKind::Memory => Err(anyhow::anyhow!(
+            "store.kind is memory: its pastes live in the server's process, there is no store to check"
         )),
     };
     catalog.close().await;

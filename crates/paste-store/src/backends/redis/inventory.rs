@@ -10,63 +10,23 @@
 //! unless it was deleted meanwhile (then there is nothing to repair).
 
 use super::RedisStore;
-use crate::{Namespace, PasteId, PasteKey, RECORD_HEADER_LEN, StoreError};
-
-/// Where damaged values go, after the key prefix.
-pub const REDIS_QUARANTINE: &str = ".quarantine:";
-
-/// What a key under the store's prefix is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RedisKeyKind {
-    /// A paste.
-    Paste(PasteKey),
-    /// A review blob.
-    ReviewBlob(PasteKey),
-    /// A value the doctor moved aside.
-    Quarantined,
-    /// A key the store never writes.
-    Unknown,
-}
-
-/// The first bytes of a value (up to a record header) and its length.
-#[derive(Clone, Debug)]
-pub struct ValueHead {
-    /// Up to [`RECORD_HEADER_LEN`] bytes.
-    pub head: Vec<u8>,
-    /// The value's length.
-    pub len: u64,
-}
+use crate::backends::keyed::{self, StoredKeyKind, ValueHead};
+use crate::{PasteKey, RECORD_HEADER_LEN, StoreError};
 
 impl RedisStore {
+    /// The prefix of every key the store writes.
+    pub fn key_prefix(&self) -> &str {
+        &self.key_prefix
+    }
+
     /// The Redis key of `key`.
     pub fn key_name(&self, key: &PasteKey) -> String {
         key.redis_key(&self.key_prefix)
     }
 
     /// What the key `name` (as `SCAN` gives it) is.
-    pub fn classify(&self, name: &str) -> RedisKeyKind {
-        let Some(rest) = name.strip_prefix(self.key_prefix.as_str()) else {
-            return RedisKeyKind::Unknown;
-        };
-        if rest.starts_with(REDIS_QUARANTINE) {
-            return RedisKeyKind::Quarantined;
-        }
-        let mut parts = rest.split(':');
-        let (Some(ns), Some(second)) = (parts.next(), parts.next()) else {
-            return RedisKeyKind::Unknown;
-        };
-        let Ok(namespace) = Namespace::parse(ns) else {
-            return RedisKeyKind::Unknown;
-        };
-        match (second, parts.next(), parts.next()) {
-            (id, None, None) => PasteId::parse(id).map_or(RedisKeyKind::Unknown, |id| {
-                RedisKeyKind::Paste(PasteKey::new(namespace, id))
-            }),
-            ("r", Some(id), None) => PasteId::parse(id).map_or(RedisKeyKind::Unknown, |id| {
-                RedisKeyKind::ReviewBlob(PasteKey::review_blob(namespace, id))
-            }),
-            _ => RedisKeyKind::Unknown,
-        }
+    pub fn classify(&self, name: &str) -> StoredKeyKind {
+        keyed::classify(&self.key_prefix, ':', name)
     }
 
     /// One `SCAN` page of the keys under the store's prefix: the next
@@ -120,7 +80,13 @@ impl RedisStore {
             .into_iter()
             .zip(lens)
             .zip(present)
-            .map(|((head, len), present)| (present == 1).then_some(ValueHead { head, len }))
+            .map(|((head, len), present)| {
+                (present == 1).then_some(ValueHead {
+                    head,
+                    len,
+                    tag: None,
+                })
+            })
             .collect())
     }
 
@@ -147,10 +113,9 @@ impl RedisStore {
     /// Renames the value of `name` into the quarantine (its time to live
     /// kept); returns the new key, or `None` when the key is gone.
     pub async fn quarantine(&self, name: &str) -> Result<Option<String>, StoreError> {
-        let Some(rest) = name.strip_prefix(self.key_prefix.as_str()) else {
+        let Some(dest) = keyed::quarantine_name(&self.key_prefix, ':', name) else {
             return Err(StoreError::internal("a key outside the store's prefix"));
         };
-        let dest = format!("{}{REDIS_QUARANTINE}{rest}", self.key_prefix);
         let mut rename = redis::cmd("RENAME");
         rename.arg(name).arg(&dest);
         match self.query::<String>(&rename).await {
@@ -167,47 +132,5 @@ impl RedisStore {
         let mut del = redis::cmd("DEL");
         del.arg(name);
         Ok(self.query::<u64>(&del).await? == 1)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::RedisConfig;
-
-    #[tokio::test]
-    async fn keys_are_told_apart_by_their_names() {
-        let store = RedisStore::open(&RedisConfig {
-            url: "redis://127.0.0.1:1".into(),
-            ..RedisConfig::default()
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-        let ns = Namespace::parse("team-a").unwrap_or_else(|e| panic!("{e}"));
-        let id = PasteId::parse("AbCd1234").unwrap_or_else(|e| panic!("{e}"));
-        let paste = PasteKey::new(ns.clone(), id.clone());
-        let blob = PasteKey::review_blob(ns, id);
-        assert_eq!(
-            store.classify(&store.key_name(&paste)),
-            RedisKeyKind::Paste(paste)
-        );
-        assert_eq!(
-            store.classify(&store.key_name(&blob)),
-            RedisKeyKind::ReviewBlob(blob)
-        );
-        assert_eq!(
-            store.classify("planshare:paste:.quarantine:team-a:AbCd1234"),
-            RedisKeyKind::Quarantined
-        );
-        for odd in [
-            "other:team-a:AbCd1234",
-            "planshare:paste:team-a",
-            "planshare:paste:Team:AbCd1234",
-            "planshare:paste:team-a:abc",
-            "planshare:paste:team-a:x:AbCd1234",
-            "planshare:paste:team-a:r:AbCd1234:extra",
-        ] {
-            assert_eq!(store.classify(odd), RedisKeyKind::Unknown, "{odd}");
-        }
     }
 }

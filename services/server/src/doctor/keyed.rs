@@ -1,30 +1,153 @@
-//! The doctor over the Redis store. `SCAN` gives keys in no order, so the
+//! The doctor over the stores that name entries by flat keys: Redis
+//! (`SCAN`) and S3 (`ListObjectsV2`). A listing gives keys in no order the
+//! catalog can follow (Redis) or in an order of its own (S3), so the
 //! catalog is asked about each page of keys (one query per tenant per
 //! page), and the rows are then read a page at a time and their keys
-//! looked up with `EXISTS`: memory stays flat however many pastes there
-//! are (a tenant's review blobs are held in a map, as on fs).
+//! looked up: memory stays flat however many pastes there are (a tenant's
+//! review blobs are held in a map, as on fs).
 //!
-//! Redis expires keys itself and a put never replaces a key, so the
-//! findings are the same as on fs less the temporary files.
+//! Both stores expire entries themselves (Redis) or let reads treat them
+//! as gone (S3, until its lifecycle rule deletes them), and a put never
+//! replaces a live entry, so the findings are the same as on fs less the
+//! temporary files.
 
 use std::collections::{BTreeSet, HashMap};
 
 use anyhow::Context as _;
 use paste_store::{
-    Namespace, PasteId, PasteKey, RECORD_HEADER_LEN, RecordProblem, RedisKeyKind, RedisStore,
-    ValueHead, check_record_text, inspect_record,
+    Namespace, PasteId, PasteKey, RECORD_HEADER_LEN, RecordProblem, RedisStore, S3Repair, S3Store,
+    StoreError, StoredKeyKind, ValueHead, check_record_text, inspect_record,
 };
 use tenancy::{Catalog, Tenant, TenantId};
 
 use super::{DoctorOptions, FindingKind, Ledger, Report};
 use crate::Settings;
 
-/// Keys asked for per `SCAN` call.
-const SCAN_COUNT: usize = 1000;
 /// Catalog rows read per query.
 const ROW_PAGE: i64 = 1000;
 
-pub(super) async fn check(
+/// A store whose entries are keys in a flat listing, as the walk needs it.
+pub(super) trait KeyedStore {
+    /// The backend's name in the report.
+    const BACKEND: &'static str;
+    /// The context of a failed listing.
+    const LISTING: &'static str;
+    /// What an expired entry that is still stored means on this backend.
+    const EXPIRED: &'static str;
+
+    /// The key of `key`.
+    fn name_of(&self, key: &PasteKey) -> String;
+    /// What the listed key `name` is.
+    fn classify(&self, name: &str) -> StoredKeyKind;
+    /// The keys of `namespace`, as a pattern for a person.
+    fn namespace_pattern(&self, namespace: &str) -> String;
+    /// One page of keys from `cursor` (`None`: the start), and the cursor
+    /// of the next page (`None`: done).
+    async fn list(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<(Vec<String>, Option<String>), StoreError>;
+    /// The heads of `names`' values; `None` for one that is gone.
+    async fn heads(&self, names: &[String]) -> Result<Vec<Option<ValueHead>>, StoreError>;
+    /// The whole value of `name`, if it is there.
+    async fn value(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Whether each of `names` is stored.
+    async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError>;
+    /// Moves `name` (as `head` saw it) aside; where to, or `None` when it
+    /// is gone or changed.
+    async fn quarantine(&self, name: &str, head: &ValueHead) -> Result<Option<String>, StoreError>;
+    /// Removes the expired `name` (as `head` saw it); whether it did.
+    async fn remove_expired(&self, name: &str, head: &ValueHead) -> Result<bool, StoreError>;
+}
+
+/// Keys asked for per `SCAN` call.
+const SCAN_COUNT: usize = 1000;
+
+impl KeyedStore for RedisStore {
+    const BACKEND: &'static str = "redis";
+    const LISTING: &'static str = "cannot scan the Redis keys";
+    const EXPIRED: &'static str = "expired, and kept by Redis (a key without a time to live)";
+
+    fn name_of(&self, key: &PasteKey) -> String {
+        self.key_name(key)
+    }
+    fn classify(&self, name: &str) -> StoredKeyKind {
+        RedisStore::classify(self, name)
+    }
+    fn namespace_pattern(&self, namespace: &str) -> String {
+        format!("{}{namespace}:*", self.key_prefix())
+    }
+    async fn list(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<(Vec<String>, Option<String>), StoreError> {
+        let from = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
+        let (next, names) = self.scan_keys(from, SCAN_COUNT).await?;
+        Ok((names, (next != 0).then(|| next.to_string())))
+    }
+    async fn heads(&self, names: &[String]) -> Result<Vec<Option<ValueHead>>, StoreError> {
+        RedisStore::heads(self, names).await
+    }
+    async fn value(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        RedisStore::value(self, name).await
+    }
+    async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError> {
+        RedisStore::exist(self, names).await
+    }
+    async fn quarantine(
+        &self,
+        name: &str,
+        _head: &ValueHead,
+    ) -> Result<Option<String>, StoreError> {
+        RedisStore::quarantine(self, name).await
+    }
+    async fn remove_expired(&self, name: &str, _head: &ValueHead) -> Result<bool, StoreError> {
+        self.remove(name).await
+    }
+}
+
+impl KeyedStore for S3Store {
+    const BACKEND: &'static str = "s3";
+    const LISTING: &'static str = "cannot list the S3 objects";
+    const EXPIRED: &'static str = "expired, and still stored (reads answer not found; the bucket's lifecycle rule has not removed it)";
+
+    fn name_of(&self, key: &PasteKey) -> String {
+        self.object_name(key)
+    }
+    fn classify(&self, name: &str) -> StoredKeyKind {
+        S3Store::classify(self, name)
+    }
+    fn namespace_pattern(&self, namespace: &str) -> String {
+        format!("{}{namespace}/*", self.prefix())
+    }
+    async fn list(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<(Vec<String>, Option<String>), StoreError> {
+        self.list_page(cursor).await
+    }
+    async fn heads(&self, names: &[String]) -> Result<Vec<Option<ValueHead>>, StoreError> {
+        S3Store::heads(self, names).await
+    }
+    async fn value(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.object(name).await
+    }
+    async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError> {
+        S3Store::exist(self, names).await
+    }
+    async fn quarantine(&self, name: &str, head: &ValueHead) -> Result<Option<String>, StoreError> {
+        Ok(match S3Store::quarantine(self, name, head).await? {
+            S3Repair::Done(dest) => dest,
+            S3Repair::Changed => None,
+        })
+    }
+    async fn remove_expired(&self, name: &str, head: &ValueHead) -> Result<bool, StoreError> {
+        Ok(S3Store::remove_expired(self, name, head).await? != S3Repair::Changed)
+    }
+}
+
+/// Checks a Redis store.
+pub(super) async fn check_redis(
     settings: &Settings,
     catalog: &Catalog,
     options: &DoctorOptions,
@@ -32,6 +155,26 @@ pub(super) async fn check(
     let store = RedisStore::open(&settings.store.redis)
         .await
         .context("cannot open the Redis store")?;
+    check(store, catalog, options).await
+}
+
+/// Checks an S3 store.
+pub(super) async fn check_s3(
+    settings: &Settings,
+    catalog: &Catalog,
+    options: &DoctorOptions,
+) -> anyhow::Result<Report> {
+    let store = S3Store::open(&settings.store.s3)
+        .await
+        .context("cannot open the S3 store")?;
+    check(store, catalog, options).await
+}
+
+async fn check<S: KeyedStore>(
+    store: S,
+    catalog: &Catalog,
+    options: &DoctorOptions,
+) -> anyhow::Result<Report> {
     let (tenants, purging) = super::tenants_to_check(catalog, options).await?;
     let mut review_blobs: HashMap<String, HashMap<String, i64>> = HashMap::new();
     for tenant in &tenants {
@@ -52,26 +195,23 @@ pub(super) async fn check(
         review_blobs,
         unknown_namespaces: BTreeSet::new(),
     };
-    let mut cursor = 0;
+    let mut cursor = None;
     loop {
-        let (next, names) = walk
-            .store
-            .scan_keys(cursor, SCAN_COUNT)
-            .await
-            .context("cannot scan the Redis keys")?;
+        let (names, next) = walk.store.list(cursor).await.context(S::LISTING)?;
         walk.page(names, options, &purging).await?;
         walk.ledger
             .progress
             .tick(walk.ledger.checked.entries, walk.ledger.findings.len());
-        if next == 0 {
-            break;
+        match next {
+            Some(next) => cursor = Some(next),
+            None => break,
         }
-        cursor = next;
     }
     for namespace in std::mem::take(&mut walk.unknown_namespaces) {
+        let pattern = walk.store.namespace_pattern(&namespace);
         walk.ledger.finding(
             FindingKind::UnknownNamespace,
-            format!("{}{namespace}:*", settings.store.redis.key_prefix),
+            pattern,
             None,
             None,
             "keys of a namespace of no tenant (they are never served)".into(),
@@ -84,7 +224,7 @@ pub(super) async fn check(
     for tenant in &tenants {
         walk.ledger.usage(catalog, &tenant.id).await?;
     }
-    Ok(walk.ledger.report("redis", catalog))
+    Ok(walk.ledger.report(S::BACKEND, catalog))
 }
 
 /// A paste value that decoded: its key, and what its header says.
@@ -96,8 +236,8 @@ struct Decoded {
     len: u64,
 }
 
-struct Walk<'a> {
-    store: RedisStore,
+struct Walk<'a, S> {
+    store: S,
     catalog: &'a Catalog,
     ledger: Ledger,
     tenants: &'a [Tenant],
@@ -107,7 +247,7 @@ struct Walk<'a> {
     unknown_namespaces: BTreeSet<String>,
 }
 
-impl Walk<'_> {
+impl<S: KeyedStore> Walk<'_, S> {
     fn tenant_of(&self, namespace: &Namespace) -> Option<&Tenant> {
         self.tenants
             .iter()
@@ -124,8 +264,8 @@ impl Walk<'_> {
         let mut keys = Vec::new();
         for name in names {
             match self.store.classify(&name) {
-                RedisKeyKind::Quarantined => {}
-                RedisKeyKind::Unknown => {
+                StoredKeyKind::Quarantined => {}
+                StoredKeyKind::Unknown => {
                     if options.tenant.is_none() {
                         self.ledger.finding(
                             FindingKind::UnknownFile,
@@ -136,7 +276,7 @@ impl Walk<'_> {
                         );
                     }
                 }
-                RedisKeyKind::Paste(key) | RedisKeyKind::ReviewBlob(key) => {
+                StoredKeyKind::Paste(key) | StoredKeyKind::ReviewBlob(key) => {
                     let ns = key.namespace().as_str().to_owned();
                     if self.tenant_of(key.namespace()).is_some() {
                         keys.push((name, key));
@@ -151,7 +291,7 @@ impl Walk<'_> {
             .store
             .heads(&names)
             .await
-            .context("cannot read the Redis values")?;
+            .context("cannot read the stored values")?;
         // The pastes whose values decode, per tenant, for the catalog.
         let mut decoded: HashMap<TenantId, Vec<Decoded>> = HashMap::new();
         for ((name, key), head) in keys.into_iter().zip(heads) {
@@ -160,7 +300,7 @@ impl Walk<'_> {
                 continue;
             };
             self.ledger.checked.entries += 1;
-            let Some((created, expires, len)) = self.value(&name, &key, &tenant, head).await?
+            let Some((created, expires, len)) = self.entry(&name, &key, &tenant, head).await?
             else {
                 continue;
             };
@@ -224,7 +364,7 @@ impl Walk<'_> {
 
     /// Checks one value; its creation, expiry and payload length when it
     /// decodes. Damage is reported (and, with `--repair`, quarantined) here.
-    async fn value(
+    async fn entry(
         &mut self,
         name: &str,
         key: &PasteKey,
@@ -250,9 +390,9 @@ impl Walk<'_> {
                         name.to_owned(),
                         Some(tenant),
                         Some(id),
-                        "expired, and kept by Redis (a key without a time to live)".into(),
+                        S::EXPIRED.into(),
                     );
-                    if self.ledger.repair && self.store.remove(name).await? {
+                    if self.ledger.repair && self.store.remove_expired(name, &head).await? {
                         self.ledger.repaired("removed".into());
                     }
                 }
@@ -280,7 +420,7 @@ impl Walk<'_> {
                     problem.to_string(),
                 );
                 if self.ledger.repair
-                    && let Some(dest) = self.store.quarantine(name).await?
+                    && let Some(dest) = self.store.quarantine(name, &head).await?
                 {
                     let mut done = format!("renamed to {dest}");
                     if key.kind() == paste_store::KeyKind::Paste
@@ -332,7 +472,7 @@ impl Walk<'_> {
         }
     }
 
-    /// The tenant's rows a page at a time, each looked up in Redis.
+    /// The tenant's rows a page at a time, each looked up in the store.
     async fn rows(&mut self, tenant: &Tenant) -> anyhow::Result<()> {
         let Ok(namespace) = Namespace::parse(&tenant.namespace) else {
             return Ok(());
@@ -351,7 +491,7 @@ impl Walk<'_> {
                 .map(|row| {
                     PasteId::parse(&row.id).map_or_else(
                         |_| format!("(row id {:?})", row.id),
-                        |id| self.store.key_name(&PasteKey::new(namespace.clone(), id)),
+                        |id| self.store.name_of(&PasteKey::new(namespace.clone(), id)),
                     )
                 })
                 .collect();
@@ -433,7 +573,7 @@ impl Walk<'_> {
             };
             let name = self
                 .store
-                .key_name(&PasteKey::review_blob(namespace.clone(), id));
+                .name_of(&PasteKey::review_blob(namespace.clone(), id));
             if self.store.exist(std::slice::from_ref(&name)).await?[0] {
                 continue;
             }

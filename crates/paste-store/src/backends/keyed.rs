@@ -1,0 +1,116 @@
+//! What the Redis and S3 stores share as the doctor sees them: both name an
+//! entry by a flat key (`<prefix><namespace><sep><id>` for a paste,
+//! `<prefix><namespace><sep>r<sep><id>` for a review blob) and keep what
+//! the doctor moves aside under `<prefix>.quarantine<sep>`, where no
+//! namespace can be (a namespace cannot start with a dot).
+
+use crate::{Namespace, PasteId, PasteKey};
+
+/// What a key under a store's prefix is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoredKeyKind {
+    /// A paste.
+    Paste(PasteKey),
+    /// A review blob.
+    ReviewBlob(PasteKey),
+    /// A value the doctor moved aside.
+    Quarantined,
+    /// A key the store never writes.
+    Unknown,
+}
+
+/// The first bytes of a value (up to a record header), its length, and
+/// the store's tag of that exact value when it has one (an S3 ETag), so a
+/// repair touches the value that was checked and not a newer one.
+#[derive(Clone, Debug)]
+pub struct ValueHead {
+    /// Up to [`RECORD_HEADER_LEN`](crate::RECORD_HEADER_LEN) bytes.
+    pub head: Vec<u8>,
+    /// The value's length.
+    pub len: u64,
+    /// The store's tag of the value (an ETag), if it has one.
+    pub tag: Option<String>,
+}
+
+/// The name of the quarantine, after the prefix and before the separator.
+pub(crate) const QUARANTINE: &str = ".quarantine";
+
+/// Classifies `name` under `prefix`, its parts separated by `sep`.
+pub(crate) fn classify(prefix: &str, sep: char, name: &str) -> StoredKeyKind {
+    let Some(rest) = name.strip_prefix(prefix) else {
+        return StoredKeyKind::Unknown;
+    };
+    if rest
+        .strip_prefix(QUARANTINE)
+        .is_some_and(|r| r.starts_with(sep))
+    {
+        return StoredKeyKind::Quarantined;
+    }
+    let mut parts = rest.split(sep);
+    let (Some(ns), Some(second)) = (parts.next(), parts.next()) else {
+        return StoredKeyKind::Unknown;
+    };
+    let Ok(namespace) = Namespace::parse(ns) else {
+        return StoredKeyKind::Unknown;
+    };
+    match (second, parts.next(), parts.next()) {
+        (id, None, None) => PasteId::parse(id).map_or(StoredKeyKind::Unknown, |id| {
+            StoredKeyKind::Paste(PasteKey::new(namespace, id))
+        }),
+        ("r", Some(id), None) => PasteId::parse(id).map_or(StoredKeyKind::Unknown, |id| {
+            StoredKeyKind::ReviewBlob(PasteKey::review_blob(namespace, id))
+        }),
+        _ => StoredKeyKind::Unknown,
+    }
+}
+
+/// Where `name` (under `prefix`) goes when it is moved aside; `None` for a
+/// name outside the prefix.
+pub(crate) fn quarantine_name(prefix: &str, sep: char, name: &str) -> Option<String> {
+    let rest = name.strip_prefix(prefix)?;
+    Some(format!("{prefix}{QUARANTINE}{sep}{rest}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_told_apart_by_their_names() {
+        let ns = Namespace::parse("team-a").unwrap_or_else(|e| panic!("{e}"));
+        let id = PasteId::parse("AbCd1234").unwrap_or_else(|e| panic!("{e}"));
+        for (prefix, sep) in [("planshare:paste:", ':'), ("pastes/", '/'), ("", '/')] {
+            let paste = format!("{prefix}team-a{sep}AbCd1234");
+            let blob = format!("{prefix}team-a{sep}r{sep}AbCd1234");
+            assert_eq!(
+                classify(prefix, sep, &paste),
+                StoredKeyKind::Paste(PasteKey::new(ns.clone(), id.clone()))
+            );
+            assert_eq!(
+                classify(prefix, sep, &blob),
+                StoredKeyKind::ReviewBlob(PasteKey::review_blob(ns.clone(), id.clone()))
+            );
+            let aside = quarantine_name(prefix, sep, &paste).unwrap_or_default();
+            assert_eq!(
+                aside,
+                format!("{prefix}.quarantine{sep}team-a{sep}AbCd1234")
+            );
+            assert_eq!(classify(prefix, sep, &aside), StoredKeyKind::Quarantined);
+            for odd in [
+                format!("{prefix}team-a"),
+                format!("{prefix}Team{sep}AbCd1234"),
+                format!("{prefix}team-a{sep}abc"),
+                format!("{prefix}team-a{sep}x{sep}AbCd1234"),
+                format!("{prefix}team-a{sep}r{sep}AbCd1234{sep}extra"),
+                format!("{prefix}.quarantined{sep}team-a{sep}AbCd1234"),
+            ] {
+                assert_eq!(classify(prefix, sep, &odd), StoredKeyKind::Unknown, "{odd}");
+            }
+        }
+        assert_eq!(
+            classify("planshare:paste:", ':', "other:team-a:AbCd1234"),
+            StoredKeyKind::Unknown
+        );
+        assert_eq!(quarantine_name("p/", '/', "q/team-a/AbCd1234"), None);
+    }
+}

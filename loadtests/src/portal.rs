@@ -57,6 +57,11 @@ pub(crate) struct PortalArgs {
     /// the median time from each `200` to its comment painted is reported.
     #[arg(long, default_value_t = 20)]
     paint_rounds: usize,
+    /// Also record a CPU profile of the last load of each link into this
+    /// folder (`<link>.cpuprofile`, for DevTools), and print where the time
+    /// went; profiling slows that load, so read its times with care.
+    #[arg(long)]
+    profile: Option<PathBuf>,
     /// Folder for `portal-<UTC timestamp>.json` and `.md` (created if missing).
     #[arg(long, default_value = "loadtests/results")]
     out: PathBuf,
@@ -289,9 +294,17 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
     )
     .await?;
 
+    if let Some(dir) = &args.profile {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let profile_dir = args
+        .profile
+        .as_ref()
+        .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()));
     let input = json!({
         "chromium": args.chromium,
         "runs": args.runs,
+        "profileDir": profile_dir,
         "links": [
             {"name": "hash link", "url": hash_link},
             {"name": "short link", "url": short_link},

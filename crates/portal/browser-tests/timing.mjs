@@ -11,11 +11,18 @@
 // the next animation frame after that, when the browser paints. Both
 // clocks are the machine's wall clock (performance.timeOrigin + now()).
 //
+// With `profileDir`, the last run of each link also records a CPU profile
+// of the page (Chromium's sampling profiler, from navigation to the mark)
+// into `<profileDir>/<link name>.cpuprofile`, for DevTools' Performance
+// panel, and prints the functions with the most self time to stderr.
+//
 // Input (stdin, JSON): { "chromium", "runs", "links": [{ "name", "url" }],
-//   "paint"?: { "url", "endpoint", "token", "bodies": [{ "body", "text" }] } }
+//   "profileDir"?, "paint"?: { "url", "endpoint", "token", "bodies": [{ "body", "text" }] } }
 // Output (stdout, JSON): { "results": [{ "name", "runs": [{ "highlightedMs", "decodedMs", "renderedMs",
 //   "domContentLoadedMs", "marks", "annotations" }] }], "paint"?: { "latenciesMs": [...] } }
 
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { chromium } from "playwright-core";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -76,15 +83,42 @@ async function paintLatencies(setup) {
   await context.close();
   return { latenciesMs };
 }
+/** The `top` functions of a CPU profile by self time, as lines. */
+function hottest(profile, top = 25) {
+  const self = new Map();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const dt = profile.timeDeltas;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const { callFrame: f } = byId.get(profile.samples[i]);
+    const name = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
+    self.set(name, (self.get(name) ?? 0) + (dt[i] ?? 0) / 1000);
+  }
+  return [...self].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, ms]) => `${ms.toFixed(1).padStart(8)} ms  ${name}`);
+}
+
 try {
   for (const link of input.links) {
     const runs = [];
     for (let i = 0; i < input.runs; i++) {
       const context = await browser.newContext();
       const page = await context.newPage();
+      const profiling = input.profileDir && i === input.runs - 1;
+      let cdp;
+      if (profiling) {
+        cdp = await context.newCDPSession(page);
+        await cdp.send("Profiler.enable");
+        await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
+        await cdp.send("Profiler.start");
+      }
       await page.goto(link.url);
       await page.waitForFunction(() => performance.getEntriesByName("planshare:highlighted").length > 0
         || !document.getElementById("error").hidden, null, { timeout: 60000 });
+      if (profiling) {
+        const { profile } = await cdp.send("Profiler.stop");
+        const file = join(input.profileDir, `${link.name.replace(/[^a-z0-9]+/gi, "-")}.cpuprofile`);
+        writeFileSync(file, JSON.stringify(profile));
+        process.stderr.write(`${link.name}: CPU profile in ${file}; most self time:\n${hottest(profile).join("\n")}\n`);
+      }
       const run = await page.evaluate(() => ({
         highlightedMs: performance.getEntriesByName("planshare:highlighted")[0]?.startTime ?? null,
         decodedMs: performance.getEntriesByName("planshare:decoded")[0]?.startTime ?? null,

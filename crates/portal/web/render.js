@@ -81,6 +81,40 @@ export function labelTasks(root) {
  * not free). */
 const MAX_HIGHLIGHT = 200_000;
 
+/** One token of highlight.js's output: an opening span with its classes,
+ * a closing span, or text (escaped). */
+const TOKEN = /<span class="([\w\- ]{1,200})">|<\/span>|[^<]+/y;
+/** The five characters highlight.js escapes, as it escapes them. */
+const ESCAPED = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'" };
+
+/** highlight.js's markup as DOM nodes, built without parsing HTML: its
+ * output is escaped text inside `<span class="…">` tokens and nothing
+ * else, so only spans with a class and text nodes come out. Anything else
+ * gives null, and the caller sanitises the markup instead. Parsing and
+ * sanitising each block's markup cost more than the highlighting. */
+function tokenNodes(html) {
+  const root = document.createDocumentFragment();
+  const open = [root];
+  TOKEN.lastIndex = 0;
+  while (TOKEN.lastIndex < html.length) {
+    const match = TOKEN.exec(html);
+    if (!match) return null;
+    const parent = open[open.length - 1];
+    if (match[1] !== undefined) {
+      const span = document.createElement("span");
+      span.className = match[1];
+      parent.append(span);
+      open.push(span);
+    } else if (match[0] === "</span>") {
+      if (open.length === 1) return null;
+      open.pop();
+    } else {
+      parent.append(match[0].replace(/&(?:amp|lt|gt|quot|#x27);/g, (e) => ESCAPED[e]));
+    }
+  }
+  return open.length === 1 ? root : null;
+}
+
 /** Highlights every `pre > code` whose `language-xxx` class names a
  * language of the bundled highlight.js (or one of its aliases); blocks
  * without a language, or with another one, stay as they are (no
@@ -99,7 +133,9 @@ export function renderCode(root) {
     } catch {
       continue;
     }
-    code.innerHTML = policy.createHTML(html);
+    const nodes = tokenNodes(html);
+    if (nodes) code.replaceChildren(nodes);
+    else code.innerHTML = policy.createHTML(html);
     // Whatever the sanitiser or the grammar did, the text must not change.
     if (code.textContent !== text) {
       code.textContent = text;

@@ -483,6 +483,33 @@ pub async fn seed_with<F>(
 where
     F: Fn(usize, usize) + Send + Sync + 'static,
 {
+    seed_at(
+        addr,
+        "/api/paste",
+        size,
+        count,
+        concurrency,
+        headers,
+        progress,
+    )
+    .await
+}
+
+/// [`seed_with`] to the create endpoint `path`: `/api/paste` (upstream's,
+/// not indexed for the default tenant) or `/api/v1/pastes` (indexed in the
+/// tenant catalog, with its quota).
+pub async fn seed_at<F>(
+    addr: SocketAddr,
+    path: &'static str,
+    size: usize,
+    count: usize,
+    concurrency: usize,
+    headers: Arc<Vec<(HeaderName, HeaderValue)>>,
+    progress: F,
+) -> anyhow::Result<Vec<String>>
+where
+    F: Fn(usize, usize) + Send + Sync + 'static,
+{
     const ATTEMPTS: usize = 3;
     let next = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
@@ -499,7 +526,7 @@ where
                 let body = bodies.next_body();
                 let mut last_error = None;
                 for _ in 0..ATTEMPTS {
-                    match create_once(&mut conn, addr, &headers, body.clone()).await {
+                    match create_once(&mut conn, addr, path, &headers, body.clone()).await {
                         Ok(id) => {
                             ids.push(id);
                             last_error = None;
@@ -529,6 +556,7 @@ where
 async fn create_once(
     conn: &mut Option<Conn>,
     addr: SocketAddr,
+    path: &'static str,
     headers: &[(HeaderName, HeaderValue)],
     body: bytes::Bytes,
 ) -> anyhow::Result<String> {
@@ -538,11 +566,11 @@ async fn create_once(
     };
     let reply = match tokio::time::timeout(Duration::from_secs(30), async {
         if headers.is_empty() {
-            c.post_json(Uri::from_static("/api/paste"), body).await
+            c.post_json(Uri::from_static(path), body).await
         } else {
             let mut all = headers.to_vec();
             all.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
-            c.request(Method::POST, Uri::from_static("/api/paste"), &all, body)
+            c.request(Method::POST, Uri::from_static(path), &all, body)
                 .await
         }
     })
@@ -555,21 +583,18 @@ async fn create_once(
         }
         Err(_) => {
             *conn = None;
-            bail!("POST /api/paste: no answer within 30 s");
+            bail!("POST {path}: no answer within 30 s");
         }
     };
     if reply.status != StatusCode::CREATED {
-        bail!(
-            "POST /api/paste: {}",
-            status_kind(reply.status, &reply.body)
-        );
+        bail!("POST {path}: {}", status_kind(reply.status, &reply.body));
     }
-    let json: serde_json::Value =
-        serde_json::from_slice(&reply.body).context("POST /api/paste: answer is not JSON")?;
+    let json: serde_json::Value = serde_json::from_slice(&reply.body)
+        .with_context(|| format!("POST {path}: answer is not JSON"))?;
     json.get("id")
         .and_then(serde_json::Value::as_str)
         .map(str::to_owned)
-        .context("POST /api/paste: answer has no string `id`")
+        .with_context(|| format!("POST {path}: answer has no string `id`"))
 }
 
 #[cfg(test)]

@@ -67,6 +67,11 @@ pub(crate) struct StartupArgs {
     /// Connections of the fetch phases.
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
+    /// Seed through `/api/v1/pastes`, so every paste is also a row of the
+    /// default tenant's catalog index (the doctor then reads a million rows
+    /// beside the million files); without it, upstream's `/api/paste`.
+    #[arg(long)]
+    indexed: bool,
     /// Folder for `startup-<UTC timestamp>.json` and `.md` (created if missing).
     #[arg(long, default_value = "loadtests/results")]
     out: PathBuf,
@@ -90,7 +95,7 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
         ("large", args.pastes),
     ] {
         eprintln!("{label} data directory ({pastes} pastes of {PASTE_SIZE} B):");
-        dirs.push(prepare(&args.server_bin, label, pastes, args.restarts).await?);
+        dirs.push(prepare(&args, label, pastes).await?);
     }
 
     let fetch = if fetch_window.is_zero() || args.fetch_rounds == 0 {
@@ -104,8 +109,8 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
         eprintln!("doctor over the {} data directory:", dir.label);
         let figures = time_doctor(&args.server_bin, dir.dir.path()).await?;
         eprintln!(
-            "  {} entries in {:.2} s, {:.2} CPU s, peak RSS {} KiB",
-            figures.entries, figures.secs, figures.cpu_secs, figures.peak_rss_kib
+            "  {} entries, {} catalog rows in {:.2} s, {:.2} CPU s, peak RSS {} KiB",
+            figures.entries, figures.rows, figures.secs, figures.cpu_secs, figures.peak_rss_kib
         );
         doctor.push((dir.label, figures));
     }
@@ -126,9 +131,14 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
     let _ = writeln!(md, "# planshare start-up — {}\n", started.iso());
     let _ = writeln!(
         md,
-        "`{}`, fs store, spawn → first 200 on `/readyz` (polled every {} ms), \
-         median of {} restarts, warm page cache.\n",
+        "`{}`, fs store, pastes created through `{}`, spawn → first 200 on `/readyz` \
+         (polled every {} ms), median of {} restarts, warm page cache.\n",
         args.server_bin.display(),
+        if args.indexed {
+            "/api/v1/pastes (indexed)"
+        } else {
+            "/api/paste"
+        },
         TIMED_POLL.as_millis(),
         args.restarts
     );
@@ -199,14 +209,15 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
     );
     let _ = writeln!(
         md,
-        "| data directory | entries | seconds | entries/s | CPU s | peak RSS KiB | findings |"
+        "| data directory | entries | catalog rows | seconds | entries/s | CPU s | peak RSS KiB | findings |"
     );
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for (label, f) in &doctor {
         let _ = writeln!(
             md,
-            "| {label} | {} | {:.2} | {:.0} | {:.2} | {} | {} |",
+            "| {label} | {} | {} | {:.2} | {:.0} | {:.2} | {} | {} |",
             f.entries,
+            f.rows,
             f.secs,
             f.entries as f64 / f.secs.max(1e-9),
             f.cpu_secs,
@@ -220,6 +231,7 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
             json!({
                 "dir": label,
                 "entries": f.entries,
+                "rows": f.rows,
                 "secs": f.secs,
                 "entries_per_sec": f.entries as f64 / f.secs.max(1e-9),
                 "cpu_secs": f.cpu_secs,
@@ -240,6 +252,7 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
         "started_utc": started.iso(),
         "server_bin": args.server_bin.display().to_string(),
         "paste_size": PASTE_SIZE,
+        "indexed": args.indexed,
         "poll_ms": TIMED_POLL.as_secs_f64() * 1000.0,
         "empty": dir_json(&dirs[0]),
         "baseline": dir_json(&dirs[1]),
@@ -261,6 +274,7 @@ pub(crate) async fn startup(args: StartupArgs) -> anyhow::Result<()> {
 /// What one `doctor` run over a data directory reported.
 struct DoctorFigures {
     entries: u64,
+    rows: u64,
     secs: f64,
     cpu_secs: f64,
     peak_rss_kib: u64,
@@ -287,6 +301,7 @@ async fn time_doctor(bin: &Path, work_dir: &Path) -> anyhow::Result<DoctorFigure
     let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
     Ok(DoctorFigures {
         entries: report["checked"]["entries"].as_u64().unwrap_or(0),
+        rows: report["checked"]["rows"].as_u64().unwrap_or(0),
         secs: number(&report["elapsed_secs"]),
         cpu_secs: number(&report["resources"]["cpu_secs"]),
         peak_rss_kib: report["resources"]["peak_rss_kib"].as_u64().unwrap_or(0),
@@ -305,11 +320,16 @@ struct Prepared {
 /// Prepares a fresh data directory with `pastes` pastes, then times
 /// `restarts` restarts on it.
 async fn prepare(
-    bin: &Path,
+    args: &StartupArgs,
     label: &'static str,
     pastes: usize,
-    restarts: usize,
 ) -> anyhow::Result<Prepared> {
+    let (bin, restarts) = (args.server_bin.as_path(), args.restarts);
+    let path = if args.indexed {
+        "/api/v1/pastes"
+    } else {
+        "/api/paste"
+    };
     let dir = temp_dir()?;
     let port = free_port()?;
     let mut server = ServerProcess::spawn(
@@ -321,11 +341,13 @@ async fn prepare(
     let mut ids = Vec::new();
     if pastes > 0 {
         let began = Instant::now();
-        ids = generator::seed(
+        ids = generator::seed_at(
             server.addr(),
+            path,
             PASTE_SIZE,
             pastes,
             SEED_CONCURRENCY,
+            Arc::new(Vec::new()),
             |done, total| {
                 eprintln!("  seeding: {done}/{total} ({}%)", done * 100 / total);
             },

@@ -143,9 +143,13 @@ def ordering(calls, paste_id, sync):
 # Read by glibc's malloc once per process, when a thread needs a new arena
 # and eight exist already (every Rust thread allocates there as it starts:
 # pthread_getattr_np). With enough threads started before serving, that
-# thread is a blocking-pool thread started while serving. A fixed path that
+# thread is a blocking-pool thread started while serving. And read by
+# glibc's malloc once per process, the first time it shrinks the heap of a
+# thread's arena (check_may_shrink_heap): SQLite allocates with the C
+# library's malloc on the catalog's worker thread, so when that happens
+# depends on the catalog's work, not on a request's input. Fixed paths that
 # no request input reaches.
-LIBC_READS = frozenset({"/sys/devices/system/cpu/online"})
+LIBC_READS = frozenset({"/sys/devices/system/cpu/online", "/proc/sys/vm/overcommit_memory"})
 
 
 def injected_failures(binary):

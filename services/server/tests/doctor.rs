@@ -638,6 +638,23 @@ struct RawRedis {
     conn: redis::aio::MultiplexedConnection,
 }
 
+impl RawRedis {
+    /// The store on `config` and raw access beside it.
+    async fn open(config: &paste_store::RedisConfig) -> (paste_store::RedisStore, RawRedis) {
+        let store = paste_store::RedisStore::open(config).await.unwrap();
+        let conn = redis::Client::open(config.url.as_str())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let raw = RawRedis {
+            store: store.clone(),
+            conn,
+        };
+        (store, raw)
+    }
+}
+
 impl RawValues for RawRedis {
     fn name(&self, key: &PasteKey) -> String {
         self.store.key_name(key)
@@ -859,16 +876,7 @@ async fn redis_damage_is_found_named_and_repaired_once() {
     let mut settings = fx.settings.clone();
     settings.store.kind = paste_store::StoreKind::Redis;
     settings.store.redis = config.clone();
-    let store = paste_store::RedisStore::open(&config).await.unwrap();
-    let conn = redis::Client::open(config.url.as_str())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let raw = RawRedis {
-        store: store.clone(),
-        conn,
-    };
+    let (store, raw) = RawRedis::open(&config).await;
     keyed_damage_is_found_named_and_repaired_once(&settings, &store, &raw, false).await;
 }
 
@@ -901,4 +909,28 @@ async fn s3_damage_is_found_named_and_repaired_once() {
         bucket: config.bucket.clone(),
     };
     keyed_damage_is_found_named_and_repaired_once(&settings, &store, &raw, true).await;
+}
+
+/// The Redis damage again with the hosted catalog, PostgreSQL (skipped
+/// without `PLANSHARE_TEST_DATABASE_URL` or Redis): the doctor's catalog
+/// side — rows a page at a time, rows among a page of keys, quota released,
+/// usage re-counted — on the other catalog backend.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damage_is_found_and_repaired_with_a_postgresql_catalog() {
+    let Some(config) = paste_store::conformance::env::redis() else {
+        return;
+    };
+    let Some(db) = tenancy::conformance::env::postgres().await else {
+        return;
+    };
+    let fx = fixture();
+    let mut settings = fx.settings.clone();
+    settings.catalog = db.config.clone();
+    settings.store.kind = paste_store::StoreKind::Redis;
+    settings.store.redis = config.clone();
+    let (store, raw) = RawRedis::open(&config).await;
+    keyed_damage_is_found_named_and_repaired_once(&settings, &store, &raw, false).await;
+    let report = doctor(&settings, false).await;
+    assert_eq!(report.catalog, "postgres", "{}", report.to_text());
+    drop(db);
 }

@@ -262,12 +262,7 @@ impl S3Store {
         let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
         let mut body = output.body;
         while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| {
-                StoreError::unavailable(
-                    "the S3 object could not be read",
-                    S3Failure::describe("GetObject", &e),
-                )
-            })?;
+            let chunk = chunk.map_err(|e| unreadable_body(&e))?;
             if (bytes.len() + chunk.len()) as u64 > MAX_OBJECT_BYTES {
                 return Err(self.oversized((bytes.len() + chunk.len()) as u64));
             }
@@ -681,6 +676,14 @@ enum DeleteOutcome {
 struct Fetched {
     etag: Option<String>,
     bytes: Vec<u8>,
+}
+
+/// A `GetObject` body that broke off while it was read.
+fn unreadable_body(err: &(dyn std::error::Error + 'static)) -> StoreError {
+    StoreError::unavailable(
+        "the S3 object could not be read",
+        S3Failure::describe("GetObject", err),
+    )
 }
 
 fn status_and_code<E: ProvideErrorMetadata>(

@@ -11,7 +11,9 @@
 
 use tokio::task::JoinSet;
 
-use super::{DeleteOutcome, S3Failure, S3Store, is_no_such_key, status_and_code, unavailable};
+use super::{
+    DeleteOutcome, S3Store, is_no_such_key, status_and_code, unavailable, unreadable_body,
+};
 use crate::backends::keyed::{self, StoredKeyKind, ValueHead};
 use crate::{PasteKey, RECORD_HEADER_LEN, StoreError};
 
@@ -214,12 +216,7 @@ impl S3Store {
         let mut read = 0u64;
         let mut body = output.body;
         while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| {
-                StoreError::unavailable(
-                    "the S3 object could not be read",
-                    S3Failure::describe("GetObject", &e),
-                )
-            })?;
+            let chunk = chunk.map_err(|e| unreadable_body(&e))?;
             let room = RECORD_HEADER_LEN
                 .saturating_sub(head.len())
                 .min(chunk.len());

@@ -79,9 +79,10 @@ fn main() -> Result<(), Box<dyn Error>> {
 /// `app.js` imports statically, directly or not, ahead of the script: the
 /// browser then fetches them all at once instead of one level of imports
 /// after another. Modules imported only by `import()` are left to load
-/// when asked for.
+/// when asked for. The app's script must block rendering (see
+/// `web/index.html`).
 fn with_module_preloads(html: &str, web: &Path) -> Result<String, Box<dyn Error>> {
-    const SCRIPT: &str = r#"<script type="module" src="{{app.js}}"></script>"#;
+    const SCRIPT: &str = r#"<script type="module" src="{{app.js}}" blocking="render"></script>"#;
     if !html.contains(SCRIPT) {
         return Err(format!("web/index.html must load the app as {SCRIPT}").into());
     }

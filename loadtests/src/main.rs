@@ -49,7 +49,7 @@ enum Command {
     Startup(startup::StartupArgs),
     /// Measure what tenant resolution costs (tenancy on vs bypassed).
     Tenancy(tenancy::TenancyArgs),
-    /// Time the share portal in Chromium: navigation → all highlights placed.
+    /// Time the share portal in Chromium: navigation → all highlights placed, and → painted.
     Portal(portal::PortalArgs),
     /// Kernel CPU of one durable paste in the fs store's on-disk layout and
     /// in alternatives (no server involved).

@@ -360,9 +360,9 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
     );
     let _ = writeln!(
         md,
-        "| link | highlighted, ms (median) | min–max | DOMContentLoaded ms (median) | highlighted annotations |"
+        "| link | highlighted, ms (median) | min–max | painted, ms (median) | DOMContentLoaded ms (median) | highlighted annotations |"
     );
-    let _ = writeln!(md, "|---|---:|---|---:|---:|");
+    let _ = writeln!(md, "|---|---:|---|---:|---:|---:|");
     let mut rows = Vec::new();
     for result in report["results"].as_array().context("no results")? {
         let runs = result["runs"].as_array().context("no runs")?;
@@ -370,6 +370,7 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
             |field: &str| -> Vec<f64> { runs.iter().filter_map(|r| r[field].as_f64()).collect() };
         let highlighted = take("highlightedMs");
         let loaded = take("domContentLoadedMs");
+        let painted = take("paintedMs");
         let (min, max) = highlighted
             .iter()
             .fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| {
@@ -378,13 +379,19 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
         let median = stats::median(&highlighted);
         let _ = writeln!(
             md,
-            "| {} | {:.0} | {min:.0}–{max:.0} | {:.0} | {} |",
+            "| {} | {:.0} | {min:.0}–{max:.0} | {:.0} | {:.0} | {} |",
             result["name"].as_str().unwrap_or("?"),
             median.unwrap_or(f64::NAN),
+            stats::median(&painted).unwrap_or(f64::NAN),
             stats::median(&loaded).unwrap_or(f64::NAN),
             runs[0]["marks"]
         );
-        rows.push(json!({"name": result["name"], "median_highlighted_ms": median, "runs": runs}));
+        rows.push(json!({
+            "name": result["name"],
+            "median_highlighted_ms": median,
+            "median_painted_ms": stats::median(&painted),
+            "runs": runs,
+        }));
     }
     let paint: Vec<f64> = report["paint"]["latenciesMs"]
         .as_array()

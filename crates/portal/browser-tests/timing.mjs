@@ -1,7 +1,9 @@
 // Times the portal in headless Chromium: from navigation start to every
 // annotation highlighted (the app's `planshare:highlighted` performance
-// mark), for each link, `runs` times, each in a fresh browser context (no
-// cache shared between runs).
+// mark), and to the end of the first frame painted after that
+// (`planshare:painted`: the browser's style, layout and paint of the plan
+// included), for each link, `runs` times, each in a fresh browser context
+// (no cache shared between runs).
 //
 // Then, with `paint`, the time from a reviewer's comment being stored to
 // it being painted on an open review page: the page (`paint.url`, the
@@ -18,7 +20,7 @@
 //
 // Input (stdin, JSON): { "chromium", "runs", "links": [{ "name", "url" }],
 //   "profileDir"?, "paint"?: { "url", "endpoint", "token", "bodies": [{ "body", "text" }] } }
-// Output (stdout, JSON): { "results": [{ "name", "runs": [{ "highlightedMs", "decodedMs", "renderedMs",
+// Output (stdout, JSON): { "results": [{ "name", "runs": [{ "highlightedMs", "paintedMs", "decodedMs", "renderedMs",
 //   "domContentLoadedMs", "marks", "annotations" }] }], "paint"?: { "latenciesMs": [...] } }
 
 import { writeFileSync } from "node:fs";
@@ -111,7 +113,7 @@ try {
         await cdp.send("Profiler.start");
       }
       await page.goto(link.url);
-      await page.waitForFunction(() => performance.getEntriesByName("planshare:highlighted").length > 0
+      await page.waitForFunction(() => performance.getEntriesByName("planshare:painted").length > 0
         || !document.getElementById("error").hidden, null, { timeout: 60000 });
       if (profiling) {
         const { profile } = await cdp.send("Profiler.stop");
@@ -121,6 +123,7 @@ try {
       }
       const run = await page.evaluate(() => ({
         highlightedMs: performance.getEntriesByName("planshare:highlighted")[0]?.startTime ?? null,
+        paintedMs: performance.getEntriesByName("planshare:painted")[0]?.startTime ?? null,
         decodedMs: performance.getEntriesByName("planshare:decoded")[0]?.startTime ?? null,
         renderedMs: performance.getEntriesByName("planshare:rendered")[0]?.startTime ?? null,
         domContentLoadedMs: performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd,

@@ -13,15 +13,20 @@
 // Input (stdin, JSON): { "chromium", "check", "allowed": [origin], ... } with
 // `check` one of:
 // - "corpus": { "mode": "sanitised" | "csp-only", "control"?: bool,
-//   "cases": [{ "name", "url", "payload" }] } — open each link (the payload
-//   in every field of the share), check the DOM, click every link and button
-//   in the plan. "sanitised" (F1): no spy call, no script-capable node in
-//   the plan, no `on*` attribute anywhere, every URL in the plan http(s),
-//   mailto or relative (data:image/* on img), no foreign request, every
-//   text field shown literally. "csp-only" (F2, the sanitiser switched off):
+//   "engine"?: "native" | "dompurify", "cases": [{ "name", "url", "payload" }] }
+//   — open each link (the payload in every field of the share), check the
+//   DOM, click every link and button in the plan. "sanitised" (F1): no
+//   spy call, no script-capable node in the plan, no `on*` attribute
+//   anywhere, no id or name in the plan that shadows a property of the
+//   document or a form, every URL in the plan http(s), mailto or relative
+//   (data:image/* on img), no foreign request, every text field shown
+//   literally. "csp-only" (F2, the sanitiser switched off):
 //   no spy call and no foreign request; with `control`, every case is first
 //   opened once more with the CSP header removed, and each payload that
 //   then runs script must have caused at least one CSP violation.
+//   With `engine`, the page must sanitise with that engine: "native" is
+//   the browser's own sanitizer, "dompurify" the fallback, taken by
+//   removing the Sanitizer API from the page before its scripts run.
 // - "reviews": { "cases": [{ "name", "url", "annotations": [{meta, quote, text}],
 //   "links"?: [name] }] } — F12: review pages with the payload in the plan,
 //   its annotations, a writer's name and comments: the "sanitised" DOM
@@ -75,7 +80,7 @@ function freshLog() {
 /** A browser context with the spies and the request router installed.
  * `session.log` is what the current page did; `session.clicking` makes
  * page navigations answer 204 (recorded in `log.navigations`). */
-async function session(browser, { allowed, stripCsp = false, recordHeaders = false }) {
+async function session(browser, { allowed, stripCsp = false, recordHeaders = false, withoutSanitizerApi = false }) {
   const context = await browser.newContext();
   const s = { context, log: freshLog(), clicking: false, page: null, recordHeaders };
   await context.exposeBinding("__xssReport", ({ frame }, kind, detail) => {
@@ -83,6 +88,12 @@ async function session(browser, { allowed, stripCsp = false, recordHeaders = fal
     if (kind === "spy") s.log.spies.push(entry);
     else s.log.violations.push(entry);
   });
+  if (withoutSanitizerApi) {
+    await context.addInitScript(() => {
+      delete globalThis.Sanitizer;
+      delete Document.parseHTML;
+    });
+  }
   await context.addInitScript(() => {
     const report = (kind, detail) => {
       try {
@@ -227,6 +238,14 @@ function inspect(page) {
         }
       }
     }
+    // DOM clobbering: an id or name in the plan that shadows a property of
+    // the document or of a form.
+    const shadowed = (value) => value in Document.prototype || value in HTMLDocument.prototype
+      || value in HTMLFormElement.prototype;
+    const clobbers = [...plan.querySelectorAll("[id], [name]")]
+      .flatMap((n) => ["id", "name"].map((a) => [n, a, n.getAttribute(a)]))
+      .filter(([, , value]) => value !== null && shadowed(value))
+      .map(([n, a, value]) => `${n.nodeName.toLowerCase()}[${a}=${value}]`);
     const listed = [...document.querySelectorAll("#annotation-list *, #attachment-list *")]
       .map((n) => n.nodeName)
       .filter((name) => !["LI", "DIV", "Q", "P", "BUTTON"].includes(name));
@@ -234,6 +253,7 @@ function inspect(page) {
     return {
       banned,
       handlers,
+      clobbers,
       urls,
       listed,
       status: document.getElementById("status").textContent,
@@ -257,15 +277,18 @@ async function corpusCase(s, c, { click = true } = {}) {
   const log = s.log;
   let shown = null;
   let clicked = 0;
+  let engine = null;
   try {
     await open(page, c.url);
     shown = await inspect(page);
+    engine = await page.evaluate(() =>
+      typeof Sanitizer === "function" && typeof Document.parseHTML === "function" ? "native" : "dompurify");
     if (click) clicked = await clickEverything(s, page);
   } catch (error) {
     log.pageErrors.push(`harness: ${String(error).split("\n")[0]}`);
   }
   await page.close();
-  return { name: c.name, shown, clicked, ...log, requests: undefined, ran: log.spies.length + log.dialogs.length };
+  return { name: c.name, shown, clicked, engine, ...log, requests: undefined, ran: log.spies.length + log.dialogs.length };
 }
 
 /** The F1 criteria for one case. */
@@ -276,6 +299,7 @@ function checkSanitised(c, r, { literal = true } = {}) {
   if (shown.error !== null) fail(where, `error shown: ${shown.error}`);
   if (shown.banned.length) fail(where, "script-capable nodes in the plan", shown.banned);
   if (shown.handlers.length) fail(where, "on* attributes in the document", shown.handlers);
+  if (shown.clobbers.length) fail(where, "ids or names in the plan that shadow the document's or a form's properties", shown.clobbers);
   const badUrls = shown.urls.filter((u) =>
     u.scheme !== null
     && !["http:", "https:", "mailto:"].includes(u.scheme)
@@ -364,11 +388,12 @@ function checkQuiet(where, log) {
 }
 
 async function corpus(browser) {
-  const s = await session(browser, { allowed: input.allowed });
+  const s = await session(browser, { allowed: input.allowed, withoutSanitizerApi: input.engine === "dompurify" });
   const cases = [];
   for (const c of input.cases) {
     const r = await corpusCase(s, c);
     checkQuiet(r.name, r);
+    if (input.engine && r.engine !== input.engine) fail(r.name, `sanitised with ${r.engine}, not ${input.engine}`);
     if (input.mode === "sanitised") checkSanitised(c, r);
     else checkLiteral(c, r);
     cases.push(r);

@@ -57,7 +57,7 @@ pub struct PortalConfig {
     /// added to `connect-src`); a link naming another is told so.
     pub callback_origins: Vec<String>,
     /// Test builds only (feature `test-hooks`): `/config.json` tells the
-    /// app to skip DOMPurify, so a browser test can show that the CSP alone
+    /// app to skip its HTML sanitiser, so a browser test can show that the CSP alone
     /// stops script. Set only by test code: never read from a file or the
     /// environment, and absent from a build without the feature.
     #[cfg(feature = "test-hooks")]

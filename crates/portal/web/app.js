@@ -20,7 +20,7 @@ import {
   shortUrl,
 } from "{{codec.js}}";
 import { clearHighlights, highlight, placeable } from "{{anchor.js}}";
-import { disableSanitizerForTests, render, renderHtml } from "{{render.js}}";
+import { disableSanitizerForTests, ready as sanitizerReady, render, renderHtml } from "{{render.js}}";
 import { feedbackText } from "{{feedback.js}}";
 import { deleteLink, ownsLink, rememberLink } from "{{owned.js}}";
 import { annotationHeading, kindLabel, stateLabel } from "{{words.js}}";
@@ -1044,6 +1044,7 @@ async function openReview(id, fragment) {
   for (const id of ["import", "delete-link", "start-review"]) $(id).hidden = true;
   show();
   performance.mark("planshare:highlighted");
+  markPainted();
   showReviewState();
   followReview();
 }
@@ -1139,6 +1140,12 @@ function fail(message, error) {
   $("status").textContent = "";
 }
 
+/** Marks the end of the first frame painted after the highlights
+ * (loadtests `portal` reads it beside `planshare:highlighted`). */
+function markPainted() {
+  requestAnimationFrame(() => setTimeout(() => performance.mark("planshare:painted")));
+}
+
 function accept(payload) {
   performance.mark("planshare:decoded");
   // An HTML share needs a document: `r:"html"` with an empty `h` is
@@ -1152,6 +1159,7 @@ function accept(payload) {
   // Navigation → decoded → rendered → every annotation placed (loadtests
   // `portal` reads these marks).
   performance.mark("planshare:highlighted");
+  markPainted();
 }
 
 function wire() {
@@ -1295,6 +1303,12 @@ async function main() {
     : null;
   hashPayload?.catch(() => {}); // Awaited below, where a failure is shown.
   state.config = await configured;
+  try {
+    await sanitizerReady;
+  } catch (error) {
+    fail("This page could not load its HTML sanitiser: reload it to try again.", error);
+    return;
+  }
   if (state.config.testHooks?.disableSanitizer === true) disableSanitizerForTests();
   const origins = Array.isArray(state.config.callbackOrigins) ? state.config.callbackOrigins : [];
   callback = callbackOf(opened.search ?? "", opened.hash, origins);

@@ -1,42 +1,39 @@
-// The plan's markdown as HTML: marked (GitHub-flavoured) → DOMPurify,
-// which parses it inert (under its own Trusted Types policy) and hands the
-// nodes it kept to the page; any other HTML goes through the page's one
-// policy, which sanitises with DOMPurify too. Then DOM-only passes
-// (GitHub alerts) that touch text nodes and classes, and code highlighting,
-// whose markup goes through the same policy. Raw-HTML plans are shown in a
+// The plan's markdown as HTML: marked (GitHub-flavoured), then sanitised
+// (sanitize.js: the browser's own sanitizer where it has one, else
+// DOMPurify, under one set of rules) into nodes; no HTML string is
+// written into the page (the Trusted Types policy refuses them). Then
+// DOM-only passes (GitHub alerts, task labels) that touch text nodes and
+// attributes, and code highlighting. Raw-HTML plans are shown in a
 // sandboxed frame document of their own (`/frame`, see renderHtml).
 
 import { marked } from "{{marked.esm.js}}";
-import DOMPurify from "{{purify.es.mjs}}";
 import hljs from "{{highlight.min.mjs}}";
+import { sanitizedFragment } from "{{sanitize.js}}";
+
+export { ready } from "{{sanitize.js}}";
 
 let sanitizing = true;
 
-/** Turns DOMPurify off, so that tests can show the CSP alone stops
+/** Turns the sanitiser off, so that tests can show the CSP alone stops
  * script. Called only when `/config.json` carries `testHooks`, which only
  * a server built with the portal's `test-hooks` feature writes. */
 export function disableSanitizerForTests() {
   sanitizing = false;
 }
 
-/** DOMPurify's defaults, less forms: a plan has no use for one, and a
- * form is a way to send what a reviewer types elsewhere. */
-const PURIFY = { FORBID_TAGS: ["form"] };
-
-const sanitize = (html) => (sanitizing ? DOMPurify.sanitize(html, PURIFY) : html);
-
-/** The only way HTML enters the page: sanitised by DOMPurify. */
+/** The page's Trusted Types policy. HTML enters the page as sanitised
+ * nodes, never as a string: the policy passes a string only while the
+ * sanitiser is off for tests, and refuses every string otherwise. */
+const passUnsanitized = (html) => {
+  if (sanitizing) throw new TypeError("HTML strings are not written into this page");
+  return html;
+};
 const policy = globalThis.trustedTypes
-  ? trustedTypes.createPolicy("planshare", { createHTML: sanitize })
-  : { createHTML: sanitize };
+  ? trustedTypes.createPolicy("planshare", { createHTML: passUnsanitized })
+  : { createHTML: passUnsanitized };
 
 /** marked's options: GitHub-flavoured, synchronous. */
 const MARKED = { gfm: true, async: false };
-
-/** The plan's markdown as sanitised HTML (GitHub-flavoured). */
-export function renderPlan(markdown) {
-  return policy.createHTML(marked.parse(markdown, MARKED));
-}
 
 const ALERTS = { NOTE: "Note", TIP: "Tip", IMPORTANT: "Important", WARNING: "Warning", CAUTION: "Caution" };
 
@@ -133,9 +130,7 @@ export function renderCode(root) {
     } catch {
       continue;
     }
-    const nodes = tokenNodes(html);
-    if (nodes) code.replaceChildren(nodes);
-    else code.innerHTML = policy.createHTML(html);
+    code.replaceChildren(tokenNodes(html) ?? sanitizedFragment(html));
     // Whatever the sanitiser or the grammar did, the text must not change.
     if (code.textContent !== text) {
       code.textContent = text;
@@ -202,11 +197,9 @@ export function renderHtml(root, html) {
 export function render(root, markdown) {
   current = null;
   if (sanitizing) {
-    // DOMPurify parses the HTML inert and hands over the nodes it kept:
-    // nothing is serialised and parsed again.
-    root.replaceChildren(DOMPurify.sanitize(marked.parse(markdown, MARKED), { ...PURIFY, RETURN_DOM_FRAGMENT: true }));
+    root.replaceChildren(sanitizedFragment(marked.parse(markdown, MARKED)));
   } else {
-    root.innerHTML = renderPlan(markdown);
+    root.innerHTML = policy.createHTML(marked.parse(markdown, MARKED));
   }
   renderAlerts(root);
   labelTasks(root);

@@ -84,20 +84,17 @@ async fn share_links_open_in_chromium() {
     // Markdown with script-capable HTML renders sanitised: no script runs
     // (a dialog would fail the harness), no handler attribute survives.
     //
-    // Opening it still reports two `script-src-attr` CSP violations (the
+    // Opening it may still report `script-src-attr` CSP violations (the
     // plan's `onerror` and `onload`; the author's `<img onerror>` enters
-    // as text and reports nothing). They come from DOMPurify's parse step,
-    // not from our code: `_initDocument` (purify.es.mjs) parses the markup
-    // with `DOMParser.parseFromString`, and Chromium checks `script-src-attr`
-    // — and reports — whenever an event-handler attribute is set on an
+    // as text and reports nothing), so this link is marked hostile. They
+    // come from the sanitiser's parse step where DOMPurify is the engine
+    // (browsers without the Sanitizer API): it parses the markup with
+    // `DOMParser.parseFromString`, and Chromium checks `script-src-attr` —
+    // and reports — whenever an event-handler attribute is set on an
     // element of a document under this page's CSP, inert ones included.
-    // Any parse does it: a DOMParser or `createHTMLDocument` document, a
-    // `<template>`, a detached `<div>`'s innerHTML, even `setAttribute
-    // ("onclick", …)` on a detached element each report one under
-    // `script-src-attr 'none'`. The handler could never run there (no
-    // browsing context) and DOMPurify removes it before anything reaches the
-    // page, so the report is noise from the second layer, not a bypass of
-    // the first; it is inherent to parsing hostile HTML in a CSP'd page.
+    // The handler could never run there (no browsing context) and the
+    // sanitiser removes it before anything reaches the page, so the report
+    // is noise from the second layer, not a bypass of the first.
     // xss.rs checks the rendered result with the sanitiser on (f1_…) and
     // that the CSP alone blocks the same handlers (f2_…).
     let hostile = r##"{"p":"# Hostile\n\n<img src=x onerror=alert(1)> <script>alert(2)</script>\n\n[x](javascript:alert(3)) <svg onload=alert(4)>","a":[["C","Hostile","<b>bold?</b>","<img src=x onerror=alert(5)>",null]]}"##;

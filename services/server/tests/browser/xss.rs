@@ -3,7 +3,8 @@
 //! and the tests are named after their labels:
 //!
 //! - F1: the payload corpus in every field of a share renders inert with
-//!   the sanitiser; F2: with the sanitiser switched off (the portal's
+//!   the sanitiser (the browser's own, and DOMPurify where a browser has
+//!   none); F2: with the sanitiser switched off (the portal's
 //!   `test-hooks` feature, dev builds only) the CSP alone stops it;
 //! - F3: the CSP itself, directive by directive and by `csp_evaluator`;
 //! - F4: annotation text is text; F5: the key never leaves the page and no
@@ -65,6 +66,9 @@ fn corpus() -> Vec<String> {
         "![t](http://127.0.0.2:9/track.png)",
         r#"<div id="__proto__">"#,
         "<form id=x><input name=attributes>",
+        r#"<img name="getElementById" src="x.png"><img name="querySelector"><a id="cookie" href="/">c</a>"#,
+        r#"<a href="https://127.0.0.2:9/" ping="https://127.0.0.2:9/ping">pinged</a>"#,
+        r#"<a href="&#x20;data:text/html,<script>alert(1)</script>">spaced data</a>"#,
         "{{constructor.constructor('alert(1)')()}}",
         r#""><img src=x onerror=alert(1)>.txt"#,
     ]
@@ -123,6 +127,19 @@ async fn store(app: &TestApp, data: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f1_the_corpus_renders_inert_with_the_sanitizer() {
+    corpus_renders_inert_with("native").await;
+}
+
+/// F1 again on the fallback path: a browser without the Sanitizer API
+/// (removed from the page before its scripts run) sanitises with DOMPurify
+/// under the same rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f1_the_corpus_renders_inert_with_dompurify_where_the_browser_has_no_sanitizer() {
+    corpus_renders_inert_with("dompurify").await;
+}
+
+/// F1 with the page sanitising by `engine` ("native" or "dompurify").
+async fn corpus_renders_inert_with(engine: &str) {
     let Some((chromium, dir)) = harness() else {
         return;
     };
@@ -131,7 +148,7 @@ async fn f1_the_corpus_renders_inert_with_the_sanitizer() {
     assert!(config_json(&app).await.get("testHooks").is_none());
     let cases = corpus_cases(&app.base_url);
     let input = json!({
-        "chromium": chromium, "check": "corpus", "mode": "sanitised",
+        "chromium": chromium, "check": "corpus", "mode": "sanitised", "engine": engine,
         "allowed": [app.base_url], "cases": cases,
     });
     let report = run_harness(&dir, "xss.mjs", &input).await;

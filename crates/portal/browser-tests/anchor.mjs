@@ -9,9 +9,9 @@
 //   one found by each step that applies (in one block, across blocks,
 //   whitespace-normalised), and `copies` annotations quoting the plan's
 //   last line, highlighted within a budget of `budgetScans` passes over the
-//   text; case "recombined": `recombined` texts that are not in the plan but
-//   whose every 4-character piece is, within the same budget. Case
-//   "typeset": open `url` and read what each annotation's marks cover
+//   text; case "recombined": `recombined` texts (at most 126, all different)
+//   that are not in the plan but whose every 8-character piece is, within
+//   the same budget. Case "typeset": open `url` and read what each annotation's marks cover
 //   (`expected`: id → text, null for not highlighted).
 // Output (stdout, JSON): { "textLength", "absent": { "placed", "notSearched",
 //   "notFound", "wrongMarks", "sameWithDefaultBudget" }, "recombined": {
@@ -40,7 +40,8 @@ try {
      * heading, a paragraph and two list items, a line break between
      * elements (as rendered HTML has), then a last line. */
     const markdown = "## Step\n\nThe service retries failed writes with backoff and logs each attempt.\n\n" +
-      "- check the queue depth\n- alert on errors\n\n";
+      "- check the queue depth\n- alert on errors\n- primary gateway retries writes\n" +
+      "- backup gateway retries reads from replicas\n\n";
     const source = `${markdown.repeat(input.sections)}Signed off after the review.\n`;
     const plan = () => {
       const root = document.createElement("div");
@@ -54,6 +55,8 @@ try {
         add("p", "The service retries failed writes with backoff and logs each attempt.");
         add("li", "check the queue depth");
         add("li", "alert on errors");
+        add("li", "primary gateway retries writes");
+        add("li", "backup gateway retries reads from replicas");
       }
       add("p", "Signed off after the review.");
       return root;
@@ -95,10 +98,13 @@ try {
       sameWithDefaultBudget: [...again.placed].join() === [...result.placed].join() && again.notSearched.size === 0,
     };
 
-    const rest = "service retries failed writes with backoff and logs each attempt";
+    // The primary line's start and the backup line's end: every 8-unit
+    // piece is in the plan (the two share " gateway retries "), the whole
+    // is not, so each must be scanned for.
+    const reads = "reads from replicas";
     const recombined = [];
     for (let i = 0; i < input.recombined; i++) {
-      const text = `${"check t".slice(i % 5)}he ${rest.slice(0, 20 + (Math.floor(i / 5) % (rest.length - 20)))}`;
+      const text = `${"primary".slice(i % 7)} gateway retries ${reads.slice(0, 2 + (Math.floor(i / 7) % (reads.length - 1)))}`;
       recombined.push(comment(`r-${i}`, text));
     }
     const budgeted = m.highlight(plan(), recombined, { plan: source, budget });

@@ -38,7 +38,7 @@
 // otherwise) cannot be highlighted; it is reported apart (`unshown`).
 //
 // The work is bounded: the plan's layers are prepared once per pass (joined
-// text, a set of 4-unit sequences that rules out most absent text without
+// text, a set of short sequences that rules out most absent text without
 // a scan), a text quoted by several annotations is looked up once, and
 // every scan — locating and placing — is charged to one budget
 // (SEARCH_BUDGET code units); annotations whose turn comes after it is
@@ -112,6 +112,11 @@ export class PlanLocator {
     this.pageOnly = markdown === null;
     this.blocks = this.pageOnly ? [{ id: "page", type: "code", content: pageText }] : parseBlocks(markdown);
     this.index = new SearchIndex(this.blocks);
+    /** Each block id's first block. */
+    this.blockAt = new Map();
+    this.blocks.forEach((b, i) => {
+      if (!this.blockAt.has(b.id)) this.blockAt.set(b.id, i);
+    });
   }
 
   /** The page's text in a form (see FORMS), computed on first use. */
@@ -141,8 +146,8 @@ export class PlanLocator {
 
   /** The blocks an anchor covers, each as [block index, from, to) in its content. */
   covered(anchor) {
-    const sb = this.blocks.findIndex((b) => b.id === anchor.blockId);
-    const eb = this.blocks.findIndex((b) => b.id === anchor.endBlockId);
+    const sb = this.blockAt.get(anchor.blockId) ?? -1;
+    const eb = this.blockAt.get(anchor.endBlockId) ?? -1;
     const parts = [];
     for (let b = sb; b <= eb; b++) {
       const from = b === sb ? anchor.startOffset : 0;
@@ -191,7 +196,7 @@ export class PlanLocator {
   /** Where the match starts in the plan's rendered text in a form. */
   startIn(form, anchor) {
     const layer = form.folded ? this.index.folded : this.index.rendered;
-    const b = this.blocks.findIndex((x) => x.id === anchor.blockId);
+    const b = this.blockAt.get(anchor.blockId) ?? -1;
     const text = layer.texts[b];
     let k = 0;
     while (k < text.text.length && text.sourceStart(k) < anchor.startOffset) k++;

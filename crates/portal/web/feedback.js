@@ -1031,8 +1031,9 @@ export function foldPlainText(s) {
 // runs the same search for the portal's highlights.
 //
 // The work is bounded as in plan-doc: each layer's texts are joined once,
-// with a set of their 4-unit sequences (text holding a sequence the layer
-// lacks is absent without a scan), and every scan is charged to a budget
+// with a set of their short sequences (plan-doc's of 4 bytes, here of 4 and
+// 8 units: text holding a sequence the layer lacks is absent without a
+// scan), and every scan is charged to a budget
 // (`{ left }`, in UTF-16 code units): a search that would start once it is
 // spent throws NOT_SEARCHED.
 
@@ -1055,32 +1056,56 @@ export function scanText(text, needle, from, budget) {
   return at;
 }
 
-/** The 4-unit sequences of a text, hashed into a bit set (four to eight
- * bits per unit, at most 32 MiB): a needle holding a sequence that is not
- * in the set is not in the text. Shorter needles are never ruled out. */
+/** 31^3 and 31^7 modulo 2^32: the weight of a sequence's first unit in
+ * the polynomial hash of a 4- and an 8-unit sequence. */
+const WEIGHT_4 = 29791;
+const WEIGHT_8 = 1742810335;
+
+/** The 4- and 8-unit sequences of a text, hashed into one bit set (about
+ * eight bits per unit, at most 32 MiB): a needle holding a sequence that
+ * is not in the set is not in the text. A needle of eight units or more is
+ * checked by its 8-unit sequences (a text lacking one of its 4-unit
+ * sequences lacks every 8-unit one around it, and prose shares far fewer
+ * of them: a quote of the rendered text, `the plan` where the source has
+ * `the **plan**`, is ruled out of the source without a scan), a shorter
+ * one by its 4-unit sequences; shorter still, never ruled out. The hashes
+ * roll: one multiplication per unit and sequence length. */
 export class Grams {
   constructor(text) {
     let bits = 1 << 12;
-    while (bits < text.length * 4 && bits < 2 ** 28) bits *= 2;
+    while (bits < text.length * 8 && bits < 2 ** 28) bits *= 2;
     this.shift = 32 - Math.log2(bits);
-    this.words = new Uint32Array(bits / 32);
-    for (let i = 0; i + 4 <= text.length; i++) {
-      const bit = this.bit(text, i);
-      this.words[bit >>> 5] |= 1 << (bit & 31);
+    const words = new Uint32Array(bits / 32);
+    const shift = this.shift;
+    let h4 = 0;
+    let h8 = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      h4 = (Math.imul(h4 - Math.imul(i >= 4 ? text.charCodeAt(i - 4) : 0, WEIGHT_4), 31) + c) | 0;
+      h8 = (Math.imul(h8 - Math.imul(i >= 8 ? text.charCodeAt(i - 8) : 0, WEIGHT_8), 31) + c) | 0;
+      if (i >= 3) {
+        const bit = Math.imul(h4, 0x9e3779b1) >>> shift;
+        words[bit >>> 5] |= 1 << (bit & 31);
+      }
+      if (i >= 7) {
+        const bit = Math.imul(h8 ^ 0x5bd1e995, 0x85ebca6b) >>> shift;
+        words[bit >>> 5] |= 1 << (bit & 31);
+      }
     }
-  }
-
-  bit(text, i) {
-    let h = Math.imul(text.charCodeAt(i), 0x9e3779b1) ^ text.charCodeAt(i + 1);
-    h = Math.imul(h, 0x85ebca6b) ^ text.charCodeAt(i + 2);
-    h = Math.imul(h, 0xc2b2ae35) ^ text.charCodeAt(i + 3);
-    return Math.imul(h, 0x9e3779b1) >>> this.shift;
+    this.words = words;
   }
 
   mayContain(needle) {
-    for (let i = 0; i + 4 <= needle.length; i++) {
-      const bit = this.bit(needle, i);
-      if (!(this.words[bit >>> 5] & (1 << (bit & 31)))) return false;
+    const { words, shift } = this;
+    const long = needle.length >= 8;
+    const size = long ? 8 : 4;
+    const weight = long ? WEIGHT_8 : WEIGHT_4;
+    let h = 0;
+    for (let i = 0; i < needle.length; i++) {
+      h = (Math.imul(h - Math.imul(i >= size ? needle.charCodeAt(i - size) : 0, weight), 31) + needle.charCodeAt(i)) | 0;
+      if (i < size - 1) continue;
+      const bit = long ? Math.imul(h ^ 0x5bd1e995, 0x85ebca6b) >>> shift : Math.imul(h, 0x9e3779b1) >>> shift;
+      if (!(words[bit >>> 5] & (1 << (bit & 31)))) return false;
     }
     return true;
   }
@@ -1173,7 +1198,7 @@ class Layer {
 
   /** Whether a normalised needle may be in the normalised texts, as far as
    * the joined texts tell: normalising changes only whitespace, so each of
-   * the needle's 4-unit sequences without a space is in the joined texts
+   * the needle's sequences without a space is in the joined texts
    * if it is in the normalised ones. Rules out most absent text without
    * building the normalised texts. */
   mayHoldNormalized(needle) {

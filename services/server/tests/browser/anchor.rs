@@ -50,7 +50,7 @@ async fn the_highlighter_rules_out_absent_text_and_stops_at_its_budget() {
         "sections": 2000,
         "absent": 2000,
         "copies": 200,
-        "recombined": 200,
+        "recombined": 120,
         "budgetScans": 10,
         "typeset": {"url": format!("{}/#{hash}", app.base_url), "expected": expected},
     });

@@ -18,10 +18,10 @@
 //   DOM, click every link and button in the plan. "sanitised" (F1): no
 //   spy call, no script-capable node in the plan, no `on*` attribute
 //   anywhere, no id or name in the plan that shadows a property of the
-//   document or a form, every URL in the plan http(s), mailto or relative
-//   (data:image/* on img), no foreign request, every text field shown
-//   literally. "csp-only" (F2, the sanitiser switched off):
-//   no spy call and no foreign request; with `control`, every case is first
+//   document or a form or is an id of the page's own elements, every URL
+//   in the plan http(s), mailto or relative (data:image/* on img), no
+//   foreign request, every text field shown literally. "csp-only" (F2,
+//   the sanitiser switched off): no spy call and no foreign request; with `control`, every case is first
 //   opened once more with the CSP header removed, and each payload that
 //   then runs script must have caused at least one CSP violation.
 //   With `engine`, the page must sanitise with that engine: "native" is
@@ -246,6 +246,12 @@ function inspect(page) {
       .flatMap((n) => ["id", "name"].map((a) => [n, a, n.getAttribute(a)]))
       .filter(([, , value]) => value !== null && shadowed(value))
       .map(([n, a, value]) => `${n.nodeName.toLowerCase()}[${a}=${value}]`);
+    // An id the page's own elements hold, taken by the plan.
+    for (const n of plan.querySelectorAll("[id]")) {
+      if ([...document.querySelectorAll(`[id="${CSS.escape(n.id)}"]`)].some((o) => !plan.contains(o) && o !== plan)) {
+        clobbers.push(`${n.nodeName.toLowerCase()}[id=${n.id}] (the page's own)`);
+      }
+    }
     const listed = [...document.querySelectorAll("#annotation-list *, #attachment-list *")]
       .map((n) => n.nodeName)
       .filter((name) => !["LI", "DIV", "Q", "P", "BUTTON"].includes(name));

@@ -16,7 +16,7 @@
 // every attribute that may hold a URL holds an http(s), mailto, tel or
 // relative one (a `data:image/…` source on an image); no `id` or `name`
 // that would shadow a property of `document` or of a form ("DOM
-// clobbering"). Nothing is serialised and parsed again: both engines hand
+// clobbering"), and no `id` of the page's own elements. Nothing is serialised and parsed again: both engines hand
 // over nodes.
 
 /** Elements removed with their content, beyond what the browser's
@@ -69,10 +69,19 @@ const IMAGE_DATA_URL = /^data:image\//i;
 
 const formElement = document.createElement("form");
 
+/** Whether `id` names an element of the page's own (outside the plan): a
+ * plan's element with that id would stand in for it wherever the page
+ * looks it up, the plan coming first in the document. */
+function pageOwnId(id) {
+  const holder = document.getElementById(id);
+  return holder !== null && holder.closest("#plan") === null;
+}
+
 /** Whether attribute `name` with `value` may stay on `element`. */
 function allowedAttribute(element, name, value) {
   if (!ATTRIBUTES.has(name) && !ARIA_OR_DATA.test(name)) return false;
   if ((name === "id" || name === "name") && (value in document || value in formElement)) return false;
+  if (name === "id" && pageOwnId(value)) return false;
   if (TEXT_ATTRIBUTES.has(name) || ARIA_OR_DATA.test(name) || value === "") return true;
   const compact = value.replace(URL_WHITESPACE, "");
   if (ALLOWED_URL.test(compact)) return true;

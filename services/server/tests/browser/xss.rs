@@ -67,6 +67,7 @@ fn corpus() -> Vec<String> {
         r#"<div id="__proto__">"#,
         "<form id=x><input name=attributes>",
         r#"<img name="getElementById" src="x.png"><img name="querySelector"><a id="cookie" href="/">c</a>"#,
+        r#"<p id="annotation-list">taken id</p><span id="status">taken id</span>"#,
         r#"<a href="https://127.0.0.2:9/" ping="https://127.0.0.2:9/ping">pinged</a>"#,
         r#"<a href="&#x20;data:text/html,<script>alert(1)</script>">spaced data</a>"#,
         "{{constructor.constructor('alert(1)')()}}",

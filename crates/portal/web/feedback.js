@@ -413,6 +413,19 @@ class Builder {
     }
   }
 
+  /** `mapped`, derived from a text of `length` units found at source
+   * offset `at`, mapped on to the source (as `compose` maps it). */
+  appendAt(mapped, at, length) {
+    this.text += mapped.text;
+    for (let k = 0; k < mapped.text.length; k++) {
+      const s = mapped.from ? mapped.from[k] : k;
+      const e = mapped.to ? mapped.to[k] : k + 1;
+      const from = s < length ? at + s : 0;
+      this.from.push(from);
+      this.to.push(e > 0 && e <= length ? Math.max(at + e, from) : from);
+    }
+  }
+
   finish() {
     return new Mapped(this.text, this.from, this.to);
   }
@@ -500,6 +513,12 @@ function tableCells(content) {
     const [row, rowStart] = first ? [line, lineStart] : [trimmed, lineStart + line.length - line.trimStart().length];
     first = false;
     for (const [a, b] of tableRowCells(row)) {
+      const raw = row.slice(a, b);
+      if (!raw.includes("\\|")) {
+        // Nothing to unescape: the cell is its own source, `rowStart + a` on.
+        out.appendAt(renderInline(raw), rowStart + a, raw.length);
+        continue;
+      }
       const cell = new Builder();
       for (let i = a; i < b; ) {
         const abs = rowStart + i;

@@ -420,11 +420,23 @@ pub(crate) async fn portal(args: PortalArgs) -> anyhow::Result<()> {
     });
     let stem = args.out.join(format!("portal-{}", started.compact()));
     let (md_path, json_path) = (stem.with_extension("md"), stem.with_extension("json"));
+    // The share payload every link carried, for a closer look at one step
+    // (crates/portal/browser-tests/step-timing.mjs).
+    let payload_path = args
+        .out
+        .join(format!("portal-{}-payload.json", started.compact()));
     std::fs::write(&md_path, &md).with_context(|| format!("writing {}", md_path.display()))?;
     std::fs::write(&json_path, serde_json::to_string_pretty(&out)? + "\n")
         .with_context(|| format!("writing {}", json_path.display()))?;
+    std::fs::write(&payload_path, &json)
+        .with_context(|| format!("writing {}", payload_path.display()))?;
     print!("{md}");
-    eprintln!("wrote {} and {}", md_path.display(), json_path.display());
+    eprintln!(
+        "wrote {}, {} and {}",
+        md_path.display(),
+        json_path.display(),
+        payload_path.display()
+    );
     Ok(())
 }
 

@@ -41,8 +41,16 @@ export function bytesToBase64Url(bytes) {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-async function collect(stream, limit) {
-  const reader = stream.getReader();
+/** `bytes` run through `transform` (a CompressionStream or
+ * DecompressionStream), its output joined; more than `limit` bytes out
+ * throws. The bytes go in and out within the page: a Blob's stream would
+ * pass them through the browser's blob store, a round trip per read. */
+async function transformed(transform, bytes, limit) {
+  const writer = transform.writable.getWriter();
+  // A failure of the transform shows on its readable side, read below.
+  writer.write(bytes).catch(() => {});
+  writer.close().catch(() => {});
+  const reader = transform.readable.getReader();
   const chunks = [];
   let total = 0;
   for (;;) {
@@ -55,19 +63,24 @@ async function collect(stream, limit) {
     }
     chunks.push(value);
   }
-  return new Uint8Array(await new Blob(chunks).arrayBuffer());
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
 }
 
 /** Raw-inflates `bytes` to text, refusing more than MAX_INFLATED bytes. */
 export async function inflate(bytes) {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-  return new TextDecoder().decode(await collect(stream, MAX_INFLATED));
+  return new TextDecoder().decode(await transformed(new DecompressionStream("deflate-raw"), bytes, MAX_INFLATED));
 }
 
 /** Raw-deflates the UTF-8 bytes of `text`. */
 export async function deflate(text) {
-  const stream = new Blob([new TextEncoder().encode(text)]).stream().pipeThrough(new CompressionStream("deflate-raw"));
-  return collect(stream, Infinity);
+  return transformed(new CompressionStream("deflate-raw"), new TextEncoder().encode(text), Infinity);
 }
 
 /** The payload object inside a compressed base64url string. */

@@ -13,7 +13,8 @@ use sha2::{Digest as _, Sha256};
 
 /// The modules whose functions nearly all run while a link opens (decode,
 /// render, re-find and highlight). Each is served with V8's compile hint
-/// (`EAGER_HINT`, Chromium 136 and later; a comment elsewhere): their
+/// (`EAGER_HINT`, Chromium 136 and later; a plain comment to other
+/// engines): their
 /// functions are compiled on a background thread as the module streams in,
 /// instead of one by one on the page's thread when first called. Measured
 /// together with the in-page inflate (loadtests/JOURNAL.md, "Portal

@@ -315,8 +315,19 @@ async fn failed_loads_say_what_happened() {
         .unwrap()
         .to_owned();
     let (wrong_key, _) = share_codec::encrypt("x").unwrap();
+    // A link that inflates past the page's 64 MiB limit, and one with bytes
+    // after the end of its compressed data: the inflate stops and says so.
+    let bomb = share_codec::compress(&" ".repeat(65 * 1024 * 1024));
     let cases = [
         (format!("{base}/#{}", &hash[..hash.len() - 9]), "cut off"),
+        (
+            format!("{base}/#{bomb}"),
+            "larger than this page opens (64 MiB)",
+        ),
+        (
+            format!("{base}/#{hash}AAAAAAAA"),
+            "ends early or is damaged",
+        ),
         (
             share_codec::short_url(base, &id, &wrong_key, base),
             "The key in the link does not open this paste",

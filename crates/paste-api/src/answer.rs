@@ -1,4 +1,5 @@
-//! The body of a paste read, `{"data":"…"}`, and the memory it may hold.
+//! The body of a paste read, `{"data":"…"}`, and the memory it and the
+//! other large answers (a review, a review's version) may hold.
 //!
 //! A client that asks for a large paste and then never reads its answer
 //! would otherwise keep a whole copy of it in memory for as long as the
@@ -258,6 +259,51 @@ impl Reserved {
         Ok(())
     }
 
+    /// Room for `bytes` in all (what this share holds already counts),
+    /// waited for when `wait`.
+    pub(crate) async fn grow_to(
+        &mut self,
+        budget: &ResponseBudget,
+        bytes: usize,
+        wait: bool,
+    ) -> Result<(), Refused> {
+        let held = self.permit.num_permits().saturating_mul(1024);
+        if bytes <= held {
+            return Ok(());
+        }
+        self.grow(budget, bytes - held, wait).await
+    }
+
+    /// Gives back what this share holds beyond `bytes` (an answer built
+    /// whole holds less than its parts did while it was being built).
+    pub(crate) fn shrink_to(&mut self, bytes: usize) {
+        let held = self.permit.num_permits();
+        let keep = u32::try_from(bytes.div_ceil(1024))
+            .unwrap_or(u32::MAX)
+            .max(1) as usize;
+        if keep >= held {
+            return;
+        }
+        let freed = held - keep;
+        drop(self.permit.split(freed));
+        let Some(part) = self.share.client.as_mut() else {
+            return;
+        };
+        let freed = u32::try_from(freed).unwrap_or(u32::MAX).min(part.kib);
+        part.kib -= freed;
+        let mut shares = self
+            .share
+            .shares
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(client) = shares.get_mut(&part.ip) {
+            client.total = client.total.saturating_sub(freed);
+            if part.sized {
+                client.sized = client.sized.saturating_sub(freed);
+            }
+        }
+    }
+
     /// Adds `other`, of the same request, to this share.
     pub(crate) fn merge(&mut self, other: Reserved) {
         self.permit.merge(other.permit);
@@ -339,6 +385,16 @@ impl PasteBody {
         PasteBody {
             remaining: whole.len() as u64,
             stage: Stage::Whole(Some(whole)),
+            _held: held,
+        }
+    }
+
+    /// An answer built whole (a review's JSON), holding `held` until it
+    /// is written or dropped.
+    pub(crate) fn whole(json: Vec<u8>, held: Reserved) -> Self {
+        PasteBody {
+            remaining: json.len() as u64,
+            stage: Stage::Whole(Some(Bytes::from(json))),
             _held: held,
         }
     }

@@ -69,8 +69,16 @@ pub struct ReviewConfig {
     /// Event streams (SSE and long polls) open at once on one review, per
     /// process; the next is refused (429).
     pub streams_per_review: u32,
+    /// Event streams open at once through one link (the owner's or a
+    /// reviewer's) of one review, per process: one link cannot take every
+    /// place of its review and lock the others out.
+    pub streams_per_link: u32,
+    /// Event streams one client (an IP address; an IPv6 client by its /64)
+    /// may hold open at once, per process.
+    pub streams_per_client: u32,
     /// Event streams open at once in the process; the next is refused (429).
-    /// Each takes a connection: keep `server.max_connections` above it.
+    /// Each holds a connection: at most three quarters of
+    /// `server.max_connections`, so that ordinary requests keep room.
     pub max_streams: u32,
     /// Seconds between keep-alive comments on an idle event stream.
     pub keep_alive_secs: u64,
@@ -82,7 +90,9 @@ impl Default for ReviewConfig {
             max_links: 8,
             max_versions: 100,
             streams_per_review: 32,
-            max_streams: 10_000,
+            streams_per_link: 8,
+            streams_per_client: 64,
+            max_streams: 2048,
             keep_alive_secs: 15,
         }
     }
@@ -113,6 +123,8 @@ impl ReviewConfig {
         }
         for (name, value) in [
             ("reviews.streams_per_review", self.streams_per_review),
+            ("reviews.streams_per_link", self.streams_per_link),
+            ("reviews.streams_per_client", self.streams_per_client),
             ("reviews.max_streams", self.max_streams),
         ] {
             if value == 0 {

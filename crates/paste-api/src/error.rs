@@ -616,6 +616,7 @@ impl ApiError {
                 retry_after: Duration::from_secs(1),
                 source: None,
             },
+            ReviewError::Contended => ApiError::Overloaded,
             err @ ReviewError::Draw => ApiError::PasteFailed(Box::new(err)),
         }
     }
@@ -693,6 +694,12 @@ impl IntoResponse for ApiError {
             .extensions_mut()
             .insert(LoggedError(Arc::new(self)));
         response
+    }
+}
+
+impl From<ReviewError> for ApiError {
+    fn from(err: ReviewError) -> Self {
+        ApiError::from_review(err)
     }
 }
 

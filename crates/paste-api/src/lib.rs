@@ -16,6 +16,7 @@
 mod answer;
 mod body;
 mod config;
+mod connection;
 mod cors;
 mod edge;
 mod error;
@@ -34,6 +35,7 @@ mod state;
 mod tenants;
 
 pub use config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, ReviewConfig, split_origins};
+pub use connection::{ClientGone, GoneFuture};
 pub use error::ApiError;
 pub use handlers::metrics::RenderMetrics;
 pub use ratelimit::LimitsConfig;

@@ -14,6 +14,7 @@ pub mod doctor;
 mod log_writer;
 pub mod serve;
 pub mod settings;
+mod shared_socket;
 pub mod telemetry;
 mod write_timeout;
 

@@ -21,6 +21,7 @@ use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt as _;
 
 use crate::settings::{ServerConfig, Settings};
+use crate::shared_socket::SharedSocket;
 use crate::write_timeout::WriteTimeout;
 
 /// A server ready to run: store opened, router built.
@@ -143,13 +144,10 @@ impl Server {
             ))
         });
         let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let overflow = Arc::new(Semaphore::new(OVERFLOW_PLACES));
         let graceful = GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let permit = tokio::select! {
-                permit = connections.clone().acquire_owned() => permit.context("connection limiter closed")?,
-                () = &mut shutdown => break,
-            };
             let (stream, peer) = tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok(accepted) => accepted,
@@ -162,12 +160,29 @@ impl Server {
                 },
                 () = &mut shutdown => break,
             };
+            // Every place taken: a few more connections are served, for the
+            // probes only; past those, this one waits for a place.
+            let (permit, mode) = match connections.clone().try_acquire_owned() {
+                Ok(permit) => (permit, Mode::Full),
+                Err(_) => match overflow.clone().try_acquire_owned() {
+                    Ok(permit) => {
+                        metrics::counter!(OVER_LIMIT).increment(1);
+                        (permit, Mode::ProbesOnly)
+                    }
+                    Err(_) => tokio::select! {
+                        permit = connections.clone().acquire_owned() => {
+                            (permit.context("connection limiter closed")?, Mode::Full)
+                        }
+                        () = &mut shutdown => break,
+                    },
+                },
+            };
             let router = router.clone();
             let config = config.clone();
             let watcher = graceful.watcher();
             let draining = draining.clone();
             tokio::spawn(async move {
-                serve_connection(stream, peer, router, &config, watcher, draining).await;
+                serve_connection(stream, peer, router, &config, watcher, draining, mode).await;
                 drop(permit);
             });
         }
@@ -245,12 +260,58 @@ async fn accept_during(
                 let (router, config, watcher) = (router.clone(), config.clone(), graceful.watcher());
                 let draining = draining.clone();
                 tokio::spawn(async move {
-                    serve_connection(stream, peer, router, &config, watcher, draining).await;
+                    serve_connection(stream, peer, router, &config, watcher, draining, Mode::Full).await;
                     drop(permit);
                 });
             }
         }
     }
+}
+
+/// Connections served beyond `server.max_connections`, for the probes
+/// only: an orchestrator asking whether the process lives must get an
+/// answer even when clients hold every place (an instance restarted for
+/// being busy drops every stream it holds).
+const OVERFLOW_PLACES: usize = 32;
+
+/// Connections accepted while every place was taken (served for the
+/// probes only).
+const OVER_LIMIT: &str = "planshare_connections_over_limit_total";
+
+/// How a connection is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Every route, with keep-alive.
+    Full,
+    /// Beyond the connection limit: `/healthz` and `/readyz` are answered,
+    /// anything else gets 503 + `Retry-After`; one request, then the
+    /// connection is closed.
+    ProbesOnly,
+}
+
+/// Whether `path` is one of the probes.
+fn is_probe(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz")
+}
+
+/// What a request on a probes-only connection gets when it is not a probe.
+fn at_connection_limit() -> axum::response::Response {
+    let body = serde_json::json!({
+        "error": "the server is serving as many connections as it may: retry later",
+        "code": "overloaded",
+    });
+    let mut response = axum::response::Response::new(axum::body::Body::from(body.to_string()));
+    *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    response
 }
 
 async fn serve_connection(
@@ -260,6 +321,7 @@ async fn serve_connection(
     config: &ServerConfig,
     watcher: hyper_util::server::graceful::Watcher,
     mut draining: watch::Receiver<bool>,
+    mode: Mode,
 ) {
     // hyper's header timer starts only once bytes arrive; close silent sockets
     // here, and at once when the drain begins (nothing of theirs is in flight).
@@ -273,9 +335,19 @@ async fn serve_connection(
         _ = draining.wait_for(|draining| *draining) => return,
     }
     let _ = stream.set_nodelay(true);
+    let socket = SharedSocket::new(stream);
+    let gone = socket.client_gone();
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        let router = router.clone();
+        let probes_only = mode == Mode::ProbesOnly && !is_probe(request.uri().path());
         request.extensions_mut().insert(ConnectInfo(peer));
-        router.clone().oneshot(request)
+        request.extensions_mut().insert(gone.clone());
+        async move {
+            if probes_only {
+                return Ok(at_connection_limit());
+            }
+            router.oneshot(request).await
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -291,9 +363,9 @@ async fn serve_connection(
         // out (`nc -N`, a test's dropped write half) is still answered:
         // without this hyper drops the request at that end of input.
         .half_close(true)
-        .keep_alive(true);
+        .keep_alive(mode == Mode::Full);
     let write_timeout = Duration::from_secs(config.write_timeout_secs.max(1));
-    let io = TokioIo::new(WriteTimeout::new(stream, write_timeout));
+    let io = TokioIo::new(WriteTimeout::new(socket, write_timeout));
     let connection = builder.serve_connection(io, service);
     if let Err(error) = watcher.watch(connection).await {
         tracing::debug!(%error, "connection ended with an error");

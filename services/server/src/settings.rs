@@ -550,6 +550,15 @@ impl Settings {
     fn validate(&self) -> Result<(), SettingsError> {
         self.paste.validate().map_err(SettingsError::Invalid)?;
         self.reviews.validate().map_err(SettingsError::Invalid)?;
+        // Every stream holds a connection: streams filling every place would
+        // leave no room for probes, reads or writes.
+        let stream_room = self.server.max_connections / 4 * 3;
+        if usize::try_from(self.reviews.max_streams).unwrap_or(usize::MAX) > stream_room {
+            return Err(SettingsError::Invalid(format!(
+                "reviews.max_streams ({}) must be at most three quarters of server.max_connections ({}), so that ordinary requests keep room beside the event streams: lower it to {stream_room} or raise server.max_connections",
+                self.reviews.max_streams, self.server.max_connections
+            )));
+        }
         self.limits.validate().map_err(SettingsError::Invalid)?;
         self.portal.validate().map_err(SettingsError::Invalid)?;
         let admin_addr = self.admin.addr.trim();
@@ -735,6 +744,35 @@ mod tests {
         assert!(!printed.contains("0tlp-pw") && !format!("{s:?}").contains("0tlp-pw"));
         let refused = load(&[("PLANSHARE_OTLP_ENDPOINT", "ftp://user:0tlp-pw@h")]).unwrap_err();
         assert!(!refused.to_string().contains("0tlp-pw"), "{refused}");
+    }
+
+    #[test]
+    fn event_streams_may_take_at_most_three_quarters_of_the_connections() {
+        let with = |toml: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("planshare.toml");
+            std::fs::write(&file, toml).unwrap();
+            Settings::load(Some(&file), &|name| {
+                (name == "PLANSHARE_DATA_DIR").then(|| "/srv/planshare".to_owned())
+            })
+        };
+        let defaults = load(&[]).unwrap();
+        assert!(
+            defaults.reviews.max_streams as usize * 4 <= defaults.server.max_connections * 3,
+            "the defaults keep the rule"
+        );
+        assert!(with("[server]\nmax_connections = 1000\n[reviews]\nmax_streams = 750\n").is_ok());
+        let refused =
+            with("[server]\nmax_connections = 1000\n[reviews]\nmax_streams = 751\n").unwrap_err();
+        let message = refused.to_string();
+        assert!(
+            message.contains("reviews.max_streams (751)")
+                && message.contains("server.max_connections (1000)")
+                && message.contains("lower it to 750"),
+            "{message}"
+        );
+        // The old defaults broke the rule.
+        assert!(with("[reviews]\nmax_streams = 10000\n").is_err());
     }
 
     #[test]

@@ -26,6 +26,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use api_types::reviews as wire;
+use axum::Extension;
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
@@ -35,8 +36,10 @@ use http_body::Frame;
 use tenancy::ReviewEvent;
 use tokio::sync::mpsc;
 
+use crate::connection::{ClientGone, GoneFuture};
 use crate::error::ApiError;
 use crate::extract::ReviewCaller;
+use crate::ratelimit::ClientIp;
 use crate::response::json_response;
 use crate::reviews::hub::{EVENTS_SENT, StreamRefusal};
 use crate::reviews::stream::{Feed, Next};
@@ -73,6 +76,8 @@ pub(crate) async fn events(
     State(state): State<AppState>,
     ReviewCaller(caller): ReviewCaller,
     RawQuery(query): RawQuery,
+    client: Option<Extension<ClientIp>>,
+    gone: Option<Extension<ClientGone>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let query = EventsQuery::parse(query.as_deref())?;
@@ -88,25 +93,51 @@ pub(crate) async fn events(
     };
     let after = i64::try_from(after).unwrap_or(i64::MAX);
     let service = &state.inner.reviews;
-    let feed = Feed::open(service, caller, after)
+    let client = client.map(|Extension(ClientIp(ip))| ip);
+    let feed = Feed::open(service, caller, after, client)
         .await
         .map_err(ApiError::from_review)?
         .map_err(|refusal| ApiError::TooManyStreams {
-            message: match refusal {
-                StreamRefusal::PerReview(max) => format!(
-                    "this review has {max} event streams open on this server, the most it may have: close one, or retry later"
-                ),
-                StreamRefusal::PerProcess(max) => format!(
-                    "this server has {max} event streams open, the most it serves: retry later"
-                ),
-            },
+            message: refused_because(refusal),
         })?;
+    // Watched from now on: a client that leaves gives its places back at once.
+    let gone = gone.map_or_else(ClientGone::never, |Extension(gone)| gone.wait());
     if wants_json(&headers) {
         let wait = Duration::from_secs(query.wait.unwrap_or(MAX_WAIT_SECS));
-        return long_poll(feed, wait).await;
+        return tokio::select! {
+            answer = long_poll(feed, wait) => answer,
+            // Nobody reads this answer; the log line says the client left.
+            () = gone => Ok(client_closed()),
+        };
     }
     let keep_alive = Duration::from_secs(service.config().keep_alive_secs);
-    Ok(sse(feed, keep_alive))
+    Ok(sse(feed, keep_alive, gone))
+}
+
+/// The `429 too-many-streams` message for `refusal`.
+fn refused_because(refusal: StreamRefusal) -> String {
+    match refusal {
+        StreamRefusal::Review(max) => format!(
+            "this review has {max} event streams open on this server, the most it may have: close one, or retry later"
+        ),
+        StreamRefusal::Link(max) => format!(
+            "this link has {max} event streams open on this review, the most one link may have: close one (another tab or watcher), or retry later"
+        ),
+        StreamRefusal::Client(max) => format!(
+            "this client has {max} event streams open on this server, the most one client may have: close one, or retry later"
+        ),
+        StreamRefusal::Process(max) => {
+            format!("this server has {max} event streams open, the most it serves: retry later")
+        }
+    }
+}
+
+/// What a long poll whose client left answers (nobody reads it): nginx's
+/// "client closed request" status, so that the log line says so.
+fn client_closed() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST);
+    response
 }
 
 /// The query of the events route.
@@ -167,9 +198,11 @@ fn wants_json(headers: &HeaderMap) -> bool {
 async fn long_poll(mut feed: Feed, wait: Duration) -> Result<Response, ApiError> {
     let mut events = Vec::new();
     let mut first = true;
+    let page = usize::try_from(tenancy::MAX_EVENTS_PER_READ).unwrap_or(usize::MAX);
     loop {
-        // Only the first event is waited for; the rest must be ready.
-        if !first && !feed.has_backlog() {
+        // Only the first event is waited for; the rest must be ready. One
+        // answer carries a page at most: the client asks again for more.
+        if !first && (!feed.has_backlog() || events.len() >= page) {
             break;
         }
         let idle = if first { wait } else { Duration::ZERO };
@@ -215,7 +248,7 @@ fn closed_frame(last: i64, reason: &str) -> wire::ReviewEventFrame {
 const FRAMES_QUEUED: usize = 8;
 
 /// Starts the stream's writer task and answers with its body.
-fn sse(mut feed: Feed, keep_alive: Duration) -> Response {
+fn sse(mut feed: Feed, keep_alive: Duration, mut gone: GoneFuture) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(FRAMES_QUEUED);
     tokio::spawn(async move {
         if tx
@@ -229,6 +262,8 @@ fn sse(mut feed: Feed, keep_alive: Duration) -> Response {
             let next = tokio::select! {
                 next = feed.next(keep_alive) => next,
                 () = tx.closed() => return,
+                // The feed (and its place) goes with this task.
+                () = &mut gone => return,
             };
             let (bytes, last) = match next {
                 Ok(Next::Event(event)) => (sse_frame(&event), false),
@@ -250,7 +285,11 @@ fn sse(mut feed: Feed, keep_alive: Duration) -> Response {
                 }
             };
             let is_event = bytes.starts_with(b"id:") || bytes.starts_with(b"event:");
-            if tx.send(bytes).await.is_err() {
+            let sent = tokio::select! {
+                sent = tx.send(bytes) => sent.is_ok(),
+                () = &mut gone => false,
+            };
+            if !sent {
                 return;
             }
             if is_event {

@@ -19,17 +19,21 @@
 
 use api_types::reviews as wire;
 use api_types::rules;
+use axum::Extension;
+use axum::body::Body;
 use axum::extract::{RawPathParams, Request, State};
 use axum::response::{IntoResponse as _, Response};
-use http::StatusCode;
+use http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
+use crate::answer::{self, PasteBody, Reserved, ResponseBudget};
 use crate::body;
 use crate::error::ApiError;
 use crate::extract::{ReviewCaller, Tenant, is_json, parse_object};
 use crate::handlers::paste::{InFlightPlace, read_body};
-use crate::response::json_response;
-use crate::reviews::{Decision, NewReviewInput, ReviewRead};
+use crate::ratelimit::ClientIp;
+use crate::response::{JSON_CONTENT_TYPE, json_response};
+use crate::reviews::{Admit, Decision, NewReviewInput, ReviewRead};
 use crate::state::AppState;
 
 /// `POST /api/v1/reviews` — 201 `{id, ownerToken, version, expiresAt}`.
@@ -117,14 +121,22 @@ pub(crate) async fn create(
 pub(crate) async fn get(
     State(state): State<AppState>,
     ReviewCaller(caller): ReviewCaller,
+    client: Option<Extension<ClientIp>>,
 ) -> Result<Response, ApiError> {
+    let budget = &state.inner.response_budget;
+    let mut held = budget.reserve(answer::PART, client_of(client)).await?;
     let read = state
         .inner
         .reviews
-        .read(&caller)
-        .await
-        .map_err(ApiError::from_review)?;
-    Ok(json_response(StatusCode::OK, &view(&caller, read)))
+        .read(
+            &caller,
+            &mut BudgetAdmit {
+                budget,
+                held: &mut held,
+            },
+        )
+        .await?;
+    Ok(held_json(budget, held, &view(&caller, read)).await)
 }
 
 /// `DELETE /api/v1/reviews/{id}` — 204: the review and everything of it is
@@ -175,6 +187,7 @@ pub(crate) async fn delete(
 pub(crate) async fn version(
     State(state): State<AppState>,
     ReviewCaller(caller): ReviewCaller,
+    client: Option<Extension<ClientIp>>,
     params: RawPathParams,
 ) -> Result<Response, ApiError> {
     let n = path_param(&params, "n")
@@ -183,21 +196,72 @@ pub(crate) async fn version(
         .ok_or(ApiError::InvalidId {
             what: "version number",
         })?;
+    let budget = &state.inner.response_budget;
+    let mut held = budget.reserve(answer::PART, client_of(client)).await?;
     let (row, data) = state
         .inner
         .reviews
-        .version(&caller, n)
-        .await
-        .map_err(ApiError::from_review)?;
-    Ok(json_response(
-        StatusCode::OK,
-        &wire::VersionBody {
-            n: unsigned(row.n),
-            digest: row.digest,
-            data,
-            created_at: unsigned(row.created_at),
-        },
-    ))
+        .version(
+            &caller,
+            n,
+            &mut BudgetAdmit {
+                budget,
+                held: &mut held,
+            },
+        )
+        .await?;
+    let body = wire::VersionBody {
+        n: unsigned(row.n),
+        digest: row.digest,
+        data,
+        created_at: unsigned(row.created_at),
+    };
+    Ok(held_json(budget, held, &body).await)
+}
+
+/// The client a request is counted against in the response budget.
+fn client_of(client: Option<Extension<ClientIp>>) -> Option<std::net::IpAddr> {
+    client.map(|Extension(ClientIp(ip))| ip)
+}
+
+/// Makes room in the response budget for an answer before its blobs are
+/// read (see `answer`): a client that asks and never reads holds its share,
+/// and no more, and with the budget spent no more blobs are loaded.
+struct BudgetAdmit<'a> {
+    budget: &'a ResponseBudget,
+    held: &'a mut Reserved,
+}
+
+impl Admit<ApiError> for BudgetAdmit<'_> {
+    async fn admit(&mut self, bytes: usize) -> Result<(), ApiError> {
+        // The blobs' text and the answer's JSON are both held while it is
+        // built; the JSON alone afterwards (`held_json`).
+        self.held
+            .grow_to(self.budget, bytes.saturating_mul(2), true)
+            .await
+            .map_err(ApiError::from)
+    }
+}
+
+/// A `200` JSON answer that holds its share of the response budget until
+/// the client has taken it (or the connection is dropped).
+async fn held_json<T: serde::Serialize>(
+    budget: &ResponseBudget,
+    mut held: Reserved,
+    value: &T,
+) -> Response {
+    // Serialising the API's own types cannot fail.
+    let json = serde_json::to_vec(value).unwrap_or_default();
+    // What is held now is the JSON alone. The estimate can fall short when
+    // the text needs escaping; the answer is built by then, so a budget
+    // with no more room does not refuse it.
+    held.shrink_to(json.len());
+    let _ = held.grow_to(budget, json.len(), false).await;
+    let mut response = Response::new(Body::new(PasteBody::whole(json, held)));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, JSON_CONTENT_TYPE);
+    response
 }
 
 /// `POST /api/v1/reviews/{id}/versions` — 201 `{n}`; the latest version's

@@ -40,18 +40,20 @@ pub(crate) enum ReviewError {
     /// The catalog did not answer in time.
     #[error("tenant catalog timed out")]
     CatalogTimeout,
+    /// The review changed under every attempt to read it whole.
+    #[error("the review kept changing while it was read")]
+    Contended,
     /// The system's random source failed, or fresh ids kept colliding.
     #[error("cannot draw a fresh id or token")]
     Draw,
 }
 
 impl ReviewError {
-    /// A store failure while reading a blob the catalog names.
+    /// A store failure while reading a blob the catalog names (a missing
+    /// one is told apart by the reader, which looks again: see
+    /// `ReviewService::read`).
     pub(crate) fn from_store(error: StoreError) -> Self {
         match error {
-            // The catalog names it but the store has none: the review is
-            // being deleted or expired under the reader.
-            StoreError::NotFound => ReviewError::NotFound,
             StoreError::Damaged { reason, .. } => ReviewError::Damaged { reason },
             other => ReviewError::Store(other),
         }

@@ -10,10 +10,12 @@
 //!   sequence numbers, or lagged behind its channel, re-reads the events it
 //!   missed from the catalog. A lost notice only delays an event.
 //!
-//! The hub also counts streams (per review and per process, the caps of
-//! `[reviews]`), and tells every stream when the server shuts down.
+//! The hub also counts streams (per review, per link, per client and per
+//! process: the caps of `[reviews]`), and tells every stream when the
+//! server shuts down.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -32,6 +34,8 @@ pub const EVENTS_SENT: &str = "planshare_review_events_sent_total";
 const TOPIC_CAPACITY: usize = 64;
 
 type TopicKey = (TenantId, String);
+/// A link of a review: the review's key and the link id.
+type LinkKey = (TenantId, String, String);
 
 /// What a stream learns from its topic.
 #[derive(Clone, Debug)]
@@ -56,18 +60,55 @@ pub(crate) struct Topic {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StreamRefusal {
     /// The review has `streams_per_review` streams open on this process.
-    PerReview(u32),
+    Review(u32),
     /// The process has `max_streams` streams open.
-    PerProcess(u32),
+    Process(u32),
+    /// The caller's link has `streams_per_link` streams open on this process.
+    Link(u32),
+    /// The client has `streams_per_client` streams open on this process.
+    Client(u32),
+}
+
+/// Streams held per link and per client (counts only; none kept at 0).
+#[derive(Default)]
+struct Holders {
+    links: HashMap<LinkKey, u32>,
+    clients: HashMap<IpAddr, u32>,
+}
+
+/// Who holds one stream place, for the per-link and per-client counts.
+pub(crate) struct Holder {
+    /// The link id (a reviewer's, or the owner's writer id).
+    pub(crate) link: String,
+    /// The client's address, when known.
+    pub(crate) client: Option<IpAddr>,
+}
+
+/// The key clients are counted under: the address, an IPv6 one by its /64
+/// (one host usually has a whole /64 to draw addresses from).
+fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let bits = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(bits.into())
+            }
+        },
+    }
 }
 
 /// See the module documentation.
 pub(crate) struct Hub {
     catalog: Arc<LazyCatalog>,
     topics: Mutex<HashMap<TopicKey, Weak<Topic>>>,
+    holders: Mutex<Holders>,
     open: AtomicUsize,
     max_streams: u32,
     per_review: u32,
+    per_link: u32,
+    per_client: u32,
     shutdown: watch::Sender<bool>,
 }
 
@@ -76,11 +117,14 @@ pub(crate) struct Subscription {
     hub: Arc<Hub>,
     key: TopicKey,
     topic: Arc<Topic>,
+    link: LinkKey,
+    client: Option<IpAddr>,
     pub(crate) rx: broadcast::Receiver<Signal>,
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        self.hub.release_holder(&self.link, self.client);
         self.hub.open.fetch_sub(1, Ordering::Relaxed);
         metrics::gauge!(STREAMS_OPEN).decrement(1.0);
         if self.topic.subscribers.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -105,19 +149,26 @@ impl Hub {
         Arc::new(Hub {
             catalog,
             topics: Mutex::new(HashMap::new()),
+            holders: Mutex::new(Holders::default()),
             open: AtomicUsize::new(0),
             max_streams: config.max_streams,
             per_review: config.streams_per_review,
+            per_link: config.streams_per_link,
+            per_client: config.streams_per_client,
             shutdown: watch::Sender::new(false),
         })
     }
 
-    /// Opens a stream's place on review `review` of `tenant`.
+    /// Opens a stream's place on review `review` of `tenant` for `holder`.
     pub(crate) fn subscribe(
         self: &Arc<Self>,
         tenant: &TenantId,
         review: &str,
+        holder: Holder,
     ) -> Result<Subscription, StreamRefusal> {
+        let link: LinkKey = (tenant.clone(), review.to_owned(), holder.link);
+        let client = holder.client.map(client_key);
+        self.take_holder(&link, client)?;
         let max = usize::try_from(self.max_streams).unwrap_or(usize::MAX);
         if self
             .open
@@ -126,7 +177,8 @@ impl Hub {
             })
             .is_err()
         {
-            return Err(StreamRefusal::PerProcess(self.max_streams));
+            self.release_holder(&link, client);
+            return Err(StreamRefusal::Process(self.max_streams));
         }
         let key = (tenant.clone(), review.to_owned());
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
@@ -152,7 +204,8 @@ impl Hub {
         {
             drop(topics);
             self.open.fetch_sub(1, Ordering::Relaxed);
-            return Err(StreamRefusal::PerReview(self.per_review));
+            self.release_holder(&link, client);
+            return Err(StreamRefusal::Review(self.per_review));
         }
         let rx = topic.tx.subscribe();
         drop(topics);
@@ -161,8 +214,48 @@ impl Hub {
             hub: self.clone(),
             key,
             topic,
+            link,
+            client,
             rx,
         })
+    }
+
+    /// Counts a place against `link` and `client`, or refuses when either
+    /// holds its most already.
+    fn take_holder(&self, link: &LinkKey, client: Option<IpAddr>) -> Result<(), StreamRefusal> {
+        let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
+        if holders.links.get(link).copied().unwrap_or(0) >= self.per_link {
+            return Err(StreamRefusal::Link(self.per_link));
+        }
+        if let Some(ip) = client
+            && holders.clients.get(&ip).copied().unwrap_or(0) >= self.per_client
+        {
+            return Err(StreamRefusal::Client(self.per_client));
+        }
+        *holders.links.entry(link.clone()).or_default() += 1;
+        if let Some(ip) = client {
+            *holders.clients.entry(ip).or_default() += 1;
+        }
+        Ok(())
+    }
+
+    /// Gives back a place [`take_holder`](Self::take_holder) counted.
+    fn release_holder(&self, link: &LinkKey, client: Option<IpAddr>) {
+        let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = holders.links.get_mut(link) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                holders.links.remove(link);
+            }
+        }
+        if let Some(ip) = client
+            && let Some(n) = holders.clients.get_mut(&ip)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                holders.clients.remove(&ip);
+            }
+        }
     }
 
     /// Hands an event committed by this process to the review's streams.

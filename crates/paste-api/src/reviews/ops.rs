@@ -2,6 +2,8 @@
 //! blob first, commits one catalog change, removes what the change freed
 //! and tells the hub.
 
+use std::future::Future;
+
 use paste_store::{Namespace, Payload, StoreError, StoredPaste};
 use tenancy::{
     BlobRef, CatalogError, NewReview, Principal, Pushed, ReviewEvent, ReviewRefusal,
@@ -136,44 +138,124 @@ impl ReviewService {
     }
 
     /// Everything of the review, with the ciphertext of each comment set and
-    /// of the feedback.
-    pub(crate) async fn read(&self, caller: &Caller) -> Result<ReviewRead, ReviewError> {
+    /// of the feedback. `admit` is told how large the answer will be (the
+    /// blobs' text, as the catalog counts them) before any blob is read,
+    /// and may refuse.
+    ///
+    /// A comment set replaced or withdrawn while its blob is being read is
+    /// gone from the store by the time the reader asks for it (the change
+    /// removes the blob it freed right after its commit). Blob ids are never
+    /// reused, so such a reader reads again from a fresh snapshot: a read
+    /// never fails because of a concurrent write. A blob still missing under
+    /// an unchanged snapshot is damage, not a missing review.
+    pub(crate) async fn read<E: From<ReviewError>>(
+        &self,
+        caller: &Caller,
+        admit: &mut impl Admit<E>,
+    ) -> Result<ReviewRead, E> {
+        let mut seen_seq = None;
+        for _ in 0..READ_ATTEMPTS {
+            let snapshot = self.snapshot(caller).await?;
+            admit.admit(answer_text_len(&snapshot)).await?;
+            match self.read_blobs(caller, &snapshot).await {
+                Ok((comments, feedback)) => {
+                    return Ok(ReviewRead {
+                        comments,
+                        feedback,
+                        snapshot,
+                    });
+                }
+                Err(BlobRead::Missing(blob)) => {
+                    if seen_seq == Some(snapshot.head.seq) {
+                        return Err(ReviewError::Damaged {
+                            reason: format!(
+                                "the catalog names blob {blob} of review {}, which the store does not have",
+                                snapshot.head.id
+                            ),
+                        }
+                        .into());
+                    }
+                    seen_seq = Some(snapshot.head.seq);
+                }
+                Err(BlobRead::Failed(error)) => return Err(error.into()),
+            }
+        }
+        // Changed under every attempt: a writer faster than a reader.
+        Err(ReviewError::Contended.into())
+    }
+
+    /// The catalog's snapshot of the caller's review.
+    async fn snapshot(&self, caller: &Caller) -> Result<ReviewSnapshot, ReviewError> {
         let head = &caller.principal.review;
         let (tenant, id) = (head.tenant.clone(), head.id.clone());
-        let snapshot = self
-            .catalog_call(|c| async move { c.review_snapshot(&tenant, &id).await })
+        self.catalog_call(|c| async move { c.review_snapshot(&tenant, &id).await })
             .await?
-            .ok_or(ReviewError::NotFound)?;
+            .ok_or(ReviewError::NotFound)
+    }
+
+    /// The comment sets' and the feedback's ciphertext of `snapshot`.
+    async fn read_blobs(
+        &self,
+        caller: &Caller,
+        snapshot: &ReviewSnapshot,
+    ) -> Result<(Vec<String>, Option<String>), BlobRead> {
         // A handful of blobs at most (one per writer), read in turn.
         let mut comments = Vec::with_capacity(snapshot.comments.len());
         for row in &snapshot.comments {
-            comments.push(self.get_blob(&caller.namespace, &row.blob).await?);
+            comments.push(self.read_named_blob(&caller.namespace, &row.blob).await?);
         }
         let feedback = match snapshot.decision.as_ref().and_then(|d| d.feedback.as_ref()) {
-            Some(blob) => Some(self.get_blob(&caller.namespace, blob).await?),
+            Some(blob) => Some(self.read_named_blob(&caller.namespace, blob).await?),
             None => None,
         };
-        Ok(ReviewRead {
-            comments,
-            feedback,
-            snapshot,
-        })
+        Ok((comments, feedback))
     }
 
-    /// Version `n` with its ciphertext.
-    pub(crate) async fn version(
+    /// Reads a blob a snapshot names, telling a missing one apart.
+    async fn read_named_blob(
+        &self,
+        namespace: &Namespace,
+        blob: &BlobRef,
+    ) -> Result<String, BlobRead> {
+        let key = blob_key(namespace, &blob.blob).map_err(BlobRead::Failed)?;
+        match self.store_call(self.store.get(&key)).await {
+            Ok(stored) => Ok(stored.payload.to_text()),
+            Err(StoreError::NotFound) => Err(BlobRead::Missing(blob.blob.clone())),
+            Err(other) => Err(BlobRead::Failed(ReviewError::from_store(other))),
+        }
+    }
+
+    /// Version `n` with its ciphertext; `admit` as for [`read`](Self::read).
+    /// A version's blob is removed only with its review: one missing under
+    /// a review that is still there is damage.
+    pub(crate) async fn version<E: From<ReviewError>>(
         &self,
         caller: &Caller,
         n: i64,
-    ) -> Result<(VersionRow, String), ReviewError> {
+        admit: &mut impl Admit<E>,
+    ) -> Result<(VersionRow, String), E> {
         let head = &caller.principal.review;
         let (tenant, id) = (head.tenant.clone(), head.id.clone());
         let row = self
             .catalog_call(|c| async move { c.review_version(&tenant, &id, n).await })
             .await?
             .ok_or(ReviewError::NoSuch("version"))?;
-        let data = self.get_blob(&caller.namespace, &row.blob).await?;
-        Ok((row, data))
+        admit.admit(blob_text_len(&row.blob)).await?;
+        match self.read_named_blob(&caller.namespace, &row.blob).await {
+            Ok(data) => Ok((row, data)),
+            Err(BlobRead::Missing(blob)) => {
+                // Deleted or expired meanwhile, or damaged.
+                self.snapshot(caller).await?;
+                Err(ReviewError::Damaged {
+                    reason: format!(
+                        "the catalog names blob {blob} of version {n} of review {}, which the store does not have",
+                        head.id
+                    ),
+                }
+                .into())
+            }
+            Err(BlobRead::Failed(error)) => Err(error.into()),
+        }
     }
 
     /// Pushes a version on `parent` (owner only). An unchanged plan stores
@@ -492,15 +574,6 @@ impl ReviewService {
         Err(ReviewError::Draw)
     }
 
-    /// Reads a blob the catalog names.
-    async fn get_blob(&self, namespace: &Namespace, blob: &BlobRef) -> Result<String, ReviewError> {
-        let key = blob_key(namespace, &blob.blob)?;
-        self.store_call(self.store.get(&key))
-            .await
-            .map(|stored| stored.payload.to_text())
-            .map_err(ReviewError::from_store)
-    }
-
     /// Removes blobs the catalog no longer names. A failure only leaves
     /// them to expire with their review (they are unreachable).
     async fn remove_blobs<'a>(
@@ -517,6 +590,48 @@ impl ReviewService {
             }
         }
     }
+}
+
+/// Decides whether an answer of some size may be built: a reader's memory
+/// budget (the service itself keeps none).
+pub(crate) trait Admit<E> {
+    /// Makes room for an answer of about `bytes`, or refuses.
+    fn admit(&mut self, bytes: usize) -> impl Future<Output = Result<(), E>> + Send;
+}
+
+/// Snapshots a read tries before it gives up (each one changed under it).
+const READ_ATTEMPTS: usize = 5;
+
+/// Why a blob a snapshot names could not be read.
+enum BlobRead {
+    /// The store has no such blob (this id).
+    Missing(String),
+    /// Anything else.
+    Failed(ReviewError),
+}
+
+/// The text length of a blob of `stored` bytes at most: a base64url text is
+/// stored as its bytes (¾ of the text), any other as its UTF-8.
+fn blob_text_len(blob: &BlobRef) -> usize {
+    usize::try_from(blob.bytes)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(4)
+        .div_ceil(3)
+}
+
+/// About how long a review's answer is: its blobs' text, plus the fields
+/// around them.
+fn answer_text_len(snapshot: &ReviewSnapshot) -> usize {
+    const PER_ROW: usize = 256;
+    let blobs = snapshot
+        .comments
+        .iter()
+        .map(|row| &row.blob)
+        .chain(snapshot.decision.as_ref().and_then(|d| d.feedback.as_ref()));
+    let rows = snapshot.versions.len() + snapshot.comments.len() + snapshot.links.len() + 1;
+    blobs
+        .map(blob_text_len)
+        .fold(rows.saturating_mul(PER_ROW), usize::saturating_add)
 }
 
 /// The digest of a presented token (for the extractor).

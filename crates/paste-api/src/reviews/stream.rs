@@ -3,6 +3,7 @@
 //! hub's signals when they line up, the catalog when they do not.
 
 use std::collections::VecDeque;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use tokio::time::Instant;
 
 use super::context::ReviewService;
 use super::error::ReviewError;
-use super::hub::{Signal, StreamRefusal, Subscription};
+use super::hub::{Holder, Signal, StreamRefusal, Subscription};
 use super::ops::Caller;
 
 /// What a follower gets next.
@@ -39,21 +40,29 @@ pub(crate) struct Feed {
     /// The last sequence number handed out.
     last: i64,
     backlog: VecDeque<ReviewEvent>,
+    /// The last read from the catalog filled a whole page: more events
+    /// wait there, to be read once the backlog is handed out.
+    more_in_catalog: bool,
     expires_at: Instant,
     ended: bool,
 }
 
 impl Feed {
-    /// Opens a feed of the caller's review after sequence number `after`:
-    /// takes a stream place, then reads what was missed (in that order, so
-    /// nothing committed in between is lost).
+    /// Opens a feed of the caller's review after sequence number `after`
+    /// for a client at `client`: takes a stream place, then reads what was
+    /// missed (in that order, so nothing committed in between is lost).
     pub(crate) async fn open(
         service: &Arc<ReviewService>,
         caller: Caller,
         after: i64,
+        client: Option<IpAddr>,
     ) -> Result<Result<Feed, StreamRefusal>, ReviewError> {
         let head = &caller.principal.review;
-        let subscription = match service.hub.subscribe(&head.tenant, &head.id) {
+        let holder = Holder {
+            link: caller.principal.link.clone(),
+            client,
+        };
+        let subscription = match service.hub.subscribe(&head.tenant, &head.id, holder) {
             Ok(s) => s,
             Err(refusal) => return Ok(Err(refusal)),
         };
@@ -67,6 +76,7 @@ impl Feed {
             subscription,
             last: after.max(0),
             backlog: VecDeque::new(),
+            more_in_catalog: false,
             expires_at,
             ended: false,
         };
@@ -79,9 +89,10 @@ impl Feed {
         self.last
     }
 
-    /// Whether anything is ready without waiting.
+    /// Whether anything is ready without waiting (in hand, or further
+    /// pages of a long replay in the catalog).
     pub(crate) fn has_backlog(&self) -> bool {
-        !self.backlog.is_empty()
+        !self.backlog.is_empty() || self.more_in_catalog
     }
 
     /// Waits for the next event, at most `idle`. Cancel-safe: an event is
@@ -102,6 +113,11 @@ impl Feed {
                     return Ok(Next::Revoked(event));
                 }
                 return Ok(Next::Event(event));
+            }
+            if self.more_in_catalog {
+                // A replay longer than a page: the next page before waiting.
+                self.reread().await?;
+                continue;
             }
             if *self.shutdown.borrow() {
                 return Ok(Next::ShuttingDown);
@@ -142,7 +158,13 @@ impl Feed {
 
     /// Reads the events after the last one handed out into the backlog.
     async fn reread(&mut self) -> Result<(), ReviewError> {
-        let events = self.service.events(&self.caller, self.last).await?;
+        let after = self
+            .backlog
+            .back()
+            .map_or(self.last, |b| b.seq.max(self.last));
+        let events = self.service.events(&self.caller, after).await?;
+        self.more_in_catalog =
+            i64::try_from(events.len()).is_ok_and(|n| n >= tenancy::MAX_EVENTS_PER_READ);
         for event in events {
             if self.backlog.back().is_none_or(|b| b.seq < event.seq) {
                 self.backlog.push_back(event);

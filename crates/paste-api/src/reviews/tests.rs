@@ -2,17 +2,28 @@
 //! stored beside the catalog's rows (no blob left behind by a refusal, a
 //! replacement or a deletion), and the fan-out's caps and gap handling.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use paste_store::MemoryStore;
 use tenancy::{CatalogConfig, LazyCatalog, NewTenant, TenantSettings, TenantUpdate};
 
+use super::hub::StreamRefusal;
 use super::stream::{Feed, Next};
 use super::{Caller, Decision, NewReviewInput, ReviewError, ReviewService};
 use crate::config::ReviewConfig;
 use crate::service::TenantCtx;
 use crate::tenants::TenantView;
+
+/// Admits every answer (the budget is the handlers').
+struct Unbounded;
+
+impl super::Admit<ReviewError> for Unbounded {
+    async fn admit(&mut self, _bytes: usize) -> Result<(), ReviewError> {
+        Ok(())
+    }
+}
 
 struct World {
     service: Arc<ReviewService>,
@@ -196,7 +207,7 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
         .await
         .unwrap();
     assert_eq!(world.store.len(), 3, "version, set, feedback");
-    let read = world.service.read(&reviewer).await.unwrap();
+    let read = world.service.read(&reviewer, &mut Unbounded).await.unwrap();
     assert_eq!(read.comments, ["four"]);
     assert_eq!(read.feedback.as_deref(), Some("feedback"));
     world.service.delete(&owner).await.unwrap();
@@ -207,7 +218,7 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
 async fn a_feed_replays_then_follows_and_fills_a_gap_from_the_catalog() {
     let world = world(ReviewConfig::default()).await;
     let (owner, _) = review(&world).await;
-    let mut feed = Feed::open(&world.service, owner.clone(), 0)
+    let mut feed = Feed::open(&world.service, owner.clone(), 0, None)
         .await
         .unwrap()
         .unwrap();
@@ -263,7 +274,7 @@ async fn the_stream_caps_hold_per_review_and_per_process() {
     .await;
     let (a, _) = review(&world).await;
     let (b, _) = review(&world).await;
-    let open = |caller: &Caller| Feed::open(&world.service, caller.clone(), 0);
+    let open = |caller: &Caller| Feed::open(&world.service, caller.clone(), 0, None);
     let a1 = open(&a).await.unwrap().unwrap();
     let _a2 = open(&a).await.unwrap().unwrap();
     assert!(open(&a).await.unwrap().is_err(), "a third on one review");
@@ -274,6 +285,106 @@ async fn the_stream_caps_hold_per_review_and_per_process() {
         open(&b).await.unwrap().is_ok(),
         "a closed feed gives its place back"
     );
+}
+
+#[tokio::test]
+async fn one_link_and_one_client_hold_at_most_their_share_of_streams() {
+    let world = world(ReviewConfig {
+        streams_per_review: 32,
+        streams_per_link: 2,
+        streams_per_client: 3,
+        max_streams: 100,
+        ..ReviewConfig::default()
+    })
+    .await;
+    let (owner, _) = review(&world).await;
+    let (_, token) = world.service.add_link(&owner).await.unwrap();
+    let reviewer = caller(&world, &owner.principal.review.id, &token).await;
+    let open =
+        |caller: &Caller, ip: Option<IpAddr>| Feed::open(&world.service, caller.clone(), 0, ip);
+    let (a, b): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+    // One link: its most, then refused, whoever asks; the owner still gets in.
+    let r1 = open(&reviewer, Some(a)).await.unwrap().unwrap();
+    let _r2 = open(&reviewer, Some(b)).await.unwrap().unwrap();
+    assert!(matches!(
+        open(&reviewer, None).await.unwrap(),
+        Err(StreamRefusal::Link(2))
+    ));
+    let _o1 = open(&owner, Some(a)).await.unwrap().unwrap();
+    // One client: its most over every link and review, then refused.
+    let (other, _) = review(&world).await;
+    let _x1 = open(&other, Some(a)).await.unwrap().unwrap();
+    assert!(matches!(
+        open(&other, Some(a)).await.unwrap(),
+        Err(StreamRefusal::Client(3))
+    ));
+    assert!(
+        open(&other, Some(b)).await.unwrap().is_ok(),
+        "another client"
+    );
+    drop(r1);
+    assert!(
+        open(&other, Some(a)).await.unwrap().is_ok(),
+        "a closed feed gives its client's place back"
+    );
+    // An IPv6 client is counted by its /64: the addresses of one host are one client.
+    let v6 = |last: &str| -> IpAddr { format!("2001:db8:1:2::{last}").parse().unwrap() };
+    let (fresh, _) = review(&world).await;
+    let _v1 = open(&fresh, Some(v6("1"))).await.unwrap().unwrap();
+    let _v2 = open(&fresh, Some(v6("2"))).await.unwrap().unwrap();
+    let (fresh2, _) = review(&world).await;
+    let _v3 = open(&fresh2, Some(v6("3"))).await.unwrap().unwrap();
+    assert!(matches!(
+        open(&fresh2, Some(v6("ffff:ffff"))).await.unwrap(),
+        Err(StreamRefusal::Client(3))
+    ));
+}
+
+#[tokio::test]
+async fn a_replay_longer_than_a_page_goes_on_to_the_newest_event() {
+    let world = world(ReviewConfig::default()).await;
+    let (owner, _) = review(&world).await;
+    let (_, token) = world.service.add_link(&owner).await.unwrap();
+    let reviewer = caller(&world, &owner.principal.review.id, &token).await;
+    let page = usize::try_from(tenancy::MAX_EVENTS_PER_READ).unwrap();
+    for i in 0..page * 2 + 10 {
+        world
+            .service
+            .put_comments(&reviewer, "ida".into(), 1, format!("set {i}"))
+            .await
+            .unwrap();
+    }
+    let last = world.service.events(&owner, 0).await.unwrap();
+    let mut feed = Feed::open(&world.service, owner.clone(), 0, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut seen = 0;
+    let mut last_seq = 0;
+    loop {
+        match feed.next(Duration::from_millis(200)).await.unwrap() {
+            Next::Event(event) => {
+                assert_eq!(event.seq, last_seq + 1, "no gap, no repeat");
+                last_seq = event.seq;
+                seen += 1;
+            }
+            Next::Idle => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(last.len() == page, "the catalog reads a page at a time");
+    // create, link, then every comment set.
+    assert_eq!(seen, page * 2 + 10 + 2, "every event, past the first page");
+    // A live event after the long replay still arrives.
+    world
+        .service
+        .decide(&owner, Decision::Approved, None)
+        .await
+        .unwrap();
+    match feed.next(Duration::from_secs(5)).await.unwrap() {
+        Next::Event(event) => assert_eq!(event.kind, tenancy::EventKind::Decision),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -299,7 +410,7 @@ async fn the_expiry_sweep_removes_a_reviews_rows_blobs_and_quota() {
         .put_comments(&reviewer, "ida".into(), 1, "set".into())
         .await
         .unwrap();
-    let mut feed = Feed::open(&world.service, owner.clone(), 3)
+    let mut feed = Feed::open(&world.service, owner.clone(), 3, None)
         .await
         .unwrap()
         .unwrap();

@@ -329,7 +329,10 @@ async fn probes_are_answered_when_every_place_is_taken() {
 
 /// A connection with a small receive buffer that sends `request` and then
 /// reads only the status line of the answer.
-async fn request_and_stop_reading(addr: std::net::SocketAddr, request: &str) -> (TcpStream, u16) {
+pub(crate) async fn request_and_stop_reading(
+    addr: std::net::SocketAddr,
+    request: &str,
+) -> (TcpStream, u16) {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let mut stream = socket.connect(addr).await.unwrap();
@@ -344,7 +347,7 @@ async fn request_and_stop_reading(addr: std::net::SocketAddr, request: &str) -> 
 
 /// The most a TCP socket's send buffer grows to here, in bytes (4 MiB when
 /// the kernel does not say).
-fn send_buffer_max() -> usize {
+pub(crate) fn send_buffer_max() -> usize {
     std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
         .ok()
         .and_then(|limits| limits.split_whitespace().nth(2)?.parse().ok())
@@ -353,7 +356,7 @@ fn send_buffer_max() -> usize {
 
 /// Reads `stream` to its end (at most `within`): the bytes read, or `None`
 /// if it was still open then.
-async fn read_to_close(stream: &mut TcpStream, within: Duration) -> Option<usize> {
+pub(crate) async fn read_to_close(stream: &mut TcpStream, within: Duration) -> Option<usize> {
     let mut buf = vec![0u8; 64 * 1024];
     let read_to_end = async {
         let mut total = 0;

@@ -21,6 +21,7 @@ mod lifecycle;
 mod limits;
 mod pastes;
 mod portal;
+mod review_attack;
 mod reviews;
 mod tenancy_isolation;
 mod tenants_support;

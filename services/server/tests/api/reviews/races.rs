@@ -124,3 +124,63 @@ async fn a_revoked_links_name_can_be_taken_again() {
         200
     );
 }
+
+#[tokio::test]
+async fn reads_never_fail_while_comment_sets_are_replaced_and_withdrawn() {
+    // Each replacement or withdrawal removes the blob the previous set was
+    // in right after its commit: a read that took the catalog's snapshot
+    // before it must read again, never answer that the review is gone.
+    let app = std::sync::Arc::new(TestApp::spawn(&[]).await);
+    let review = Review::create(&app, "v1").await;
+    let mut writers = Vec::new();
+    for name in ["ana", "ben", "cy"] {
+        let (_, token) = review.link(&app).await;
+        writers.push((token, name));
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for (token, name) in writers {
+        let (app, review, stop) = (app.clone(), review.path(""), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let comments = format!("{review}/comments");
+            let mut round = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let answer = if round % 3 == 2 {
+                    call(&app, "DELETE", &comments, Some(&token), None).await
+                } else {
+                    let body =
+                        json!({"name": name, "version": 1, "data": format!("{name} {round}")});
+                    call(&app, "PUT", &comments, Some(&token), Some(body)).await
+                };
+                assert!(answer.status < 300, "{name}: {}", answer.text);
+                round += 1;
+            }
+            round
+        }));
+    }
+    let mut reads = 0;
+    let mut failures = Vec::new();
+    let started = std::time::Instant::now();
+    while reads < 400 || started.elapsed() < std::time::Duration::from_secs(2) {
+        let read = call(&app, "GET", &review.path(""), Some(&review.owner), None).await;
+        if read.status != 200 {
+            failures.push(format!("{} {}", read.status, read.text));
+        }
+        reads += 1;
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut writes = 0;
+    for task in tasks {
+        writes += task.await.unwrap();
+    }
+    assert!(writes > 100, "the writers kept writing ({writes} writes)");
+    assert!(
+        failures.is_empty(),
+        "{} of {reads} reads failed during {writes} writes, e.g. {:?}",
+        failures.len(),
+        failures.first()
+    );
+}

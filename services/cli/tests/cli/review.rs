@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use share_codec::{ShareKey, compress, encrypt_with, parse_review_link};
 use testkit::{ChildServer, TestApp, wait_ready};
 
-use crate::support::{Run, planshare};
+use crate::support::{Events, FLOOD_LIMIT, FakeReview, Run, planshare};
 
 const PLAN: &str = "# Plan\n\n## Step 1\n\nAdd auth middleware to all protected routes.\n\n## Step 2\n\nWrite the migration.\n";
 
@@ -77,8 +77,14 @@ struct Watch {
 
 impl Watch {
     fn spawn(link: &str, env: &[(&str, &str)]) -> Watch {
+        Watch::spawn_with(link, &[], env)
+    }
+
+    /// `review watch LINK extra…`.
+    fn spawn_with(link: &str, extra: &[&str], env: &[(&str, &str)]) -> Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_planshare"))
             .args(["review", "watch", link])
+            .args(extra)
             .env_clear()
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -404,4 +410,42 @@ async fn watch_survives_a_server_restart_and_prints_no_event_twice() {
     assert_no_secret(&stderr, &secrets, "watch");
     assert_no_secret(&pushed.stderr, &secrets, "push");
     drop(process);
+}
+
+#[tokio::test]
+async fn watch_stops_at_an_event_that_never_ends() {
+    // `data:` lines and no blank line: without a bound on the event, the
+    // watcher would gather them all (2 GB in 18 s, as reported).
+    let fake = FakeReview::start(Events::Flood).await;
+    let mut watch = Watch::spawn(&fake.link, &[]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while watch.child.try_wait().unwrap().is_none() {
+        assert!(
+            fake.sent() < FLOOD_LIMIT,
+            "the server sent {} MiB of one event and watch is still reading; its stderr:\n{}",
+            fake.sent() >> 20,
+            watch.stderr()
+        );
+        assert!(
+            Instant::now() < deadline,
+            "watch did not exit; its stderr:\n{}",
+            watch.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (code, stdout, stderr) = watch.finish().await;
+    assert_eq!(code, 11, "{stderr}");
+    assert_eq!(stdout, "");
+    // What it read was bounded: the 1 MiB event plus what the sockets held.
+    assert!(fake.sent() < FLOOD_LIMIT / 2, "{} bytes sent", fake.sent());
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("planshare: paste service error: the review API at http://127.0.0.1:"),
+        "{stderr}"
+    );
+    assert!(
+        last.contains("sent an event larger than 1 MiB") && last.contains("a planshare server?"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("reconnecting"), "{stderr}");
 }

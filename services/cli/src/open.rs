@@ -129,7 +129,8 @@ pub(crate) fn render(
     match format {
         // The document alone: nothing to re-anchor.
         // Text formats carry the link author's text to a terminal: control
-        // characters are dropped (`terminal::safe_text`); JSON escapes them.
+        // and invisible formatting characters are dropped
+        // (`terminal::safe_text`); JSON escapes them.
         Format::Markdown => Ok(match (&payload.html, payload.is_html()) {
             (Some(html), true) => safe_text(html).into_owned(),
             _ => safe_text(&payload.plan).into_owned(),

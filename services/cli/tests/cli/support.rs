@@ -186,6 +186,8 @@ impl Endless {
 
 /// What a [`FakeReview`]'s event stream sends.
 pub enum Events {
+    /// These bytes, then the connection closes.
+    Frames(String),
     /// `data: xxx…` lines and never a blank line, until the client goes
     /// away or [`FLOOD_LIMIT`] bytes were sent (then it holds the
     /// connection open, sending nothing).
@@ -263,6 +265,10 @@ async fn fake_review_answer(
         return;
     }
     match &*events {
+        Events::Frames(frames) => {
+            let _ = socket.write_all(frames.as_bytes()).await;
+            sent.fetch_add(frames.len() as u64, Ordering::SeqCst);
+        }
         Events::Flood => {
             let line = format!("data: {}\n", "x".repeat(4090));
             let chunk = line.repeat(16);

@@ -6,15 +6,24 @@
 //! something other than what it is (bidi overrides that reorder it, as in
 //! "Trojan Source"; zero-width characters and tags that hide words from the
 //! reader but not from a coding agent).
+//!
+//! Text output drops these characters ([`safe_text`]); JSON output keeps
+//! the text exact and writes them as `\uXXXX` escapes ([`json_line`],
+//! [`json_pretty`]), so the JSON is as safe to print as the text.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::error::CliError;
 
 /// Whether `c` is an invisible formatting character that changes how the
 /// text around it reads: the bidi marks, embeddings, overrides and isolates,
 /// zero-width spaces and joiners, invisible operators, the byte order mark,
 /// interlinear annotation marks and tag characters (all of general category
-/// `Cf`). The one list of them: [`safe_text`] drops them, and the client's
-/// error messages escape them.
+/// `Cf`). The one list of them: [`safe_text`] drops them, JSON output and
+/// the client's error messages escape them.
 ///
 /// Not every `Cf` character is here: the soft hyphen and the Arabic and
 /// other number signs are visible or harmless, and text needs them.
@@ -51,6 +60,55 @@ pub fn safe_text(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     Cow::Owned(text.chars().filter(|&c| !unsafe_char(c)).collect())
+}
+
+/// `value` as one line of JSON and a newline, every control and invisible
+/// formatting character in its strings escaped (see [`escape_hidden`]).
+/// Every JSON the CLI prints goes through here or [`json_pretty`].
+pub fn json_line(value: &impl Serialize) -> Result<String, CliError> {
+    serde_json::to_string(value)
+        .map(|json| escape_hidden(json) + "\n")
+        .map_err(|e| CliError::Output(e.to_string()))
+}
+
+/// [`json_line`], indented over several lines.
+pub fn json_pretty(value: &impl Serialize) -> Result<String, CliError> {
+    serde_json::to_string_pretty(value)
+        .map(|json| escape_hidden(json) + "\n")
+        .map_err(|e| CliError::Output(e.to_string()))
+}
+
+/// Whether JSON output escapes `c` beyond what serde_json does (it escapes
+/// only U+0000–U+001F): DEL, the C1 controls (U+0080–U+009F, among them the
+/// 8-bit CSI and OSC) and the invisible formatting characters.
+fn escaped_in_json(c: char) -> bool {
+    c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || is_invisible_format(c)
+}
+
+/// `json` (serde_json's output) with each [`escaped_in_json`] character
+/// written as `\uXXXX` (a surrogate pair past U+FFFF). Outside its strings,
+/// JSON holds only ASCII punctuation, digits, the letters of `true`,
+/// `false` and `null`, and white space, none of them such a character: each
+/// one found is inside a string, not within an escape (escapes are ASCII),
+/// where `\uXXXX` stands for the character itself. So the document stays
+/// valid and decodes to exactly the same value.
+fn escape_hidden(json: String) -> String {
+    if !json.chars().any(escaped_in_json) {
+        return json;
+    }
+    let mut escaped = String::with_capacity(json.len() + 32);
+    for c in json.chars() {
+        if escaped_in_json(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                // Writing to a `String` cannot fail.
+                let _ = write!(escaped, "\\u{unit:04x}");
+            }
+        } else {
+            escaped.push(c);
+        }
+    }
+    escaped
 }
 
 #[cfg(test)]
@@ -111,5 +169,40 @@ mod tests {
         for c in ['\u{AD}', '\u{2070}', '\u{FEFC}', '\u{E0080}', ' ', 'ü'] {
             assert!(!is_invisible_format(c), "{c:?}");
         }
+    }
+
+    #[test]
+    fn json_escapes_controls_and_invisible_characters_and_stays_exact() {
+        let hidden = "a\u{1b}[2J\u{7}\u{7f}\u{9b}31m\u{202E}x\u{202C}\u{200B}\u{200D}\u{2066}\u{FEFF}\u{61C}\u{E0041}\n\tü🚀\"\\";
+        let value = serde_json::json!({
+            "name": hidden,
+            "list": [hidden, 1, null, true],
+            hidden: {"nested": hidden},
+        });
+        for json in [json_line(&value).unwrap(), json_pretty(&value).unwrap()] {
+            assert!(json.ends_with('\n'));
+            let raw: Vec<char> = json
+                .trim_end()
+                .chars()
+                .filter(|&c| is_invisible_format(c) || (c.is_control() && c != '\n'))
+                .collect();
+            assert!(raw.is_empty(), "{raw:?} in {json}");
+            for escape in [
+                "\\u009b",
+                "\\u007f",
+                "\\u202e",
+                "\\u200b",
+                "\\udb40\\udc41",
+                "\\u001b",
+            ] {
+                assert!(json.contains(escape), "{escape} not in {json}");
+            }
+            assert!(json.contains("ü🚀"), "{json}");
+            let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, value);
+        }
+        // Nothing to escape: serde_json's text as it is.
+        let plain = serde_json::json!({"plan": "# Plan\n\n- ü 🚀 \"q\""});
+        assert_eq!(json_line(&plain).unwrap(), format!("{plain}\n"));
     }
 }

@@ -32,7 +32,7 @@ use crate::env::Env;
 use crate::error::CliError;
 use crate::open::{Format, render};
 use crate::paste::ApiArgs;
-use crate::terminal::safe_text;
+use crate::terminal::{json_line, safe_text};
 
 /// Arguments of `review watch`.
 #[derive(Args)]
@@ -300,8 +300,9 @@ impl Watcher {
         if let Some(feedback) = feedback {
             line["feedback"] = Value::String(feedback.to_owned());
         }
+        let line = json_line(&line)?;
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{line}")
+        out.write_all(line.as_bytes())
             .and_then(|()| out.flush())
             .map_err(|e| CliError::Output(e.to_string()))
     }

@@ -561,4 +561,46 @@ async fn hidden_characters_from_a_review_stay_off_the_terminal() {
     assert_shown_clean(&watch.stdout, "watch");
     assert_shown_clean(&watch.stderr, "watch");
     assert_eq!(watch.stdout, open.stdout);
+
+    // JSON: every such character escaped, and the text exactly as written.
+    let json = planshare(&["open", &reviewer, "--format", "json"], &env, "").await;
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    assert_shown_clean(&json.stdout, "open --format json");
+    assert!(json.stdout.contains(r"\u202e"), "{}", json.stdout);
+    let opened: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(opened["plan"], hidden_plan.as_str());
+    assert_eq!(opened["annotations"][0]["text"], HIDDEN_TEXT);
+    assert_eq!(opened["annotations"][0]["author"], HIDDEN_NAME);
+    assert_eq!(opened["annotations"][1]["text"], HIDDEN_TEXT);
+    let watch = planshare(&["review", "watch", &reviewer, "--json"], &env, "").await;
+    assert_eq!(watch.code, 0, "{}", watch.stderr);
+    assert_shown_clean(&watch.stdout, "watch --json");
+    let decision: Value = serde_json::from_str(&watch.stdout).unwrap();
+    assert_eq!(decision["event"], "decision");
+    assert_eq!(decision["feedback"], open.stdout.as_str());
+}
+
+#[tokio::test]
+async fn watch_json_escapes_controls_and_invisible_characters() {
+    let fake = FakeReview::start(Events::Frames(hostile_frames())).await;
+    let (code, stdout, stderr) = Watch::spawn_with(&fake.link, &["--json"], &[])
+        .finish()
+        .await;
+    assert_eq!(code, 16, "{stderr}");
+    assert_shown_clean(&stdout, "watch --json");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[0]["event"], "comments");
+    assert_eq!(
+        lines[0]["data"]["name"],
+        "\u{1b}[31mal\u{202E}ice\u{200B}\u{9b}"
+    );
+    assert_eq!(lines[1]["event"], "revoked");
+    assert_eq!(lines[2]["data"]["reason"], "deleted");
+    for escape in [r"\u001b", r"\u202e", r"\u200b", r"\u009b"] {
+        assert!(stdout.contains(escape), "{escape} not in {stdout}");
+    }
 }

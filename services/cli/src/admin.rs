@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 
 use crate::client::{describe, is_loopback};
 use crate::error::CliError;
+use crate::terminal::json_pretty;
 
 /// Default admin API: the server on this machine.
 pub const DEFAULT_ADMIN_URL: &str = "http://127.0.0.1:19433";
@@ -333,9 +334,7 @@ const NO_BODY: Option<&()> = None;
 
 /// An answer as printed: pretty JSON and a newline.
 fn pretty<T: Serialize>(answer: &T) -> Result<String, CliError> {
-    serde_json::to_string_pretty(answer)
-        .map(|s| s + "\n")
-        .map_err(|e| CliError::Output(e.to_string()))
+    json_pretty(answer)
 }
 
 /// An id as a path segment: ids are letters, digits and `_`, so anything

@@ -13,6 +13,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{Response, StatusCode, Url, header};
 
 use crate::error::CliError;
+use crate::terminal::is_invisible_format;
 
 /// Attempts per request, the first included.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -421,12 +422,14 @@ fn same_origin(url: &Url, other: &str) -> bool {
     })
 }
 
-/// Server text made safe for a terminal: control characters escaped
-/// (`\u{1b}`, `\n`, …), everything else as it is.
+/// Server text made safe for a terminal: control characters and invisible
+/// formatting characters ([`is_invisible_format`]: bidi overrides,
+/// zero-width spaces, …) escaped (`\u{1b}`, `\n`, `\u{202e}`, …),
+/// everything else as it is.
 pub(crate) fn printable(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() {
+            if c.is_control() || is_invisible_format(c) {
                 c.escape_debug().to_string()
             } else {
                 c.to_string()
@@ -506,6 +509,10 @@ mod tests {
             "Payload too large (max 5 MB)"
         );
         assert_eq!(printable("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
+        assert_eq!(
+            printable("x\u{202e}y\u{200b}z\u{9b}"),
+            "x\\u{202e}y\\u{200b}z\\u{9b}"
+        );
         assert_eq!(clip("abcdef", 3), "abc…");
         assert_eq!(clip("abc", 3), "abc");
         // A link's `&paste=` URL is kept in its parsed form.

@@ -19,7 +19,7 @@ use share_codec::{
 use crate::env::Env;
 use crate::error::CliError;
 use crate::paste::ApiArgs;
-use crate::terminal::safe_text;
+use crate::terminal::{json_pretty, safe_text};
 
 /// The largest payload `open` inflates (a decompression bomb stops here); the
 /// portal's limit too (`MAX_INFLATED` in `codec.js`). `share` refuses to make
@@ -129,7 +129,8 @@ pub(crate) fn render(
     match format {
         // The document alone: nothing to re-anchor.
         // Text formats carry the link author's text to a terminal: control
-        // characters are dropped (`terminal::safe_text`); JSON escapes them.
+        // and invisible formatting characters are dropped
+        // (`terminal::safe_text`); JSON escapes them.
         Format::Markdown => Ok(match (&payload.html, payload.is_html()) {
             (Some(html), true) => safe_text(html).into_owned(),
             _ => safe_text(&payload.plan).into_owned(),
@@ -172,9 +173,7 @@ pub(crate) fn render(
                 not_searched: reanchored.not_searched(),
                 steps: plan_steps(&payload.plan),
             };
-            serde_json::to_string_pretty(&output)
-                .map(|json| json + "\n")
-                .map_err(|e| CliError::Output(e.to_string()))
+            json_pretty(&output)
         }
     }
 }

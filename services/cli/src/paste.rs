@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use crate::client::PasteClient;
 use crate::env::Env;
 use crate::error::CliError;
+use crate::terminal::json_line;
 
 /// Raw paste operations.
 #[derive(Subcommand)]
@@ -89,9 +90,7 @@ pub async fn run(command: PasteCommand, env: &Env) -> Result<String, CliError> {
                 .client(env)?
                 .create(data.trim_end_matches(['\n', '\r']))
                 .await?;
-            let json =
-                serde_json::to_string(&created).map_err(|e| CliError::Output(e.to_string()))?;
-            Ok(json + "\n")
+            json_line(&created)
         }
         PasteCommand::Get { id, api } => Ok(api.client(env)?.get(&id).await? + "\n"),
         PasteCommand::Delete { id, token, api } => {

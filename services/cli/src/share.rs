@@ -14,6 +14,7 @@ use crate::env::Env;
 use crate::error::CliError;
 use crate::open::MAX_INFLATED_BYTES;
 use crate::paste::{ApiArgs, read_input};
+use crate::terminal::json_line;
 
 /// Upstream offers a short link once the hash link passes this length.
 pub const HASH_LINK_LIMIT: usize = 2048;
@@ -94,8 +95,7 @@ pub async fn run(args: ShareArgs, env: &Env) -> Result<String, CliError> {
     }
     let output = result?;
     if args.json {
-        let json = serde_json::to_string(&output).map_err(|e| CliError::Output(e.to_string()))?;
-        Ok(json + "\n")
+        json_line(&output)
     } else {
         Ok(output.url + "\n")
     }

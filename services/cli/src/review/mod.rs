@@ -28,7 +28,7 @@ use crate::env::Env;
 use crate::error::CliError;
 use crate::open::{Format, MAX_INFLATED_BYTES};
 use crate::paste::{ApiArgs, read_input};
-use crate::terminal::safe_text;
+use crate::terminal::{json_line, safe_text};
 
 pub use api::ReviewApi;
 
@@ -493,9 +493,7 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
             owner,
             reviewers: reviewers.into_iter().map(|(_, link)| link).collect(),
         };
-        return serde_json::to_string(&output)
-            .map(|json| json + "\n")
-            .map_err(|e| CliError::Output(e.to_string()));
+        return json_line(&output);
     }
     let mut out = format!(
         "Review {} (version 1)\n\nOwner link (keep it private: it pushes, decides and manages links):\n  {owner}\n",

@@ -2,11 +2,22 @@
 //! that arrive in arbitrary chunks: lines end with LF, CRLF or CR; a blank
 //! line dispatches the event gathered so far; `:` lines are comments;
 //! `data:` lines join with LF; one space after the colon is dropped.
-//! Lines are capped at [`MAX_LINE_BYTES`] (a longer one is cut there), so a
-//! server cannot make the reader buffer without bound.
+//!
+//! What a server can make the reader buffer is bounded: a line is cut at
+//! [`MAX_LINE_BYTES`], and an event whose fields pass [`MAX_EVENT_BYTES`]
+//! stops the parser ([`SseParser::too_large`]). Without the second bound,
+//! `data:` lines that never meet a blank line would be joined without end.
 
-/// The longest line kept; the rest of a longer line is dropped.
-pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+/// The largest event kept: its `data` (the lines joined with LF), `id` and
+/// `event` values together, in bytes. A planshare server's events are small
+/// JSON (a few hundred bytes); a stream that passes this is not one.
+pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
+
+/// The longest line kept; the rest of a longer line is dropped. The room
+/// past [`MAX_EVENT_BYTES`] is for the field name, so a `data`, `id` or
+/// `event` line that was cut holds a value past the event limit and stops
+/// the parser; a cut comment or unknown field is ignored, as before.
+pub const MAX_LINE_BYTES: usize = MAX_EVENT_BYTES + 16;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +42,8 @@ pub struct SseParser {
     has_data: bool,
     /// The last comment line seen (without its leading `:`).
     last_comment: Option<String>,
+    /// An event passed [`MAX_EVENT_BYTES`]: nothing more is read.
+    too_large: bool,
 }
 
 impl SseParser {
@@ -39,10 +52,16 @@ impl SseParser {
         SseParser::default()
     }
 
-    /// Feeds a chunk; returns the events it completed, in order.
+    /// Feeds a chunk; returns the events it completed, in order. Once an
+    /// event passes [`MAX_EVENT_BYTES`] the parser stops: the events this
+    /// chunk completed before it are returned, every later byte is ignored,
+    /// and [`SseParser::too_large`] says so.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
         let mut events = Vec::new();
         for &byte in chunk {
+            if self.too_large {
+                break;
+            }
             if self.after_cr {
                 self.after_cr = false;
                 if byte == b'\n' {
@@ -70,6 +89,17 @@ impl SseParser {
         self.last_comment.as_deref()
     }
 
+    /// Whether an event passed [`MAX_EVENT_BYTES`] (the stream is not a
+    /// planshare server's; the parser has stopped).
+    pub fn too_large(&self) -> bool {
+        self.too_large
+    }
+
+    /// The bytes of the event gathered so far.
+    fn event_bytes(&self) -> usize {
+        self.data.len() + self.event.len() + self.id.as_ref().map_or(0, String::len)
+    }
+
     fn line_done(&mut self, line: &[u8]) -> Option<SseEvent> {
         if line.is_empty() {
             return self.dispatch();
@@ -95,6 +125,13 @@ impl SseParser {
             "id" if !value.contains('\0') => self.id = Some(value.to_owned()),
             // `retry:` and unknown fields: the watcher keeps its own backoff.
             _ => {}
+        }
+        if self.event_bytes() > MAX_EVENT_BYTES {
+            // Stop, and let go of what was gathered.
+            self.too_large = true;
+            self.data = String::new();
+            self.event = String::new();
+            self.id = None;
         }
         None
     }
@@ -170,5 +207,65 @@ mod tests {
         assert_eq!(parser.feed(b"\r\n"), vec![event(None, "message", "y")]);
         // A frame without data dispatches nothing.
         assert!(SseParser::new().feed(b"id: 5\nevent: x\n\n").is_empty());
+    }
+
+    #[test]
+    fn data_lines_without_a_blank_line_stop_at_the_event_limit() {
+        // A hostile stream: `data:` lines, each under the line limit, never
+        // followed by a blank line.
+        let line = format!("data: {}\n", "x".repeat(4090));
+        let mut parser = SseParser::new();
+        let mut fed = 0;
+        while !parser.too_large() {
+            assert!(parser.feed(line.as_bytes()).is_empty());
+            fed += line.len();
+            assert!(
+                fed < 2 * MAX_EVENT_BYTES,
+                "fed {fed} bytes and still reading"
+            );
+        }
+        assert_eq!(parser.event_bytes(), 0, "the gathered event is let go");
+        // Stopped for good: not even a complete frame comes out any more.
+        assert!(parser.feed(b"\ndata: x\n\n").is_empty());
+        assert!(parser.too_large());
+    }
+
+    #[test]
+    fn the_event_limit_counts_data_id_and_event_and_one_long_line() {
+        let full = "x".repeat(MAX_EVENT_BYTES);
+        // Exactly at the limit: dispatched whole.
+        let mut parser = SseParser::new();
+        let got = parser.feed(format!("data: {full}\n\n").as_bytes());
+        assert_eq!(got, vec![event(None, "message", &full)]);
+        assert!(!parser.too_large());
+        // One byte more, in the `event` or the `id` field, or in the data.
+        for frame in [
+            format!("event: e\ndata: {full}\n\n"),
+            format!("data: {full}\nid: 7\n\n"),
+            format!("data: {}\ndata: {}\n\n", &full[1..], "x"),
+        ] {
+            let mut parser = SseParser::new();
+            assert!(parser.feed(frame.as_bytes()).is_empty());
+            assert!(parser.too_large());
+        }
+        // One line past the line limit (cut there) is an event past the
+        // event limit…
+        let long = format!("data: {full}{}\n\n", "y".repeat(64));
+        let mut parser = SseParser::new();
+        assert!(parser.feed(long.as_bytes()).is_empty());
+        assert!(parser.too_large());
+        // …but a long comment is only cut, and events before the overflow
+        // in the same chunk still come out.
+        let mut parser = SseParser::new();
+        let stream = format!(": {full}{full}\n\nid: 1\ndata: a\n\ndata: {full}\ndata: b\n");
+        assert_eq!(
+            parser.feed(stream.as_bytes()),
+            vec![event(Some("1"), "message", "a")]
+        );
+        assert!(parser.too_large());
+        assert_eq!(
+            parser.last_comment().map(str::len),
+            Some(MAX_LINE_BYTES - 2)
+        );
     }
 }

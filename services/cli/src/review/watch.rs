@@ -10,6 +10,8 @@
 //!   (with `--json`: as `"feedback"` of the decision's line); exit 0 for
 //!   `approved`, 15 for `changes_requested`.
 //! - Exit 16: the review was deleted or expired, or this link was revoked.
+//! - Exit 11: an event larger than [`MAX_EVENT_BYTES`] (the API is not a
+//!   planshare server); it is not buffered, and not reconnected to.
 //! - A dropped stream or a restarted server: reconnects with
 //!   `Last-Event-ID` (0.5 s doubling to 10 s, until interrupted), skipping
 //!   any event at or below the last id seen; a review that answers 404
@@ -23,13 +25,14 @@ use api_types::reviews as wire;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::sse::{SseEvent, SseParser};
+use super::sse::{MAX_EVENT_BYTES, SseEvent, SseParser};
 use super::{Linked, count_annotations, merged_payload};
+use crate::client::printable;
 use crate::env::Env;
 use crate::error::CliError;
 use crate::open::{Format, render};
 use crate::paste::ApiArgs;
-use crate::terminal::safe_text;
+use crate::terminal::{json_line, safe_text};
 
 /// Arguments of `review watch`.
 #[derive(Args)]
@@ -150,6 +153,9 @@ impl Watcher {
                                 return Ok(end);
                             }
                         }
+                        if parser.too_large() {
+                            return Err(self.event_too_large());
+                        }
                     }
                     // The stream ended (server shutdown, a proxy, the
                     // network): reconnect from the last id.
@@ -172,6 +178,16 @@ impl Watcher {
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
         }
+    }
+
+    /// The error for a stream whose event passed [`MAX_EVENT_BYTES`]: not
+    /// a planshare server (or not one any more), so not worth a reconnect.
+    fn event_too_large(&self) -> CliError {
+        CliError::Service(format!(
+            "the review API at {} sent an event larger than {} MiB, where a planshare server's are a few hundred bytes; is it a planshare server? (the API is --paste-url, else the link's &paste=, else the link's origin)",
+            printable(self.linked.api.base()),
+            MAX_EVENT_BYTES / (1024 * 1024)
+        ))
     }
 
     /// Acts on one event; `Some` when watching is over.
@@ -284,8 +300,9 @@ impl Watcher {
         if let Some(feedback) = feedback {
             line["feedback"] = Value::String(feedback.to_owned());
         }
+        let line = json_line(&line)?;
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{line}")
+        out.write_all(line.as_bytes())
             .and_then(|()| out.flush())
             .map_err(|e| CliError::Output(e.to_string()))
     }

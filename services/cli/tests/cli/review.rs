@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use share_codec::{ShareKey, compress, encrypt_with, parse_review_link};
 use testkit::{ChildServer, TestApp, wait_ready};
 
-use crate::support::{Run, planshare};
+use crate::support::{Events, FLOOD_LIMIT, FakeReview, Run, planshare};
 
 const PLAN: &str = "# Plan\n\n## Step 1\n\nAdd auth middleware to all protected routes.\n\n## Step 2\n\nWrite the migration.\n";
 
@@ -77,8 +77,14 @@ struct Watch {
 
 impl Watch {
     fn spawn(link: &str, env: &[(&str, &str)]) -> Watch {
+        Watch::spawn_with(link, &[], env)
+    }
+
+    /// `review watch LINK extra…`.
+    fn spawn_with(link: &str, extra: &[&str], env: &[(&str, &str)]) -> Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_planshare"))
             .args(["review", "watch", link])
+            .args(extra)
             .env_clear()
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -404,4 +410,197 @@ async fn watch_survives_a_server_restart_and_prints_no_event_twice() {
     assert_no_secret(&stderr, &secrets, "watch");
     assert_no_secret(&pushed.stderr, &secrets, "push");
     drop(process);
+}
+
+#[tokio::test]
+async fn watch_stops_at_an_event_that_never_ends() {
+    // `data:` lines and no blank line: without a bound on the event, the
+    // watcher would gather them all (2 GB in 18 s, as reported).
+    let fake = FakeReview::start(Events::Flood).await;
+    let mut watch = Watch::spawn(&fake.link, &[]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while watch.child.try_wait().unwrap().is_none() {
+        assert!(
+            fake.sent() < FLOOD_LIMIT,
+            "the server sent {} MiB of one event and watch is still reading; its stderr:\n{}",
+            fake.sent() >> 20,
+            watch.stderr()
+        );
+        assert!(
+            Instant::now() < deadline,
+            "watch did not exit; its stderr:\n{}",
+            watch.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (code, stdout, stderr) = watch.finish().await;
+    assert_eq!(code, 11, "{stderr}");
+    assert_eq!(stdout, "");
+    // What it read was bounded: the 1 MiB event plus what the sockets held.
+    assert!(fake.sent() < FLOOD_LIMIT / 2, "{} bytes sent", fake.sent());
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("planshare: paste service error: the review API at http://127.0.0.1:"),
+        "{stderr}"
+    );
+    assert!(
+        last.contains("sent an event larger than 1 MiB") && last.contains("a planshare server?"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("reconnecting"), "{stderr}");
+}
+
+/// A writer's name with what the server lets through (it refuses control
+/// characters in names): a bidi override and a zero-width space.
+const HIDDEN_NAME: &str = "al\u{202E}ice\u{200B}";
+/// Comment text with all of it: ESC, the 8-bit CSI, an override (and its
+/// pop), a zero-width space.
+const HIDDEN_TEXT: &str = "add \u{1b}[31mrate\u{9b}0m \u{202E}gnitimil\u{202C} li\u{200B}mits";
+/// What a terminal gets of it.
+const SHOWN_TEXT: &str = "add [31mrate0m gnitimil limits";
+
+/// The characters of the names and texts above that must not reach a
+/// terminal.
+const HIDDEN: [char; 6] = [
+    '\u{1b}', '\u{9b}', '\u{202E}', '\u{202C}', '\u{200B}', '\u{FEFF}',
+];
+
+fn assert_shown_clean(text: &str, what: &str) {
+    let found: Vec<char> = text
+        .chars()
+        .filter(|&c| HIDDEN.contains(&c) || (c.is_control() && c != '\n' && c != '\t'))
+        .collect();
+    assert!(found.is_empty(), "{what} prints {found:?}: {text:?}");
+}
+
+/// Frames of a hostile review API: a writer whose name carries ESC, the
+/// 8-bit CSI, an override and a zero-width space comments, its link is
+/// revoked, and the review is deleted.
+fn hostile_frames() -> String {
+    // ESC escaped (JSON needs it), the rest raw.
+    let name = "\\u001b[31mal\u{202E}ice\u{200B}\u{9b}";
+    format!(
+        "retry: 2000\n\nid: 1\nevent: comments\ndata: {{\"writer\":\"abcdefgh\",\"name\":\"{name}\",\"version\":1,\"withdrawn\":false}}\n\nid: 2\nevent: revoked\ndata: {{\"link\":\"abcdefgh\"}}\n\nid: 3\nevent: closed\ndata: {{\"reason\":\"deleted\"}}\n\n"
+    )
+}
+
+#[tokio::test]
+async fn watch_prints_names_without_controls_or_invisible_characters() {
+    let fake = FakeReview::start(Events::Frames(hostile_frames())).await;
+    let (code, stdout, stderr) = Watch::spawn(&fake.link, &[]).finish().await;
+    assert_eq!(code, 16, "{stderr}");
+    assert_eq!(stdout, "");
+    assert_shown_clean(&stderr, "watch");
+    assert!(stderr.contains("[31malice commented on v1\n"), "{stderr}");
+    assert!(
+        stderr.contains("[31malice's link was revoked\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the review was deleted"), "{stderr}");
+}
+
+#[tokio::test]
+async fn hidden_characters_from_a_review_stay_off_the_terminal() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let hidden_plan =
+        format!("{PLAN}\n## Step 3\n\n\u{FEFF}Check \u{202E}nimda\u{202C} rights.\u{200B}\n");
+    let plan = write(&dir, "plan.md", &hidden_plan);
+    let (owner, reviewer, _) = start(&env, &plan).await;
+    comment(
+        &app.base_url,
+        &reviewer,
+        HIDDEN_NAME,
+        json!([["C", "auth middleware", HIDDEN_TEXT, null, null]]),
+    )
+    .await;
+    let feedback = write(&dir, "feedback.txt", &format!("{HIDDEN_TEXT}\n"));
+    let decided = planshare(
+        &[
+            "review",
+            "decide",
+            &owner,
+            "--approve",
+            "--feedback",
+            &feedback,
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(decided.code, 0, "{}", decided.stderr);
+
+    // Text output: the plan, the comments and the names, cleaned.
+    let markdown = planshare(&["open", &reviewer, "--format", "markdown"], &env, "").await;
+    assert_eq!(markdown.code, 0, "{}", markdown.stderr);
+    assert_shown_clean(&markdown.stdout, "open --format markdown");
+    assert!(
+        markdown.stdout.contains("\nCheck nimda rights.\n"),
+        "{}",
+        markdown.stdout
+    );
+    let open = planshare(&["open", &reviewer], &env, "").await;
+    assert_eq!(open.code, 0, "{}", open.stderr);
+    assert_shown_clean(&open.stdout, "open");
+    assert_eq!(
+        open.stdout.matches(SHOWN_TEXT).count(),
+        2,
+        "{}",
+        open.stdout
+    );
+    let links = planshare(&["review", "links", &owner], &env, "").await;
+    assert_eq!(links.code, 0, "{}", links.stderr);
+    assert_shown_clean(&links.stdout, "review links");
+    assert!(links.stdout.ends_with("  alice\n"), "{}", links.stdout);
+    let watch = planshare(&["review", "watch", &reviewer], &env, "").await;
+    assert_eq!(watch.code, 0, "{}", watch.stderr);
+    assert_shown_clean(&watch.stdout, "watch");
+    assert_shown_clean(&watch.stderr, "watch");
+    assert_eq!(watch.stdout, open.stdout);
+
+    // JSON: every such character escaped, and the text exactly as written.
+    let json = planshare(&["open", &reviewer, "--format", "json"], &env, "").await;
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    assert_shown_clean(&json.stdout, "open --format json");
+    assert!(json.stdout.contains(r"\u202e"), "{}", json.stdout);
+    let opened: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(opened["plan"], hidden_plan.as_str());
+    assert_eq!(opened["annotations"][0]["text"], HIDDEN_TEXT);
+    assert_eq!(opened["annotations"][0]["author"], HIDDEN_NAME);
+    assert_eq!(opened["annotations"][1]["text"], HIDDEN_TEXT);
+    let watch = planshare(&["review", "watch", &reviewer, "--json"], &env, "").await;
+    assert_eq!(watch.code, 0, "{}", watch.stderr);
+    assert_shown_clean(&watch.stdout, "watch --json");
+    let decision: Value = serde_json::from_str(&watch.stdout).unwrap();
+    assert_eq!(decision["event"], "decision");
+    assert_eq!(decision["feedback"], open.stdout.as_str());
+}
+
+#[tokio::test]
+async fn watch_json_escapes_controls_and_invisible_characters() {
+    let fake = FakeReview::start(Events::Frames(hostile_frames())).await;
+    let (code, stdout, stderr) = Watch::spawn_with(&fake.link, &["--json"], &[])
+        .finish()
+        .await;
+    assert_eq!(code, 16, "{stderr}");
+    assert_shown_clean(&stdout, "watch --json");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[0]["event"], "comments");
+    assert_eq!(
+        lines[0]["data"]["name"],
+        "\u{1b}[31mal\u{202E}ice\u{200B}\u{9b}"
+    );
+    assert_eq!(lines[1]["event"], "revoked");
+    assert_eq!(lines[2]["data"]["reason"], "deleted");
+    for escape in [r"\u001b", r"\u202e", r"\u200b", r"\u009b"] {
+        assert!(stdout.contains(escape), "{escape} not in {stdout}");
+    }
 }

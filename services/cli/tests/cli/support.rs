@@ -183,3 +183,103 @@ impl Endless {
         self.written.await.unwrap()
     }
 }
+
+/// What a [`FakeReview`]'s event stream sends.
+pub enum Events {
+    /// These bytes, then the connection closes.
+    Frames(String),
+    /// `data: xxx…` lines and never a blank line, until the client goes
+    /// away or [`FLOOD_LIMIT`] bytes were sent (then it holds the
+    /// connection open, sending nothing).
+    Flood,
+}
+
+/// Where a [`FakeReview`]'s flood stops.
+pub const FLOOD_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// A review API that is not planshare's, over raw TCP: every `GET
+/// /api/v1/reviews/{id}` answers an open review (version 1, no comments, no
+/// links) to its owner, and `…/events` answers `events`. It counts the
+/// bytes its event streams sent.
+pub struct FakeReview {
+    /// The owner link of its review (the API is the portal's origin).
+    pub link: String,
+    sent: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl FakeReview {
+    pub async fn start(events: Events) -> FakeReview {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let key = share_codec::ShareKey::from_bytes([7; 32]);
+        let link = share_codec::review_url(&url, "fakeview", &key, &"T".repeat(43), None);
+        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let events = Arc::new(events);
+        let counter = sent.clone();
+        tokio::spawn(async move {
+            loop {
+                let (socket, _) = listener.accept().await.unwrap();
+                tokio::spawn(fake_review_answer(socket, events.clone(), counter.clone()));
+            }
+        });
+        FakeReview { link, sent }
+    }
+
+    /// The bytes its event streams sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+async fn fake_review_answer(
+    mut socket: tokio::net::TcpStream,
+    events: Arc<Events>,
+    sent: Arc<std::sync::atomic::AtomicU64>,
+) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut request = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&request);
+    let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+    if !path.ends_with("/events") {
+        let digest = "D".repeat(43);
+        let view = format!(
+            r#"{{"id":"fakeview","state":"open","you":{{"role":"owner","link":"owner","name":null}},"latest":1,"versions":[{{"n":1,"digest":"{digest}","createdAt":1,"size":1}}],"comments":[],"links":[],"seq":0,"expiresAt":4102444800}}"#
+        );
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{view}",
+            view.len()
+        );
+        let _ = socket.write_all(answer.as_bytes()).await;
+        return;
+    }
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+    if socket.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    match &*events {
+        Events::Frames(frames) => {
+            let _ = socket.write_all(frames.as_bytes()).await;
+            sent.fetch_add(frames.len() as u64, Ordering::SeqCst);
+        }
+        Events::Flood => {
+            let line = format!("data: {}\n", "x".repeat(4090));
+            let chunk = line.repeat(16);
+            while sent.load(Ordering::SeqCst) < FLOOD_LIMIT {
+                if socket.write_all(chunk.as_bytes()).await.is_err() {
+                    return;
+                }
+                sent.fetch_add(chunk.len() as u64, Ordering::SeqCst);
+            }
+            // Enough to tell: hold the connection, so no reconnect starts over.
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
+    }
+}

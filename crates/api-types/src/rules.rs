@@ -149,10 +149,49 @@ pub fn is_review_digest(d: &str) -> bool {
     d.len() == 43 && d.bytes().all(is_base64url_byte)
 }
 
-/// A writer's name: 1–64 characters, no control characters, not only
-/// white space (the tenant-name rule with a shorter limit).
+/// Whether `name` is a writer's name as the catalog keeps it: what
+/// [`normalize_review_name`] makes of it is the name itself.
 pub fn is_review_name(name: &str) -> bool {
-    name.chars().count() <= REVIEW_NAME_MAX_CHARS && is_tenant_name(name)
+    normalize_review_name(name).is_some_and(|normal| normal == name)
+}
+
+/// A writer's name as the review keeps it, or `None` when it cannot be one:
+/// the name in Unicode's composed form (NFC: "A" plus a combining ring is
+/// "Å"), white space at either end removed; then 1–64 characters, no
+/// control characters and no invisible formatting characters
+/// ([`is_invisible_format`]: a right-to-left override or a zero-width space
+/// would make two names that look alike, or one that shows other than it
+/// reads).
+pub fn normalize_review_name(name: &str) -> Option<String> {
+    use unicode_normalization::UnicodeNormalization as _;
+    let normal: String = name.trim().nfc().collect();
+    let normal = normal.trim();
+    let chars = normal.chars().count();
+    let allowed = |c: char| !c.is_control() && !is_invisible_format(c);
+    ((1..=REVIEW_NAME_MAX_CHARS).contains(&chars) && normal.chars().all(allowed))
+        .then(|| normal.to_owned())
+}
+
+/// Whether `c` is an invisible formatting character: bidirectional
+/// overrides, embeddings, isolates and marks, zero-width spaces and
+/// joiners, the byte order mark, invisible operators, interlinear
+/// annotation marks and tags. They change how text around them shows (or
+/// hide text) without showing themselves, so names refuse them and the CLI
+/// drops them (text) or escapes them (JSON) in what it prints.
+pub fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' // ARABIC LETTER MARK
+            | '\u{180E}' // MONGOLIAN VOWEL SEPARATOR
+            | '\u{200B}'..='\u{200F}' // zero-width space, non-joiner, joiner; LRM, RLM
+            | '\u{202A}'..='\u{202E}' // LRE, RLE, PDF, LRO, RLO
+            | '\u{2060}'..='\u{2064}' // word joiner, invisible operators
+            | '\u{2066}'..='\u{206F}' // LRI, RLI, FSI, PDI; deprecated format controls
+            | '\u{FEFF}' // zero-width no-break space (byte order mark)
+            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotation
+            | '\u{E0001}'
+            | '\u{E0020}'..='\u{E007F}' // tags
+    )
 }
 
 fn is_base64url_byte(b: u8) -> bool {
@@ -321,5 +360,46 @@ mod tests {
     fn the_paste_ttl_reaches_the_longest_tenant_ttl() {
         assert_eq!(*PASTE_TTL_SECS.end(), 3_153_600_000);
         assert_eq!(i64::try_from(*PASTE_TTL_SECS.end()), Ok(*TTL_SECS.end()));
+    }
+
+    #[test]
+    fn review_names_are_composed_trimmed_and_visible() {
+        let normal = |name: &str| normalize_review_name(name);
+        assert_eq!(normal("Alice").as_deref(), Some("Alice"));
+        assert_eq!(normal("  Alice \t").as_deref(), Some("Alice"), "trimmed");
+        assert_eq!(normal("\u{3000}Ida\u{a0}").as_deref(), Some("Ida"));
+        assert_eq!(
+            normal("A\u{30a}sa").as_deref(),
+            Some("\u{c5}sa"),
+            "a combining ring composes"
+        );
+        assert_eq!(normal("名前 🚀").as_deref(), Some("名前 🚀"));
+        assert_eq!(normal(&"é".repeat(64)).map(|n| n.chars().count()), Some(64));
+        assert_eq!(
+            normal(&"e\u{301}".repeat(64)).map(|n| n.chars().count()),
+            Some(64),
+            "counted once composed"
+        );
+        for bad in [
+            "",
+            "   ",
+            "Ali\u{200b}ce",
+            "Alice\u{200b}",
+            "\u{202e}ecilA",
+            "Al\u{2066}ice",
+            "\u{feff}Alice",
+            "Al\u{200d}ice",
+            "Al\u{e0041}ice",
+            "Al\u{1b}[31mice",
+            "Al\u{9b}ice",
+            "Al\nice",
+        ] {
+            assert_eq!(normal(bad), None, "{bad:?}");
+            assert!(!is_review_name(bad), "{bad:?}");
+        }
+        assert!(normal(&"a".repeat(65)).is_none());
+        assert!(is_review_name("Alice"));
+        assert!(!is_review_name("Alice "), "kept only as normalized");
+        assert!(!is_review_name("A\u{30a}sa"));
     }
 }

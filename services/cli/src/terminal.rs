@@ -18,30 +18,7 @@ use serde::Serialize;
 
 use crate::error::CliError;
 
-/// Whether `c` is an invisible formatting character that changes how the
-/// text around it reads: the bidi marks, embeddings, overrides and isolates,
-/// zero-width spaces and joiners, invisible operators, the byte order mark,
-/// interlinear annotation marks and tag characters (all of general category
-/// `Cf`). The one list of them: [`safe_text`] drops them, JSON output and
-/// the client's error messages escape them.
-///
-/// Not every `Cf` character is here: the soft hyphen and the Arabic and
-/// other number signs are visible or harmless, and text needs them.
-pub fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061C}' // ARABIC LETTER MARK
-            | '\u{180E}' // MONGOLIAN VOWEL SEPARATOR
-            | '\u{200B}'..='\u{200F}' // zero-width space, non-joiner, joiner; LRM, RLM
-            | '\u{202A}'..='\u{202E}' // LRE, RLE, PDF, LRO, RLO
-            | '\u{2060}'..='\u{2064}' // word joiner, invisible operators
-            | '\u{2066}'..='\u{206F}' // LRI, RLI, FSI, PDI; deprecated format controls
-            | '\u{FEFF}' // zero-width no-break space (byte order mark)
-            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotation
-            | '\u{E0001}'
-            | '\u{E0020}'..='\u{E007F}' // tags
-    )
-}
+pub use api_types::rules::is_invisible_format;
 
 /// Whether [`safe_text`] drops `c`: a control character other than newline
 /// and tab, or an invisible formatting character.

@@ -414,18 +414,19 @@ pub(crate) async fn put_comments(
 ) -> Result<Response, ApiError> {
     let max = max_size(&state, &caller);
     let (body, _place): (wire::PutCommentsRequest, _) = read_json(&state, request, max).await?;
-    if !rules::is_review_name(&body.name) {
+    // Stored as normalised: "Alice " is "Alice".
+    let Some(name) = rules::normalize_review_name(&body.name) else {
         return Err(ApiError::InvalidField(format!(
-            "\"name\" must be 1-{} characters, not only spaces, without control characters",
+            "\"name\" must be 1-{} characters, not only spaces, without control characters or invisible formatting characters (zero-width spaces, direction overrides)",
             rules::REVIEW_NAME_MAX_CHARS
         )));
-    }
+    };
     check_data("data", &body.data, max)?;
     let version = signed(body.version, "version")?;
     let (writer, updated_at) = state
         .inner
         .reviews
-        .put_comments(&caller, body.name, version, body.data)
+        .put_comments(&caller, name, version, body.data)
         .await
         .map_err(ApiError::from_review)?;
     Ok(json_response(

@@ -454,26 +454,28 @@ fn check_digest(digest: &str) -> Result<(), CatalogError> {
     Ok(())
 }
 
-/// A writer's name: 1–64 characters, no control characters, not only
-/// white space.
+/// A writer's name as [`api_types::rules::normalize_review_name`] leaves
+/// it: composed (NFC), trimmed, 1–64 characters, no control or invisible
+/// formatting characters.
 fn check_name(name: &str) -> Result<(), CatalogError> {
-    let chars = name.chars().count();
-    if !(1..=64).contains(&chars)
-        || name.chars().any(char::is_control)
-        || name.chars().all(char::is_whitespace)
-    {
+    if !api_types::rules::is_review_name(name) {
         return Err(CatalogError::Invalid(
-            "a name must be 1-64 characters, not only spaces, without control characters".into(),
+            "a name must be 1-64 characters, not only spaces, without control or invisible formatting characters, composed (NFC) and trimmed".into(),
         ));
     }
     Ok(())
 }
 
-/// The form names are compared in (case-insensitively): stored in
-/// `review_writers.name_fold`, whose partial unique index keeps live
-/// writers' names distinct.
+/// The form names are compared in: stored in `review_writers.name_fold`,
+/// whose partial unique index keeps live writers' names distinct. Two names
+/// that differ only in case, or that look alike (a Cyrillic "А" for a Latin
+/// "A", "rn" for "m": Unicode's confusable skeleton, UTS #39), fold alike,
+/// so one link cannot pass itself off as another in the review.
 fn fold_name(name: &str) -> String {
-    name.to_lowercase()
+    let lower = name.to_lowercase();
+    unicode_security::skeleton(&lower)
+        .collect::<String>()
+        .to_lowercase()
 }
 
 // ---- event data (serialised in field order: compact, stable JSON) ----
@@ -529,7 +531,16 @@ mod tests {
             check_name(&"\u{e9}".repeat(64)).is_ok(),
             "characters, not bytes"
         );
-        for bad in ["", "   ", "a\nb", &"x".repeat(65)] {
+        for bad in [
+            "",
+            "   ",
+            "a\nb",
+            &"x".repeat(65),
+            " Alice",
+            "Ali\u{200b}ce",
+            "\u{202e}Alice",
+            "A\u{30a}sa",
+        ] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
         let blob = |bytes| BlobRef {
@@ -552,6 +563,11 @@ mod tests {
             event_data(&data).ok().as_deref(),
             Some(r#"{"writer":"Link0001","name":"alice","version":2,"withdrawn":false}"#)
         );
-        assert_eq!(fold_name("ÄLice"), "älice");
+        assert_eq!(fold_name("ÄLice"), fold_name("älice"));
+        assert_eq!(fold_name("Alice"), fold_name("alice"));
+        assert_eq!(fold_name("\u{410}lice"), fold_name("Alice"), "Cyrillic A");
+        assert_eq!(fold_name("paypal"), fold_name("p\u{430}yp\u{430}l"));
+        assert_ne!(fold_name("Alice"), fold_name("Alicia"));
+        assert_ne!(fold_name("Sam"), fold_name("Pam"));
     }
 }

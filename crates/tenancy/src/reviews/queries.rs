@@ -887,7 +887,13 @@ impl Catalog {
                 refuse!(tx, ReviewRefusal::UnknownVersion);
             }
             match row.name {
-                Some(bound) if bound != name => {
+                // A name bound before names were normalised counts as its
+                // normal form.
+                Some(bound)
+                    if bound != name
+                        && api_types::rules::normalize_review_name(&bound).as_deref()
+                            != Some(name) =>
+                {
                     refuse!(tx, ReviewRefusal::NameBound { bound });
                 }
                 Some(_) => {}

@@ -450,8 +450,9 @@ async fn watch_stops_at_an_event_that_never_ends() {
     assert!(!stderr.contains("reconnecting"), "{stderr}");
 }
 
-/// A writer's name with what the server lets through (it refuses control
-/// characters in names): a bidi override and a zero-width space.
+/// A writer's name with a bidi override and a zero-width space: the server
+/// refuses it (names take no invisible formatting characters); only a
+/// hostile server (`hostile_frames`) sends such names.
 const HIDDEN_NAME: &str = "al\u{202E}ice\u{200B}";
 /// Comment text with all of it: ESC, the 8-bit CSI, an override (and its
 /// pop), a zero-width space.
@@ -511,10 +512,22 @@ async fn hidden_characters_from_a_review_stay_off_the_terminal() {
         format!("{PLAN}\n## Step 3\n\n\u{FEFF}Check \u{202E}nimda\u{202C} rights.\u{200B}\n");
     let plan = write(&dir, "plan.md", &hidden_plan);
     let (owner, reviewer, _) = start(&env, &plan).await;
+    let parsed = parse_review_link(&reviewer).unwrap();
+    let refused = reqwest::Client::new()
+        .put(format!(
+            "{}/api/v1/reviews/{}/comments",
+            app.base_url, parsed.id
+        ))
+        .bearer_auth(parsed.token.unwrap())
+        .json(&json!({ "name": HIDDEN_NAME, "version": 1, "data": "AAAA" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 422, "a name with hidden characters");
     comment(
         &app.base_url,
         &reviewer,
-        HIDDEN_NAME,
+        "alice",
         json!([["C", "auth middleware", HIDDEN_TEXT, null, null]]),
     )
     .await;
@@ -570,7 +583,7 @@ async fn hidden_characters_from_a_review_stay_off_the_terminal() {
     let opened: Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(opened["plan"], hidden_plan.as_str());
     assert_eq!(opened["annotations"][0]["text"], HIDDEN_TEXT);
-    assert_eq!(opened["annotations"][0]["author"], HIDDEN_NAME);
+    assert_eq!(opened["annotations"][0]["author"], "alice");
     assert_eq!(opened["annotations"][1]["text"], HIDDEN_TEXT);
     let watch = planshare(&["review", "watch", &reviewer, "--json"], &env, "").await;
     assert_eq!(watch.code, 0, "{}", watch.stderr);

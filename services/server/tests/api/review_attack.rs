@@ -367,3 +367,82 @@ async fn review_readers_that_never_read_hold_a_bounded_memory() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
+
+/// Names are kept composed (NFC) and trimmed, names that look alike are
+/// one name, and invisible formatting characters are refused with a 4xx
+/// that changes nothing.
+#[tokio::test]
+async fn lookalike_and_invisible_names_are_one_name_or_refused() {
+    let app = TestApp::spawn(&[]).await;
+    let review = Review::create(&app, "v1").await;
+    let mut links = Vec::new();
+    for _ in 0..6 {
+        links.push(review.link(&app).await.1);
+    }
+    let stored = review.comment(&app, &links[0], " Alice\t", "one").await;
+    assert_eq!(stored.status, 200, "{}", stored.text);
+    let read = call(&app, "GET", &review.path(""), Some(&links[0]), None).await;
+    assert_eq!(read.body["you"]["name"], "Alice", "trimmed");
+    // The same link writes again under its name as typed either way.
+    for again in ["Alice", "Alice "] {
+        let answer = review.comment(&app, &links[0], again, "two").await;
+        assert_eq!(answer.status, 200, "{again:?}: {}", answer.text);
+    }
+    // Other links cannot take it, however it is disguised.
+    for lookalike in ["alice", "\u{410}lice", "Al\u{456}ce", "ALICE "] {
+        let answer = review.comment(&app, &links[1], lookalike, "x").await;
+        assert_eq!(
+            (answer.status, answer.body["code"].as_str()),
+            (409, Some("name-taken")),
+            "{lookalike:?}: {}",
+            answer.text
+        );
+    }
+    // Composed and decomposed forms are one name.
+    let decomposed = review.comment(&app, &links[2], "A\u{30a}sa", "y").await;
+    assert_eq!(decomposed.status, 200, "{}", decomposed.text);
+    let read = call(&app, "GET", &review.path(""), Some(&links[2]), None).await;
+    assert_eq!(read.body["you"]["name"], "\u{c5}sa", "kept composed");
+    let composed = review.comment(&app, &links[3], "\u{c5}sa", "z").await;
+    assert_eq!(composed.body["code"], "name-taken", "{}", composed.text);
+    // Invisible formatting characters: refused, nothing stored.
+    for hidden in [
+        "Al\u{200b}ice",
+        "\u{202e}ecilA",
+        "Bob\u{200f}",
+        "\u{feff}Bob",
+        "Bo\u{2066}b",
+        "\u{200b}",
+    ] {
+        let answer = review.comment(&app, &links[4], hidden, "w").await;
+        assert_eq!(
+            (answer.status, answer.body["code"].as_str()),
+            (422, Some("invalid-field")),
+            "{hidden:?}: {}",
+            answer.text
+        );
+    }
+    let read = call(&app, "GET", &review.path(""), Some(&review.owner), None).await;
+    let names: Vec<&str> = read.body["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.contains(&"Alice") && names.contains(&"\u{c5}sa"),
+        "{names:?}"
+    );
+    let links_seen: Vec<_> = read.body["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["name"].as_str())
+        .collect();
+    assert_eq!(
+        links_seen.len(),
+        2,
+        "no other link bound a name: {links_seen:?}"
+    );
+}

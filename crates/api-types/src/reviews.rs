@@ -300,6 +300,22 @@ pub struct ReviewEventFrame {
     pub data: serde_json::Value,
 }
 
+/// `DELETE /api/v1/reviews/{id}` answered `202`: the review is deleted,
+/// but the store could not remove some of its stored parts yet (it was
+/// unavailable). They are unreachable, and the server tries again in the
+/// background; what it cannot remove expires with the review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewDeleted {
+    /// Always `true`: the review is gone.
+    pub deleted: bool,
+    /// Stored parts (blobs) not removed yet.
+    pub pending_blobs: u64,
+    /// What happened, in words.
+    pub message: String,
+}
+
 /// `GET /api/v1/reviews/{id}/events` with `Accept: application/json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -126,6 +126,20 @@ impl AppState {
         tokio::spawn(crate::reviews::hub::Hub::follow_notices(Arc::downgrade(
             &self.inner.reviews.hub,
         )));
+        // Review blobs whose removal failed (a store outage), on a loop of
+        // their own: a store that is still down must not hold up the rest.
+        let reviews = Arc::downgrade(&self.inner.reviews);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(5));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(reviews) = reviews.upgrade() else {
+                    return;
+                };
+                reviews.retry_removals().await;
+            }
+        });
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(CACHE_TTL);

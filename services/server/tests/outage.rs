@@ -327,3 +327,101 @@ async fn s3_refusing_and_black_holed_under_load() {
     let log = std::mem::take(&mut *log.lock().unwrap());
     check(&app, &log, bound, resumed_at).await;
 }
+
+/// The keys under `prefix` in the Redis at `url` (not through the proxy).
+async fn redis_keys(url: &str, prefix: &str) -> Vec<String> {
+    let mut conn = redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    redis::cmd("KEYS")
+        .arg(format!("{prefix}*"))
+        .query_async(&mut conn)
+        .await
+        .unwrap()
+}
+
+/// A review deleted while the store refuses every connection is gone at
+/// once; the answer says that its blobs could not be removed yet (`202`,
+/// how many), and the server removes them once the store is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_deleted_during_a_store_outage_says_so_and_its_blobs_go_later() {
+    let Some(redis) = env::redis() else { return };
+    let upstream: SocketAddr = redis
+        .url
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    let proxy = FaultProxy::start(upstream).await;
+    let config = paste_store::RedisConfig {
+        url: format!("redis://{}", proxy.addr),
+        connect_timeout_ms: 300,
+        response_timeout_ms: 300,
+        ..redis.clone()
+    };
+    let app = TestApp::spawn_configured(&[], |s| {
+        s.store.kind = StoreKind::Redis;
+        s.store.redis = config;
+    })
+    .await;
+    let client = &app.client;
+    let created: serde_json::Value = client
+        .post(app.url("/api/v1/reviews"))
+        .header("content-type", "application/json")
+        .body(serde_json::json!({"version": {"data": "v1", "digest": "d".repeat(43)}}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (id, owner) = (
+        created["id"].as_str().unwrap(),
+        created["ownerToken"].as_str().unwrap(),
+    );
+    let review = app.url(&format!("/api/v1/reviews/{id}"));
+    let put = client
+        .put(format!("{review}/comments"))
+        .bearer_auth(owner)
+        .header("content-type", "application/json")
+        .body(serde_json::json!({"name": "owner", "version": 1, "data": "c1"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200);
+    assert_eq!(redis_keys(&redis.url, &redis.key_prefix).await.len(), 2);
+
+    proxy.set(Mode::Refuse);
+    let deleted = client
+        .delete(&review)
+        .bearer_auth(owner)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 202, "the blobs could not be removed");
+    let body: serde_json::Value = deleted.json().await.unwrap();
+    assert_eq!(body["deleted"], true);
+    assert_eq!(body["pendingBlobs"], 2, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("in the background"),
+        "{body}"
+    );
+    let read = client.get(&review).bearer_auth(owner).send().await.unwrap();
+    assert_eq!(read.status(), 404, "the review is gone at once");
+    assert_eq!(redis_keys(&redis.url, &redis.key_prefix).await.len(), 2);
+
+    proxy.set(Mode::Pass);
+    let back = Instant::now();
+    while !redis_keys(&redis.url, &redis.key_prefix).await.is_empty() {
+        assert!(
+            back.elapsed() < Duration::from_secs(20),
+            "the blobs are removed once the store is back"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

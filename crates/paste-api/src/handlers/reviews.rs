@@ -148,7 +148,8 @@ pub(crate) async fn get(
     operation_id = "deleteReview",
     params(("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The review id")),
     responses(
-        (status = 204, description = "Deleted"),
+        (status = 204, description = "Deleted, with everything stored of it"),
+        (status = 202, description = "Deleted; some stored parts could not be removed yet (the store was unavailable) and are removed in the background", body = api_types::reviews::ReviewDeleted),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 403, response = crate::openapi::responses::Forbidden),
     ),
@@ -158,13 +159,25 @@ pub(crate) async fn delete(
     State(state): State<AppState>,
     ReviewCaller(caller): ReviewCaller,
 ) -> Result<Response, ApiError> {
-    state
+    let pending = state
         .inner
         .reviews
         .delete(&caller)
         .await
         .map_err(ApiError::from_review)?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    if pending == 0 {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &wire::ReviewDeleted {
+            deleted: true,
+            pending_blobs: pending as u64,
+            message: format!(
+                "the review is deleted and can no longer be read; {pending} of its stored parts could not be removed now (storage is unavailable): the server removes them in the background, and they expire with the review at the latest"
+            ),
+        },
+    ))
 }
 
 /// `GET /api/v1/reviews/{id}/versions/{n}` — one version's ciphertext.

@@ -1,8 +1,9 @@
 //! The review service's handles on the store and the catalog, the bounds
 //! every call keeps, and the one place review blobs are addressed.
 
+use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use paste_store::{Namespace, PasteId, PasteKey, PasteStore, StoreError};
@@ -28,6 +29,8 @@ pub(crate) struct ReviewService {
     config: ReviewConfig,
     /// Where committed events go out to the streams of this process.
     pub(crate) hub: Arc<hub::Hub>,
+    /// Blobs whose removal failed, tried again in the background.
+    pub(super) removals: Removals,
 }
 
 impl ReviewService {
@@ -43,6 +46,7 @@ impl ReviewService {
             catalog,
             timeout,
             config,
+            removals: Removals::default(),
         }
     }
 
@@ -90,4 +94,112 @@ pub(super) fn fresh_id(len: usize) -> Result<String, ReviewError> {
     PasteId::generate(len)
         .map(|id| id.as_str().to_owned())
         .map_err(|_| ReviewError::Draw)
+}
+
+/// Removals tried again for at most this long; a blob still there then
+/// expires with its review (or `doctor` finds it: no row names it).
+const REMOVAL_HORIZON: Duration = Duration::from_secs(24 * 3600);
+/// The first wait before a failed removal is tried again; it doubles per
+/// failure, up to [`REMOVAL_WAIT_MAX`].
+const REMOVAL_WAIT: Duration = Duration::from_secs(5);
+const REMOVAL_WAIT_MAX: Duration = Duration::from_secs(600);
+/// Failed removals kept at once; past this the oldest are dropped (to
+/// expire with their reviews).
+const REMOVALS_KEPT: usize = 100_000;
+
+/// A blob whose removal failed.
+pub(super) struct PendingRemoval {
+    pub(super) key: PasteKey,
+    failures: u32,
+    due: tokio::time::Instant,
+    give_up: tokio::time::Instant,
+}
+
+/// The blobs whose removal failed, oldest first (see
+/// `ReviewService::retry_removals`). They are kept in memory: after a
+/// restart, what was left expires with its review.
+#[derive(Default)]
+pub(super) struct Removals(Mutex<VecDeque<PendingRemoval>>);
+
+impl Removals {
+    fn queue(&self) -> std::sync::MutexGuard<'_, VecDeque<PendingRemoval>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `key`, to be tried again after the first wait.
+    pub(super) fn push(&self, key: PasteKey) {
+        let now = tokio::time::Instant::now();
+        let mut queue = self.queue();
+        if queue.len() >= REMOVALS_KEPT {
+            queue.pop_front();
+            tracing::warn!(
+                "too many review blobs wait for removal; the oldest is left to expire with its review"
+            );
+        }
+        queue.push_back(PendingRemoval {
+            key,
+            failures: 1,
+            due: now + REMOVAL_WAIT,
+            give_up: now + REMOVAL_HORIZON,
+        });
+    }
+
+    /// The first removal that is due, taken out of the queue; those past
+    /// the horizon are dropped on the way.
+    pub(super) fn next_due(&self) -> Option<PendingRemoval> {
+        let now = tokio::time::Instant::now();
+        let mut queue = self.queue();
+        queue.retain(|p| p.give_up > now);
+        let at = queue.iter().position(|p| p.due <= now)?;
+        queue.remove(at)
+    }
+
+    /// Puts back a removal that failed again, due after a longer wait.
+    pub(super) fn put_back(&self, mut pending: PendingRemoval) {
+        pending.failures = pending.failures.saturating_add(1);
+        let wait = REMOVAL_WAIT
+            .saturating_mul(1 << pending.failures.min(8))
+            .min(REMOVAL_WAIT_MAX);
+        pending.due = tokio::time::Instant::now() + wait;
+        self.queue().push_back(pending);
+    }
+
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.queue().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn failed_removals_wait_longer_each_time_and_give_up_after_a_day() {
+        let removals = Removals::default();
+        let namespace = Namespace::parse("ns").unwrap();
+        removals.push(blob_key(&namespace, "AAAAAAAAAAAAAAAA").unwrap());
+        assert!(removals.next_due().is_none(), "not at once");
+        tokio::time::advance(REMOVAL_WAIT).await;
+        let due = removals.next_due().unwrap();
+        assert_eq!(removals.len(), 0, "taken out while tried");
+        removals.put_back(due);
+        let mut waits = Vec::new();
+        for _ in 0..10 {
+            let mut waited = Duration::ZERO;
+            let due = loop {
+                if let Some(due) = removals.next_due() {
+                    break due;
+                }
+                tokio::time::advance(Duration::from_secs(1)).await;
+                waited += Duration::from_secs(1);
+            };
+            waits.push(waited.as_secs());
+            removals.put_back(due);
+        }
+        assert_eq!(waits, [20, 40, 80, 160, 320, 600, 600, 600, 600, 600]);
+        tokio::time::advance(REMOVAL_HORIZON).await;
+        assert!(removals.next_due().is_none());
+        assert_eq!(removals.len(), 0, "dropped past the horizon");
+    }
 }

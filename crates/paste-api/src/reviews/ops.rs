@@ -484,8 +484,10 @@ impl ReviewService {
     }
 
     /// Deletes the review and everything of it (owner only); its streams
-    /// are told `closed`.
-    pub(crate) async fn delete(&self, caller: &Caller) -> Result<(), ReviewError> {
+    /// are told `closed`. The review is gone when this returns; the number
+    /// of its blobs the store could not remove yet (they are unreachable,
+    /// and removed in the background) is the answer.
+    pub(crate) async fn delete(&self, caller: &Caller) -> Result<usize, ReviewError> {
         caller.require_owner()?;
         let head = &caller.principal.review;
         let (tenant, id) = (head.tenant.clone(), head.id.clone());
@@ -493,11 +495,14 @@ impl ReviewService {
             .catalog_call(|c| async move { c.delete_review(&tenant, &id).await })
             .await?;
         self.hub.removed(&head.tenant, &head.id);
-        if let Some(removed) = removed {
-            self.remove_blobs(&caller.namespace, removed.blobs.iter())
-                .await;
-        }
-        Ok(())
+        let pending = match removed {
+            Some(removed) => {
+                self.remove_blobs(&caller.namespace, removed.blobs.iter())
+                    .await
+            }
+            None => 0,
+        };
+        Ok(pending)
     }
 
     /// Events of the caller's review after `after`, oldest first.
@@ -574,19 +579,46 @@ impl ReviewService {
         Err(ReviewError::Draw)
     }
 
-    /// Removes blobs the catalog no longer names. A failure only leaves
-    /// them to expire with their review (they are unreachable).
+    /// Removes blobs the catalog no longer names: the number it could not
+    /// remove now. Those are queued and tried again in the background (see
+    /// [`retry_removals`](Self::retry_removals)); once the store fails, the
+    /// rest are queued without waiting on it again.
     async fn remove_blobs<'a>(
         &self,
         namespace: &Namespace,
         blobs: impl IntoIterator<Item = &'a BlobRef>,
-    ) {
+    ) -> usize {
+        let mut failed = 0;
         for blob in blobs {
             let Ok(key) = blob_key(namespace, &blob.blob) else {
                 continue;
             };
-            if let Err(error) = self.store_call(self.store.delete(&key)).await {
-                tracing::warn!(%error, "cannot remove a review blob; it expires with its review");
+            if failed == 0 {
+                match self.store_call(self.store.delete(&key)).await {
+                    Ok(()) => continue,
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot remove a review blob now; it is tried again in the background");
+                    }
+                }
+            }
+            failed += 1;
+            self.removals.push(key);
+        }
+        failed
+    }
+
+    /// Tries again the removals that failed, those that are due (called by
+    /// the maintenance loop). Stops at the first failure: the store is still
+    /// down, and the rest wait for the next round.
+    pub(crate) async fn retry_removals(&self) {
+        while let Some(due) = self.removals.next_due() {
+            match self.store_call(self.store.delete(&due.key)).await {
+                Ok(()) => {}
+                Err(error) => {
+                    tracing::debug!(%error, "a review blob still cannot be removed");
+                    self.removals.put_back(due);
+                    return;
+                }
             }
         }
     }

@@ -226,6 +226,12 @@ pub const REVIEW_VERSIONS: RangeInclusive<i64> = 1..=10_000;
 pub const REVIEW_MAX_LINKS: i64 = 8;
 /// The default of `review_max_versions`.
 pub const REVIEW_MAX_VERSIONS: i64 = 100;
+/// Changes one review may have (the events of its log): versions, minted
+/// links and comment sets past it are refused. The log lives in the catalog
+/// beside the review, outside the tenant's quota, so it is bounded here: a
+/// review of ten thousand changes is far beyond any real one (a comment set
+/// is replaced whole on each send), and a new review starts afresh.
+pub const REVIEW_MAX_EVENTS: i64 = 10_000;
 /// The `ttl` a paste create may ask for, in seconds: at least one, at most
 /// what the most generous tenant allows (each tenant's own `max_ttl_secs`
 /// is checked when the paste is created).

@@ -607,6 +607,12 @@ impl ApiError {
                     "\"version\" names a version this review does not have".into(),
                 ),
                 R::OverQuota => ApiError::QuotaExceeded,
+                R::TooManyEvents(max) => conflict(
+                    format!(
+                        "this review has had {max} changes, the most one review may have: start a new review for further rounds"
+                    ),
+                    "too-many-changes",
+                ),
             },
             ReviewError::Damaged { reason } => ApiError::ReviewDamaged { reason },
             ReviewError::Store(e) => ApiError::from_store(e, false),

@@ -86,6 +86,7 @@ impl TenantView {
             review_limits: tenancy::ReviewLimits {
                 max_links: s.review_max_links,
                 max_versions: s.review_max_versions,
+                max_events: api_types::rules::REVIEW_MAX_EVENTS,
             },
             requests,
             key_limiter: OnceLock::new(),
@@ -113,6 +114,7 @@ impl TenantView {
             review_limits: tenancy::ReviewLimits {
                 max_links: api_types::rules::REVIEW_MAX_LINKS,
                 max_versions: api_types::rules::REVIEW_MAX_VERSIONS,
+                max_events: api_types::rules::REVIEW_MAX_EVENTS,
             },
             requests,
             key_limiter: OnceLock::new(),

@@ -387,15 +387,16 @@ impl ReviewService {
         let blob = self
             .put_blob(&caller.namespace, data, now, head.expires_at)
             .await?;
-        let (tenant, id, writer) = (
+        let (tenant, id, writer, limits) = (
             head.tenant.clone(),
             head.id.clone(),
             caller.principal.link.clone(),
+            caller.limits,
         );
         let stored = blob.clone();
         let put = self
             .catalog_call(|c| async move {
-                c.put_review_comments(&tenant, &id, &writer, &name, version, &stored, now)
+                c.put_review_comments(&tenant, &id, &writer, &name, version, &stored, now, limits)
                     .await
             })
             .await;

@@ -243,6 +243,7 @@ async fn a_feed_replays_then_follows_and_fills_a_gap_from_the_catalog() {
     let limits = tenancy::ReviewLimits {
         max_links: 8,
         max_versions: 100,
+        max_events: 10_000,
     };
     world
         .service

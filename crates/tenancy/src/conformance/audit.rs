@@ -28,6 +28,7 @@ pub(super) async fn run(c: &Catalog) {
 const LIMITS: ReviewLimits = ReviewLimits {
     max_links: 3,
     max_versions: 3,
+    max_events: 10_000,
 };
 
 fn ids(list: &[PasteRecord]) -> Vec<&str> {
@@ -109,7 +110,7 @@ async fn put_comments(
     what: &str,
 ) -> Option<BlobRef> {
     ok(
-        c.put_review_comments(t, id, writer, name, version, blob, now_ms())
+        c.put_review_comments(t, id, writer, name, version, blob, now_ms(), LIMITS)
             .await,
         what,
     )

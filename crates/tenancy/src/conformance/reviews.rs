@@ -21,6 +21,7 @@ pub(super) async fn run(c: &Catalog) {
     names_bind_once_and_stay_distinct_among_live_writers(c).await;
     concurrent_claims_of_one_name_bind_it_once(c.clone()).await;
     decided_reviews_take_no_more_changes(c).await;
+    the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisions(c).await;
     review_blobs_count_against_the_quota_and_are_released(c).await;
     events_are_consecutive_with_exact_data(c).await;
     the_sweep_removes_only_expired_reviews(c).await;
@@ -30,6 +31,7 @@ pub(super) async fn run(c: &Catalog) {
 const LIMITS: ReviewLimits = ReviewLimits {
     max_links: 3,
     max_versions: 3,
+    max_events: 10_000,
 };
 
 /// A random review or link id (12 hex digits: letters and digits).
@@ -383,6 +385,7 @@ async fn concurrent_pushes_on_one_parent_create_one_version(c: Catalog) {
     let limits = ReviewLimits {
         max_links: 3,
         max_versions: 100,
+        max_events: 10_000,
     };
     let tasks: Vec<_> = (0..8)
         .map(|i| {
@@ -419,6 +422,7 @@ async fn the_link_cap_counts_only_live_links(c: &Catalog) {
     let limits = ReviewLimits {
         max_links: 2,
         max_versions: 3,
+        max_events: 10_000,
     };
     let add = |link: String| {
         let t = t.clone();
@@ -499,7 +503,7 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
         let t = t.clone();
         async move {
             ok(
-                c.put_review_comments(&t, id, &writer, name, version, &b, now)
+                c.put_review_comments(&t, id, &writer, name, version, &b, now, LIMITS)
                     .await,
                 what,
             )
@@ -557,7 +561,7 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
     assert!(ok(c.revoke_review_link(&t, id, &l1, now).await, what).is_some());
     assert!(
         matches!(
-            c.put_review_comments(&t, id, &l1, "Alice", 1, &blob("c", 1), now)
+            c.put_review_comments(&t, id, &l1, "Alice", 1, &blob("c", 1), now, LIMITS)
                 .await,
             Err(CatalogError::NotFound)
         ),
@@ -568,12 +572,12 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
         "{what}"
     );
     assert!(matches!(
-        c.put_review_comments(&t, id, &rid(), "X", 1, &blob("c", 1), now)
+        c.put_review_comments(&t, id, &rid(), "X", 1, &blob("c", 1), now, LIMITS)
             .await,
         Err(CatalogError::NotFound)
     ));
     assert!(matches!(
-        c.put_review_comments(&t, id, &l2, " ", 1, &blob("c", 1), now)
+        c.put_review_comments(&t, id, &l2, " ", 1, &blob("c", 1), now, LIMITS)
             .await,
         Err(CatalogError::Invalid(_))
     ));
@@ -606,6 +610,7 @@ async fn concurrent_claims_of_one_name_bind_it_once(c: Catalog) {
     let limits = ReviewLimits {
         max_links: 10,
         max_versions: 3,
+        max_events: 10_000,
     };
     let mut links = Vec::new();
     for _ in 0..6 {
@@ -625,7 +630,7 @@ async fn concurrent_claims_of_one_name_bind_it_once(c: Catalog) {
             let (c, t, id) = (c.clone(), t.clone(), new.id.clone());
             let name = if i % 2 == 0 { "Carol" } else { "cAROL" };
             tokio::spawn(async move {
-                c.put_review_comments(&t, &id, &link, name, 1, &blob("c", 1), now)
+                c.put_review_comments(&t, &id, &link, name, 1, &blob("c", 1), now, LIMITS)
                     .await
             })
         })
@@ -641,6 +646,78 @@ async fn concurrent_claims_of_one_name_bind_it_once(c: Catalog) {
     assert_eq!((won, taken), (1, 5), "{what}");
 }
 
+async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisions(c: &Catalog) {
+    let what = "the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisions";
+    let limits = ReviewLimits {
+        max_events: 4,
+        ..LIMITS
+    };
+    let t = tenant(c, "eventcap").await;
+    let now = now_ms();
+    let new = new_review(now, 10);
+    created(c, &t, &new, what).await; // 1
+    let id = new.id.as_str();
+    let (link, _) = add_link(c, &t, id, what).await; // 2
+    for (n, name) in [(3, "Eve"), (4, "Eve")] {
+        let put = ok(
+            c.put_review_comments(&t, id, &link, name, 1, &blob("c", 1), now, limits)
+                .await,
+            what,
+        );
+        assert!(put.is_ok(), "{what}: change {n}");
+    }
+    let full = Err(ReviewRefusal::TooManyEvents(4));
+    let before = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}"));
+    assert_eq!(
+        ok(
+            c.put_review_comments(&t, id, &link, "Eve", 1, &blob("c", 1), now, limits)
+                .await,
+            what
+        )
+        .map(|_| ()),
+        full.clone(),
+        "{what}: comments"
+    );
+    assert_eq!(
+        ok(
+            c.push_review_version(&t, id, 1, "d2", &blob("v", 1), now, limits)
+                .await,
+            what
+        )
+        .map(|_| ()),
+        full.clone(),
+        "{what}: push"
+    );
+    assert_eq!(
+        ok(
+            c.add_review_link(&t, id, &rid(), &digest(), now, limits)
+                .await,
+            what
+        )
+        .map(|_| ()),
+        full,
+        "{what}: link"
+    );
+    let after = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}"));
+    assert_eq!(after.head.seq, before.head.seq, "{what}: nothing changed");
+    assert_eq!(after.versions.len(), 1, "{what}");
+    // A withdrawal, a revocation and the decision still go through.
+    let withdrawn = ok(c.delete_review_comments(&t, id, &link, now).await, what);
+    assert!(
+        matches!(withdrawn, Ok(Some(_))),
+        "{what}: withdrawal {withdrawn:?}"
+    );
+    let revoked = ok(c.revoke_review_link(&t, id, &link, now).await, what);
+    assert!(revoked.is_some(), "{what}: revocation");
+    let decided = ok(
+        c.decide_review(&t, id, ReviewState::Approved, None, now)
+            .await,
+        what,
+    );
+    assert!(decided.is_ok(), "{what}: decision");
+    ok(c.delete_review(&t, id).await, what);
+}
+
 async fn decided_reviews_take_no_more_changes(c: &Catalog) {
     let what = "decided_reviews_take_no_more_changes";
     let t = tenant(c, "decided").await;
@@ -650,7 +727,7 @@ async fn decided_reviews_take_no_more_changes(c: &Catalog) {
     let id = new.id.as_str();
     let (link, _) = add_link(c, &t, id, what).await;
     let put = ok(
-        c.put_review_comments(&t, id, &link, "Dana", 1, &blob("c", 1), now)
+        c.put_review_comments(&t, id, &link, "Dana", 1, &blob("c", 1), now, LIMITS)
             .await,
         what,
     );
@@ -712,7 +789,7 @@ async fn decided_reviews_take_no_more_changes(c: &Catalog) {
     );
     assert_eq!(
         ok(
-            c.put_review_comments(&t, id, &link, "Dana", 1, &blob("c", 1), now)
+            c.put_review_comments(&t, id, &link, "Dana", 1, &blob("c", 1), now, LIMITS)
                 .await,
             what
         )
@@ -785,7 +862,7 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
         let t = t.clone();
         async move {
             ok(
-                c.put_review_comments(&t, id, &writer, name, 2, &blob("c", bytes), now)
+                c.put_review_comments(&t, id, &writer, name, 2, &blob("c", bytes), now, LIMITS)
                     .await,
                 what,
             )
@@ -885,7 +962,7 @@ async fn events_are_consecutive_with_exact_data(c: &Catalog) {
     );
     assert!(matches!(pushed, Ok(Pushed::Created { n: 2, .. })), "{what}");
     let put = ok(
-        c.put_review_comments(&t, id, &link, "Gus", 2, &blob("c", 1), now)
+        c.put_review_comments(&t, id, &link, "Gus", 2, &blob("c", 1), now, LIMITS)
             .await,
         what,
     );
@@ -964,7 +1041,7 @@ async fn the_sweep_removes_only_expired_reviews(c: &Catalog) {
     }
     let (link, _) = add_link(c, &t, &expired.id, what).await;
     let put = ok(
-        c.put_review_comments(&t, &expired.id, &link, "Hal", 1, &blob("c", 5), now)
+        c.put_review_comments(&t, &expired.id, &link, "Hal", 1, &blob("c", 5), now, LIMITS)
             .await,
         what,
     );
@@ -1021,8 +1098,17 @@ async fn another_tenants_review_cannot_be_deleted(c: &Catalog) {
         Err(CatalogError::NotFound)
     ));
     assert!(matches!(
-        c.put_review_comments(&other, &new.id, OWNER_WRITER, "Ida", 1, &blob("c", 1), now)
-            .await,
+        c.put_review_comments(
+            &other,
+            &new.id,
+            OWNER_WRITER,
+            "Ida",
+            1,
+            &blob("c", 1),
+            now,
+            LIMITS
+        )
+        .await,
         Err(CatalogError::NotFound)
     ));
 }

@@ -294,6 +294,11 @@ pub struct ReviewLimits {
     pub max_links: i64,
     /// Versions per review.
     pub max_versions: i64,
+    /// Changes (events in the log) per review: versions, minted links and
+    /// comment sets past it are refused. Revocations, withdrawals and the
+    /// decision are not, so that a link can always be taken away and a
+    /// review decided; each of those happens a bounded number of times.
+    pub max_events: i64,
 }
 
 /// Why a change was refused by the review's rules; nothing was changed.
@@ -323,6 +328,8 @@ pub enum ReviewRefusal {
     UnknownVersion,
     /// The tenant's quota would be exceeded.
     OverQuota,
+    /// The review has had `max_events` changes.
+    TooManyEvents(i64),
 }
 
 /// What a refusable change answers.

@@ -27,7 +27,7 @@ pub(super) const CHANNEL: &str = "planshare_reviews";
 
 /// Locks review `$2` of tenant `$1` for a change (see the module docs).
 const LOCK_REVIEW: &str = "UPDATE reviews SET seq = seq WHERE tenant_id = $1 AND id = $2 \
-     RETURNING state";
+     RETURNING state, seq";
 /// The lock of a removal: only a review with `expires_at <= $3`.
 const LOCK_REMOVED_REVIEW: &str = "UPDATE reviews SET seq = seq \
      WHERE tenant_id = $1 AND id = $2 AND expires_at <= $3 \
@@ -326,22 +326,33 @@ pub(super) fn parse_payload(payload: &str) -> Option<ReviewNotice> {
     }
 }
 
-/// Locks the review (`$tenant`, `$id`) in `$tx` and answers its state, or
-/// rolls back and returns `NotFound` from the enclosing function.
+/// Locks the review (`$tenant`, `$id`) in `$tx` and answers its state and
+/// its sequence number (the changes it has had), or rolls back and returns
+/// `NotFound` from the enclosing function.
 macro_rules! lock_review {
     ($tx:ident, $tenant:expr, $id:expr) => {{
         // fetch_all: an UPDATE … RETURNING runs to completion.
-        let states: Vec<String> = sqlx::query_scalar(LOCK_REVIEW)
+        let rows: Vec<(String, i64)> = sqlx::query_as(LOCK_REVIEW)
             .bind($tenant.as_str())
             .bind($id)
             .fetch_all(&mut *$tx)
             .await?;
-        match states.first() {
-            Some(s) => state(s)?,
+        match rows.first() {
+            Some((s, seq)) => (state(s)?, *seq),
             None => {
                 $tx.rollback().await?;
                 return Err(CatalogError::NotFound);
             }
+        }
+    }};
+}
+
+/// Refuses (rolls back) when a review at sequence number `$seq` has had
+/// `$limits.max_events` changes already.
+macro_rules! require_event_room {
+    ($tx:ident, $seq:expr, $limits:expr) => {{
+        if $seq >= $limits.max_events {
+            refuse!($tx, ReviewRefusal::TooManyEvents($limits.max_events));
         }
     }};
 }
@@ -669,10 +680,11 @@ impl Catalog {
         let _turn = self.review_write_turn().await;
         let pushed = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let state = lock_review!(tx, tenant, id);
+            let (state, seq) = lock_review!(tx, tenant, id);
             if state != ReviewState::Open {
                 refuse!(tx, ReviewRefusal::NotOpen(state));
             }
+            require_event_room!(tx, seq, limits);
             let latest: Option<(i64, String)> = sqlx::query_as(LATEST_VERSION)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -730,10 +742,11 @@ impl Catalog {
         let _turn = self.review_write_turn().await;
         let event = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let state = lock_review!(tx, tenant, id);
+            let (state, seq) = lock_review!(tx, tenant, id);
             if state != ReviewState::Open {
                 refuse!(tx, ReviewRefusal::NotOpen(state));
             }
+            require_event_room!(tx, seq, limits);
             let existing: Option<WriterRow> = sqlx::query_as(SELECT_WRITER)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -847,6 +860,7 @@ impl Catalog {
         version: i64,
         blob: &BlobRef,
         now: i64,
+        limits: ReviewLimits,
     ) -> Result<Outcome<CommentsStored>, CatalogError> {
         check_review_id(id)?;
         check_writer(writer)?;
@@ -863,7 +877,7 @@ impl Catalog {
         let _turn = self.review_write_turn().await;
         let stored = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let state = lock_review!(tx, tenant, id);
+            let (state, seq) = lock_review!(tx, tenant, id);
             let row: Option<WriterRow> = sqlx::query_as(SELECT_WRITER)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -877,6 +891,7 @@ impl Catalog {
             if state != ReviewState::Open {
                 refuse!(tx, ReviewRefusal::NotOpen(state));
             }
+            require_event_room!(tx, seq, limits);
             let known: Option<VersionDbRow> = sqlx::query_as(SELECT_VERSION)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -992,7 +1007,7 @@ impl Catalog {
         let _turn = self.review_write_turn().await;
         let withdrawn = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let state = lock_review!(tx, tenant, id);
+            let (state, _) = lock_review!(tx, tenant, id);
             let row: Option<WriterRow> = sqlx::query_as(SELECT_WRITER)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -1058,7 +1073,7 @@ impl Catalog {
         let _turn = self.review_write_turn().await;
         let event = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let state = lock_review!(tx, tenant, id);
+            let (state, _) = lock_review!(tx, tenant, id);
             if state != ReviewState::Open {
                 refuse!(tx, ReviewRefusal::NotOpen(state));
             }

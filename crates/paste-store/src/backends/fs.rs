@@ -48,7 +48,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 mod commit;
 #[cfg(unix)]
 pub mod inventory;
+mod noatime;
 
+use self::noatime::NoAtime;
 use crate::record;
 use crate::{
     FsConfig, FsSync, Namespace, OpenError, PasteKey, PasteStore, StoreError, StoredPaste, now_ms,
@@ -733,62 +735,6 @@ fn read_record(noatime: &NoAtime, path: &Path) -> Result<StoredPaste, StoreError
         Ok(_) => record::decode_owned(bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NotFound),
         Err(e) => Err(io_unavailable("cannot read the paste file", e)),
-    }
-}
-
-/// Reading paste files without updating their access times.
-///
-/// A paste file's mtime is its expiry, in the future, so under `relatime`
-/// (the usual mount default: the atime is updated while it is older than
-/// the mtime) every read would update the atime — dirtying the inode, which
-/// the kernel then writes back to disk: a disk write per read. `O_NOATIME`
-/// is allowed only to the file's owner (the server, which wrote it) or a
-/// process with `CAP_FOWNER`. Where it is refused (`EPERM`: files written
-/// by another user), the file is opened as usual, and from then on this
-/// store does not ask again.
-#[derive(Debug, Default)]
-struct NoAtime {
-    refused: std::sync::atomic::AtomicBool,
-}
-
-impl NoAtime {
-    /// Opens `path` for reading, with `O_NOATIME` where allowed.
-    #[cfg(target_os = "linux")]
-    fn open(&self, path: &Path) -> io::Result<File> {
-        use std::os::unix::fs::OpenOptionsExt as _;
-
-        if !self.refused() {
-            let flag = i32::try_from(rustix::fs::OFlags::NOATIME.bits()).unwrap_or(0);
-            match OpenOptions::new().read(true).custom_flags(flag).open(path) {
-                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
-                    self.refuse();
-                }
-                other => return other,
-            }
-        }
-        File::open(path)
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn open(&self, path: &Path) -> io::Result<File> {
-        File::open(path)
-    }
-
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    fn refused(&self) -> bool {
-        self.refused.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    fn refuse(&self) {
-        if !self
-            .refused
-            .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            tracing::info!(
-                "the paste files are not owned by this process: reads update their access times"
-            );
-        }
     }
 }
 

@@ -11,7 +11,8 @@
 //! so on Unix every directory here is opened with `O_DIRECTORY |
 //! O_NOFOLLOW` and held open, and its entries are named relative to it
 //! (`openat` with `O_NOFOLLOW`, `fstatat` with `AT_SYMLINK_NOFOLLOW`,
-//! `unlinkat`): no step resolves a link below the root. The root itself is opened as configured
+//! `renameat`, `unlinkat`, `linkat` without `AT_SYMLINK_FOLLOW`): no step
+//! resolves a link below the root. The root itself is opened as configured
 //! (a link the operator made the root is followed, as the server follows
 //! it).
 //!
@@ -28,7 +29,7 @@ use std::fs;
 use std::fs::File;
 use std::io;
 #[cfg(unix)]
-use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
@@ -84,13 +85,18 @@ fn refused(path: PathBuf) -> io::Error {
     io::Error::other(NotFollowed { path })
 }
 
-/// An entry's type and modification time, from the entry itself (not from
-/// what a link points to).
+/// An entry's type, inode and times, from the entry itself (not from what
+/// a link points to).
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) struct EntryStat {
     pub(crate) kind: EntryType,
+    /// Its inode (0 where the platform has none to give).
+    pub(crate) ino: u64,
     /// Its modification time, Unix ms (a paste file's expiry).
     pub(crate) modified_ms: u64,
+    /// Its inode change time, Unix ms.
+    pub(crate) changed_ms: u64,
 }
 
 /// A directory of the store, opened without following a link (see the
@@ -100,6 +106,8 @@ pub(crate) struct OpenDir {
     #[cfg(unix)]
     fd: std::os::fd::OwnedFd,
     path: PathBuf,
+    /// Its names below the root (empty for the root itself).
+    rel: Vec<OsString>,
 }
 
 #[cfg(unix)]
@@ -132,7 +140,9 @@ fn entry_stat(st: &rustix::fs::Stat) -> EntryStat {
     };
     EntryStat {
         kind: entry_type(FileType::from_raw_mode(st.st_mode.into())).unwrap_or(EntryType::Other),
+        ino: u64::try_from(st.st_ino).unwrap_or(0),
         modified_ms: ms(st.st_mtime, st.st_mtime_nsec),
+        changed_ms: ms(st.st_ctime, st.st_ctime_nsec),
     }
 }
 
@@ -145,6 +155,7 @@ impl OpenDir {
         Ok(OpenDir {
             fd: rustix::fs::openat(CWD, path, flags, Mode::empty())?,
             path: path.to_path_buf(),
+            rel: Vec::new(),
         })
     }
 
@@ -158,10 +169,24 @@ impl OpenDir {
         }
     }
 
+    /// [`subdir`](Self::subdir), creating it first if it is missing
+    /// (and making its new entry durable).
+    pub(crate) fn subdir_or_create(&self, name: &OsStr) -> io::Result<OpenDir> {
+        match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) => self.sync()?,
+            Err(Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.subdir(name)
+    }
+
     fn child(&self, fd: std::os::fd::OwnedFd, name: &OsStr) -> OpenDir {
+        let mut rel = self.rel.clone();
+        rel.push(name.to_owned());
         OpenDir {
             fd,
             path: self.path.join(name),
+            rel,
         }
     }
 
@@ -252,6 +277,42 @@ impl OpenDir {
         Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR)?)
     }
 
+    /// Renames the entry `name` to `to_name` in `to`, never replacing
+    /// an entry there (where the filesystem can promise that; the
+    /// callers pick names that are free).
+    pub(crate) fn rename(&self, name: &OsStr, to: &OpenDir, to_name: &OsStr) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        match rustix::fs::renameat_with(
+            &self.fd,
+            name,
+            &to.fd,
+            to_name,
+            rustix::fs::RenameFlags::NOREPLACE,
+        ) {
+            Err(Errno::INVAL | Errno::NOSYS) => {}
+            other => return Ok(other?),
+        }
+        Ok(rustix::fs::renameat(&self.fd, name, &to.fd, to_name)?)
+    }
+
+    /// A second name `to_name` in `to` for the entry `name` (a link is
+    /// linked itself, not its target); fails if `to_name` is taken.
+    pub(crate) fn link(&self, name: &OsStr, to: &OpenDir, to_name: &OsStr) -> io::Result<()> {
+        Ok(rustix::fs::linkat(
+            &self.fd,
+            name,
+            &to.fd,
+            to_name,
+            AtFlags::empty(),
+        )?)
+    }
+
+    /// What the link `name` says (the link is read, not followed).
+    pub(crate) fn read_link(&self, name: &OsStr) -> io::Result<PathBuf> {
+        let target = rustix::fs::readlinkat(&self.fd, name, Vec::new())?;
+        Ok(PathBuf::from(OsString::from_vec(target.into_bytes())))
+    }
+
     /// Makes this directory's entries durable.
     pub(crate) fn sync(&self) -> io::Result<()> {
         Ok(rustix::fs::fsync(&self.fd)?)
@@ -282,6 +343,7 @@ impl OpenDir {
         }
         Ok(OpenDir {
             path: path.to_path_buf(),
+            rel: Vec::new(),
         })
     }
 
@@ -292,7 +354,9 @@ impl OpenDir {
             EntryType::Symlink => return Err(refused(path)),
             _ => return Err(io::ErrorKind::NotADirectory.into()),
         }
-        Ok(OpenDir { path })
+        let mut rel = self.rel.clone();
+        rel.push(name.to_owned());
+        Ok(OpenDir { path, rel })
     }
 
     pub(crate) fn entries(&self) -> io::Result<Vec<(OsString, EntryType)>> {
@@ -314,7 +378,10 @@ impl OpenDir {
         };
         Ok(EntryStat {
             kind: entry_type(meta.file_type()),
+            ino: 0,
             modified_ms: ms(meta.modified()),
+            // No inode change time here: the modification time stands in.
+            changed_ms: ms(meta.modified()),
         })
     }
 
@@ -345,6 +412,12 @@ impl OpenDir {
     /// Its path (for messages and the store's per-key locks).
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Its names below the root, outermost first.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pub(crate) fn rel(&self) -> &[OsString] {
+        &self.rel
     }
 }
 

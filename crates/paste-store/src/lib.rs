@@ -28,7 +28,8 @@ pub mod conformance;
 pub use backends::fs::FsStore;
 #[cfg(unix)]
 pub use backends::fs::inventory::{
-    FileHead, FsEntry, FsEntryKind, QUARANTINE_DIR, sync_filesystem,
+    EntryMeta, FileHead, FsEntry, FsEntryKind, NotFollowed, QUARANTINE_DIR, QuarantineLink,
+    not_followed, shard_of, sync_filesystem,
 };
 #[cfg(any(feature = "redis", feature = "s3"))]
 pub use backends::keyed::{StoredKeyKind, ValueHead};

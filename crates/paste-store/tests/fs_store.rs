@@ -365,3 +365,199 @@ async fn an_abandoned_put_still_completes() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+/// Everything under `dir` as it stands, links not followed: each entry's
+/// kind, bytes (a link's: its target) and modification time. Two equal
+/// snapshots: nothing under `dir` was removed, moved, rewritten or added.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, &'static str, Vec<u8>, std::time::SystemTime)> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let modified = meta.modified().unwrap();
+            let (kind, bytes) = if meta.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                ("link", target.as_os_str().as_bytes().to_vec())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                ("dir", Vec::new())
+            } else {
+                ("file", std::fs::read(&path).unwrap())
+            };
+            out.push((path, kind, bytes, modified));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Files outside the store, laid out as one of its shards: a paste expired
+/// long ago (its mtime, the expiry, in the past), a stale temporary file,
+/// and a lone expired record for links to single files. Returns the
+/// directory holding them all and the shard directory.
+async fn outside_files(outside: &Path, key: &paste_store::PasteKey) -> PathBuf {
+    let elsewhere = open(&outside.join("store")).await;
+    elsewhere
+        .put_if_absent(key, paste("expired, outside", -3_600_000))
+        .await
+        .unwrap();
+    let file = files_under(&outside.join("store"))[0].clone();
+    let shard = file.parent().unwrap().to_path_buf();
+    std::fs::write(
+        shard.join(".tmp-6162636465666768-1000-00000000000000ff"),
+        b"stale, outside",
+    )
+    .unwrap();
+    std::fs::copy(&file, outside.join("lone-expired")).unwrap();
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(outside.join("lone-expired"))
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    std::fs::write(outside.join("lone-stale"), b"stale, outside").unwrap();
+    shard
+}
+
+/// The sweep never follows a symbolic link: not a shard directory that is
+/// a link to a directory outside the store (whose expired paste and stale
+/// temporary file it would otherwise delete), not a namespace that is one,
+/// not a file named as a paste or a temporary file that is one. Links and
+/// their targets are left as they are (the doctor reports them); the
+/// store's own expired paste beside them is still removed.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_sweep_follows_no_symbolic_link() {
+    use std::os::unix::fs::symlink;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path()).await;
+    let outside = tempfile::tempdir().unwrap();
+    // The outside paste lands in the same namespace and shard as a paste of
+    // this store would, so a sweep that follows the link finds it expired.
+    let own = fresh_key("team-a");
+    store
+        .put_if_absent(&own, paste("expired, inside", -3_600_000))
+        .await
+        .unwrap();
+    let own_file = files_under(dir.path())[0].clone();
+    let shard = own_file.parent().unwrap().to_path_buf();
+    let outside_shard = outside_files(outside.path(), &fresh_key("team-a")).await;
+
+    // A shard directory that is a link (named as shards are: four hex digits).
+    symlink(&outside_shard, dir.path().join("team-a/ffff")).unwrap();
+    // A namespace that is a link to the outside store's namespace.
+    symlink(
+        outside.path().join("store/team-a"),
+        dir.path().join("team-b"),
+    )
+    .unwrap();
+    // In a real shard: a paste-named link and a stale-temporary-named link.
+    let name: String = fresh_key("team-a")
+        .id()
+        .as_str()
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    symlink(outside.path().join("lone-expired"), shard.join(&name)).unwrap();
+    symlink(
+        outside.path().join("lone-stale"),
+        shard.join(".tmp-6162636465666768-1000-00000000000000aa"),
+    )
+    .unwrap();
+    // At the root: a temporary-named link (the health probe's leftovers are swept there).
+    symlink(
+        outside.path().join("lone-stale"),
+        dir.path().join(".tmp-health-00000000000000ab"),
+    )
+    .unwrap();
+
+    let before = snapshot(outside.path());
+    assert_eq!(
+        store.sweep_now().await.unwrap(),
+        1,
+        "only the store's own expired paste"
+    );
+    assert!(!own_file.exists());
+    assert_eq!(
+        snapshot(outside.path()),
+        before,
+        "the sweep changed files outside the store"
+    );
+    for link in [
+        dir.path().join("team-a/ffff"),
+        dir.path().join("team-b"),
+        shard.join(&name),
+        shard.join(".tmp-6162636465666768-1000-00000000000000aa"),
+        dir.path().join(".tmp-health-00000000000000ab"),
+    ] {
+        assert!(
+            std::fs::symlink_metadata(&link).unwrap().is_symlink(),
+            "{} was removed",
+            link.display()
+        );
+    }
+}
+
+/// Purging a deleted tenant's namespace never follows a symbolic link: a
+/// namespace directory that is a link, a shard that is one, a paste-named
+/// file that is one. The store's own files in the namespace are removed;
+/// what the links point to is left whole (and the links stay for an
+/// operator to look at).
+#[cfg(unix)]
+#[tokio::test]
+async fn purging_a_namespace_follows_no_symbolic_link() {
+    use std::os::unix::fs::symlink;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path()).await;
+    let outside = tempfile::tempdir().unwrap();
+    let own = fresh_key("team-a");
+    store
+        .put_if_absent(&own, paste("inside", 60_000))
+        .await
+        .unwrap();
+    let own_file = files_under(dir.path())[0].clone();
+    let shard = own_file.parent().unwrap().to_path_buf();
+    let outside_shard = outside_files(outside.path(), &fresh_key("team-a")).await;
+    symlink(&outside_shard, dir.path().join("team-a/ffff")).unwrap();
+    let name: String = fresh_key("team-a")
+        .id()
+        .as_str()
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    symlink(outside.path().join("lone-expired"), shard.join(&name)).unwrap();
+    symlink(
+        outside.path().join("store/team-a"),
+        dir.path().join("team-b"),
+    )
+    .unwrap();
+
+    let before = snapshot(outside.path());
+    let team_a = paste_store::Namespace::parse("team-a").unwrap();
+    let team_b = paste_store::Namespace::parse("team-b").unwrap();
+    assert_eq!(store.purge_namespace(&team_a).await.unwrap(), 1);
+    assert_eq!(store.purge_namespace(&team_b).await.unwrap(), 0);
+    assert!(!own_file.exists());
+    assert_eq!(
+        snapshot(outside.path()),
+        before,
+        "the purge changed files outside the store"
+    );
+    for link in [
+        dir.path().join("team-a/ffff"),
+        shard.join(&name),
+        dir.path().join("team-b"),
+    ] {
+        assert!(
+            std::fs::symlink_metadata(&link).unwrap().is_symlink(),
+            "{} was removed",
+            link.display()
+        );
+    }
+}

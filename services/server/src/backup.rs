@@ -16,12 +16,19 @@
 //! it into place) and starting the server; `doctor` then checks it. A
 //! catalog or paste directory configured outside the data directory is
 //! copied to `catalog.sqlite` and `pastes/`.
+//!
+//! Nothing is copied through a symbolic link (the store writes none): a
+//! namespace directory, a shard or a file that is a link is skipped and
+//! named in the report, and what it points to is neither read nor copied
+//! (each directory is walked held open without following links, and each
+//! file opened with `O_NOFOLLOW`, so one swapped for a link meanwhile is
+//! not followed either).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
-use paste_store::{FsEntryKind, FsStore, StoreKind};
+use paste_store::{FsEntry, FsEntryKind, FsStore, StoreKind, not_followed};
 
 use crate::Settings;
 
@@ -39,6 +46,10 @@ pub struct BackupReport {
     /// Files that went away between being listed and being copied
     /// (deleted, burnt or expired meanwhile).
     pub vanished: u64,
+    /// Symbolic links met where the store keeps namespaces, shards and
+    /// files, skipped: not followed, so what they point to is not in the
+    /// copy (an operator must look at them).
+    pub symlinks: Vec<PathBuf>,
     /// Seconds it took.
     pub elapsed_secs: f64,
 }
@@ -99,17 +110,17 @@ pub async fn run(settings: &Settings, dest: &Path) -> anyhow::Result<BackupRepor
     let store =
         FsStore::open_for_inspection(&settings.store.fs).context("cannot open the fs store")?;
     let dest_owned = store_copy.clone();
-    let (files, bytes, vanished) =
-        tokio::task::spawn_blocking(move || copy_files(&store, &dest_owned))
-            .await
-            .context("the copy task failed")??;
+    let copied = tokio::task::spawn_blocking(move || copy_files(&store, &dest_owned))
+        .await
+        .context("the copy task failed")??;
     paste_store::sync_filesystem(dest).context("cannot flush the backup to disk")?;
     Ok(BackupReport {
         catalog: catalog_copy,
         pastes: store_copy,
-        files,
-        bytes,
-        vanished,
+        files: copied.files,
+        bytes: copied.bytes,
+        vanished: copied.vanished,
+        symlinks: copied.symlinks,
         elapsed_secs: started.elapsed().as_secs_f64(),
     })
 }
@@ -123,44 +134,70 @@ fn sqlite_file(url: &str) -> Option<PathBuf> {
     (!path.is_empty()).then(|| PathBuf::from(path))
 }
 
+/// What [`copy_files`] did.
+#[derive(Default)]
+struct Copied {
+    files: u64,
+    bytes: u64,
+    vanished: u64,
+    symlinks: Vec<PathBuf>,
+}
+
 /// Copies every paste file and review blob (not temporary files, not the
 /// quarantine) into `dest`, keeping each file's modification time (its
-/// expiry, which the store's sweep reads).
-fn copy_files(store: &FsStore, dest: &Path) -> anyhow::Result<(u64, u64, u64)> {
-    let (mut files, mut bytes, mut vanished) = (0, 0, 0);
-    for (namespace, is_dir) in store.namespace_dirs()? {
-        if !is_dir {
-            continue;
+/// expiry, which the store's sweep reads). Links are skipped and listed.
+fn copy_files(store: &FsStore, dest: &Path) -> anyhow::Result<Copied> {
+    let mut copied = Copied::default();
+    for namespace in store.namespace_dirs()? {
+        match namespace.kind {
+            FsEntryKind::Directory => {}
+            // Beside the pastes the root may hold the catalog and what else
+            // the operator keeps there (upstream's layout): only a link
+            // named as a namespace is one the store would have walked.
+            FsEntryKind::Symlink if paste_store::Namespace::parse(&namespace.name).is_ok() => {
+                copied.symlinks.push(namespace.path);
+                continue;
+            }
+            _ => continue,
         }
-        for shard in store.shard_dirs(&namespace)? {
-            let entries = match store.shard_entries(&namespace, &shard) {
-                Ok(entries) => entries,
-                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => continue,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e).context(format!("cannot list {namespace}/{shard}")),
+        let Some(shards) = listing(store, &namespace, &mut copied)? else {
+            continue;
+        };
+        for shard in shards {
+            match shard.kind {
+                FsEntryKind::Directory => {}
+                FsEntryKind::Symlink => {
+                    copied.symlinks.push(shard.path);
+                    continue;
+                }
+                _ => continue,
+            }
+            let Some(entries) = listing(store, &shard, &mut copied)? else {
+                continue;
             };
-            let shard_dest = dest.join(&namespace).join(&shard);
+            let shard_dest = dest.join(&namespace.name).join(&shard.name);
             let mut made = false;
             for entry in entries {
-                if !matches!(
-                    entry.kind,
-                    FsEntryKind::Paste(_) | FsEntryKind::ReviewBlob(_)
-                ) {
-                    continue;
+                match entry.kind {
+                    FsEntryKind::Paste(_) | FsEntryKind::ReviewBlob(_) => {}
+                    FsEntryKind::Symlink => {
+                        copied.symlinks.push(entry.path);
+                        continue;
+                    }
+                    _ => continue,
                 }
                 if !made {
                     std::fs::create_dir_all(&shard_dest)?;
                     made = true;
                 }
-                let Some(name) = entry.path.file_name() else {
-                    continue;
-                };
-                match copy_one(&entry.path, &shard_dest.join(name)) {
+                match copy_one(store, &entry, &shard_dest.join(&entry.name)) {
                     Ok(n) => {
-                        files += 1;
-                        bytes += n;
+                        copied.files += 1;
+                        copied.bytes += n;
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => vanished += 1,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => copied.vanished += 1,
+                    // Made a link since the shard was listed.
+                    Err(e) if not_followed(&e).is_some() => copied.symlinks.push(entry.path),
                     Err(e) => {
                         return Err(e)
                             .with_context(|| format!("cannot copy {}", entry.path.display()));
@@ -169,16 +206,41 @@ fn copy_files(store: &FsStore, dest: &Path) -> anyhow::Result<(u64, u64, u64)> {
             }
         }
     }
-    Ok((files, bytes, vanished))
+    Ok(copied)
 }
 
-fn copy_one(from: &Path, to: &Path) -> std::io::Result<u64> {
-    let source = std::fs::File::open(from)?;
+/// The entries of the directory `dir`; `None` when it went away or is no
+/// longer a directory (made a link since it was listed: recorded).
+fn listing(
+    store: &FsStore,
+    dir: &FsEntry,
+    copied: &mut Copied,
+) -> anyhow::Result<Option<Vec<FsEntry>>> {
+    match store.entries_of(dir) {
+        Ok(entries) => Ok(Some(entries)),
+        Err(e) if not_followed(&e).is_some() => {
+            copied.symlinks.push(dir.path.clone());
+            Ok(None)
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot list {}", dir.path.display())),
+    }
+}
+
+/// Copies the regular file `entry` (opened without following a link) to
+/// `to`, a new file, with the source's modification time.
+fn copy_one(store: &FsStore, entry: &FsEntry, to: &Path) -> std::io::Result<u64> {
+    let mut source = store.open_entry(entry)?;
     let modified = source.metadata()?.modified()?;
-    let n = std::fs::copy(from, to)?;
-    std::fs::File::options()
-        .write(true)
-        .open(to)?
-        .set_modified(modified)?;
+    let mut copy = std::fs::File::create_new(to)?;
+    let n = std::io::copy(&mut source, &mut copy)?;
+    copy.set_modified(modified)?;
     Ok(n)
 }

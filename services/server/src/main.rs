@@ -72,6 +72,8 @@ enum Command {
     /// new or empty directory, while the server serves: the catalog first
     /// (SQLite's online copy), then the paste files. DIR is a data
     /// directory: restore by pointing PASTE_DATA_DIR at it (see the README).
+    /// Symbolic links in the paste directory are not followed: they are
+    /// listed, and the exit status is 1.
     Backup {
         /// Where the copy goes.
         dir: PathBuf,
@@ -119,9 +121,15 @@ fn main() -> std::process::ExitCode {
                 min_age_secs,
             );
         }
-        Command::Backup { dir } => Settings::load(cli.config.as_deref(), &env)
-            .map_err(anyhow::Error::from)
-            .and_then(|settings| backup(&settings, &dir)),
+        Command::Backup { dir } => {
+            return match Settings::load(cli.config.as_deref(), &env)
+                .map_err(anyhow::Error::from)
+                .and_then(|settings| backup(&settings, &dir))
+            {
+                Ok(code) => code,
+                Err(error) => fail(&error),
+            };
+        }
         Command::Probe { path, timeout_secs } => {
             return match probe_target(cli.config.as_deref(), &env) {
                 Ok(target) => service_kit::probe_command(
@@ -149,7 +157,9 @@ fn fail(error: &anyhow::Error) -> std::process::ExitCode {
     std::process::ExitCode::FAILURE
 }
 
-fn backup(settings: &Settings, dir: &std::path::Path) -> anyhow::Result<()> {
+/// `planshare-server backup`: exit 0 when everything was copied, 1 when
+/// symbolic links were skipped (what they point to is not in the copy).
+fn backup(settings: &Settings, dir: &std::path::Path) -> anyhow::Result<std::process::ExitCode> {
     let report = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -169,7 +179,22 @@ fn backup(settings: &Settings, dir: &std::path::Path) -> anyhow::Result<()> {
             String::new()
         },
         dir.display()
-    ))
+    ))?;
+    if report.symlinks.is_empty() {
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let mut skipped = format!(
+        "skipped {} symbolic links (the store writes none; not followed, so what they point to is not in the copy — an operator must look at each):\n",
+        report.symlinks.len()
+    );
+    for link in &report.symlinks {
+        skipped.push_str(&format!(
+            "  {}\n",
+            link.display().to_string().escape_debug()
+        ));
+    }
+    write_stdout(&skipped)?;
+    Ok(std::process::ExitCode::FAILURE)
 }
 
 /// `planshare-server doctor`: exit 0 healthy, 1 findings remain, 2 could not run.

@@ -108,3 +108,163 @@ async fn a_backup_under_write_load_holds_every_paste_acknowledged_before_it() {
     assert!(checked.findings.is_empty(), "{}", checked.to_text());
     assert_eq!(checked.checked.entries, report.files);
 }
+
+/// Everything under `dir` as it stands, links not followed: each entry's
+/// kind, bytes (a link's: its target) and modification time.
+fn snapshot(
+    dir: &std::path::Path,
+) -> Vec<(
+    std::path::PathBuf,
+    &'static str,
+    Vec<u8>,
+    std::time::SystemTime,
+)> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let modified = meta.modified().unwrap();
+            let (kind, bytes) = if meta.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                ("link", target.as_os_str().as_bytes().to_vec())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                ("dir", Vec::new())
+            } else {
+                ("file", std::fs::read(&path).unwrap())
+            };
+            out.push((path, kind, bytes, modified));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `backup` copies through no symbolic link: a shard directory, a paste
+/// file, a review blob or a namespace directory that is a link to
+/// something outside the data directory is skipped and named in what the
+/// command prints (exit status 1: the copy lacks whatever they point to);
+/// the copy holds the store's own pastes and nothing of the outside; the
+/// outside is left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_copies_through_no_symlink() {
+    use paste_store::{FsStore, Namespace, PasteId, PasteKey, PasteStore as _};
+    use std::os::unix::fs::symlink;
+
+    let data = tempfile::tempdir().unwrap();
+    let settings = settings_from_env(data.path(), &[("PLANSHARE_STORE", "fs")]);
+    let catalog = tenancy::Catalog::open(&settings.catalog).await.unwrap();
+    catalog.close().await;
+    let fs = |root: &std::path::Path| paste_store::FsConfig {
+        path: root.to_path_buf(),
+        first_sweep_delay_secs: 3600,
+        ..settings.store.fs.clone()
+    };
+    let key = |ns: &str, id: &str| {
+        PasteKey::new(Namespace::parse(ns).unwrap(), PasteId::parse(id).unwrap())
+    };
+    let store = FsStore::open(&fs(&settings.store.fs.path)).await.unwrap();
+    let own = key("default", "Inside001");
+    store
+        .put_if_absent(&own, paste_store::conformance::paste("inside", 3_600_000))
+        .await
+        .unwrap();
+    let shard = store.path_of(&own).parent().unwrap().to_path_buf();
+
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = FsStore::open(&fs(&outside.path().join("store")))
+        .await
+        .unwrap();
+    for (ns, id) in [("default", "Outside01"), ("team-b", "Outside02")] {
+        elsewhere
+            .put_if_absent(
+                &key(ns, id),
+                paste_store::conformance::paste("outside", 3_600_000),
+            )
+            .await
+            .unwrap();
+    }
+    let outside_shard = elsewhere
+        .path_of(&key("default", "Outside01"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let outside_file = elsewhere.path_of(&key("default", "Outside01"));
+    let hex = |s: &str| -> String { s.bytes().map(|b| format!("{b:02x}")).collect() };
+    let links = [
+        (
+            outside_shard.clone(),
+            settings.store.fs.path.join("default").join(&hex("Ou")[..4]),
+        ),
+        (outside_file.clone(), shard.join(hex("InLink001"))),
+        (
+            outside_file.clone(),
+            shard.join(format!("r{}", hex("InBlob001"))),
+        ),
+        (
+            outside.path().join("store/team-b"),
+            settings.store.fs.path.join("team-b"),
+        ),
+    ];
+    for (target, link) in &links {
+        symlink(target, link).unwrap();
+    }
+    let before = snapshot(outside.path());
+
+    let dest = tempfile::tempdir().unwrap();
+    let copy = dest.path().join("copy");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planshare-server"))
+        .arg("backup")
+        .arg(&copy)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PLANSHARE_DATA_DIR", data.path())
+        .env("PLANSHARE_STORE", "fs")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    for (_, link) in &links {
+        assert!(
+            stdout.contains(&link.display().to_string()),
+            "{} not named: {stdout}",
+            link.display()
+        );
+    }
+    assert!(stdout.contains("1 paste files"), "{stdout}");
+    assert!(stdout.contains("symbolic link"), "{stdout}");
+
+    // The copy: the store's own paste, nothing of the outside, no links.
+    let rel = |p: &std::path::Path| {
+        p.strip_prefix(&settings.store.fs.path)
+            .unwrap()
+            .to_path_buf()
+    };
+    let copied: Vec<_> = snapshot(&copy)
+        .into_iter()
+        .filter(|(_, kind, _, _)| *kind != "dir")
+        .map(|(path, kind, bytes, _)| (path, kind, bytes))
+        .collect();
+    let pastes_copy = copy.join("pastes");
+    let own_copy = pastes_copy.join(rel(&store.path_of(&own)));
+    assert!(
+        copied
+            .iter()
+            .any(|(path, kind, _)| path == &own_copy && *kind == "file"),
+        "{copied:?}"
+    );
+    let outside_bytes = std::fs::read(&outside_file).unwrap();
+    for (path, kind, bytes) in &copied {
+        assert_ne!(*kind, "link", "{}", path.display());
+        assert!(
+            bytes != &outside_bytes && !path.starts_with(pastes_copy.join("team-b")),
+            "copied from outside: {}",
+            path.display()
+        );
+    }
+    assert_eq!(snapshot(outside.path()), before);
+}

@@ -934,3 +934,392 @@ async fn damage_is_found_and_repaired_with_a_postgresql_catalog() {
     assert_eq!(report.catalog, "postgres", "{}", report.to_text());
     drop(db);
 }
+
+/// Everything under `dir` as it stands, links not followed: each entry's
+/// kind, bytes (a link's: its target) and modification time. Two equal
+/// snapshots: nothing under `dir` was removed, moved, rewritten or added.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, &'static str, Vec<u8>, std::time::SystemTime)> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let modified = meta.modified().unwrap();
+            let (kind, bytes) = if meta.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                ("link", target.as_os_str().as_bytes().to_vec())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                ("dir", Vec::new())
+            } else {
+                ("file", std::fs::read(&path).unwrap())
+            };
+            out.push((path, kind, bytes, modified));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The lower-case hex of `s`'s bytes: a paste file's name.
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A data directory with symbolic links planted at every level the doctor
+/// walks, pointing outside it, and what they point to.
+struct Planted {
+    /// Outside the data directory: what the links point to.
+    outside: tempfile::TempDir,
+    /// Every link planted in the data directory.
+    links: Vec<PathBuf>,
+    catalog: Catalog,
+    team_a: TenantId,
+}
+
+/// The store of `settings` without its background sweep (which would race
+/// the doctor over the expired files these tests plant).
+fn without_sweep(settings: &Settings) -> paste_store::FsConfig {
+    paste_store::FsConfig {
+        first_sweep_delay_secs: 3600,
+        ..settings.store.fs.clone()
+    }
+}
+
+/// Plants, in the data directory of `fx` (team-a and team-b tenants, one
+/// healthy paste of team-a's):
+/// - team-a's shard of ids beginning "Ou" as a link to a shard outside,
+///   holding a paste expired two hours ago, a damaged paste, a stale
+///   temporary file and a live paste the catalog indexes (whose row must
+///   not be reported missing, nor removed);
+/// - in the healthy paste's (real) shard: links named as a paste (to an
+///   expired record, and to a damaged one), as a review blob and as a stale
+///   temporary file, each to a single file outside;
+/// - team-b's namespace directory as a link to a namespace outside (with an
+///   expired paste), and `ghost-link`, a namespace-shaped link of no tenant.
+async fn plant_symlinks(fx: &Fixture) -> Planted {
+    use std::os::unix::fs::symlink;
+
+    let catalog = Catalog::open(&fx.settings.catalog).await.unwrap();
+    let team_a = new_tenant(&catalog, "Team A", "team-a").await.id;
+    new_tenant(&catalog, "Team B", "team-b").await;
+    let store = FsStore::open(&without_sweep(&fx.settings)).await.unwrap();
+    let a = Namespace::parse("team-a").unwrap();
+    let b = Namespace::parse("team-b").unwrap();
+    let old = now_ms() - 2 * HOUR_MS;
+    let healthy = put(
+        &store,
+        &catalog,
+        &team_a,
+        &a,
+        "Healthy01",
+        &paste(old, "healthy"),
+        true,
+    )
+    .await;
+    let shard = healthy.parent().unwrap().to_path_buf();
+
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = FsStore::open(&paste_store::FsConfig {
+        path: outside.path().join("store"),
+        first_sweep_delay_secs: 3600,
+        ..fx.settings.store.fs.clone()
+    })
+    .await
+    .unwrap();
+    let expired = StoredPaste {
+        expires_at: old,
+        ..paste(old - 7 * 24 * HOUR_MS, "expired two hours ago")
+    };
+    let key = |ns: &Namespace, id: &str| PasteKey::new(ns.clone(), PasteId::parse(id).unwrap());
+    elsewhere
+        .put_if_absent(&key(&a, "OutExp001"), expired.clone())
+        .await
+        .unwrap();
+    elsewhere
+        .put_if_absent(&key(&a, "OutBad001"), paste(old, "to be cut short"))
+        .await
+        .unwrap();
+    rewrite(&elsewhere.path_of(&key(&a, "OutBad001")), |b| {
+        b.truncate(b.len() - 3)
+    });
+    let live = paste(old, "live, behind a link");
+    elsewhere
+        .put_if_absent(&key(&a, "OutLive01"), live.clone())
+        .await
+        .unwrap();
+    assert!(
+        catalog
+            .record_paste(&team_a, &record("OutLive01", &live))
+            .await
+            .unwrap()
+    );
+    let outside_shard = elsewhere
+        .path_of(&key(&a, "OutExp001"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::write(
+        outside_shard.join(format!(".tmp-{}-{old}-00000000000000aa", hex("OutTmp01"))),
+        b"half a paste",
+    )
+    .unwrap();
+    elsewhere
+        .put_if_absent(&key(&b, "OutExp002"), expired.clone())
+        .await
+        .unwrap();
+    let lone = outside.path().join("lone");
+    std::fs::create_dir(&lone).unwrap();
+    std::fs::copy(
+        elsewhere.path_of(&key(&a, "OutExp001")),
+        lone.join("expired"),
+    )
+    .unwrap();
+    std::fs::write(lone.join("damaged"), b"PSP1 but not much else").unwrap();
+    std::fs::write(lone.join("stale"), b"half a paste").unwrap();
+    drop(elsewhere);
+
+    let links = vec![
+        // A shard directory.
+        (outside_shard, fx.data.join("team-a").join(&hex("Ou")[..4])),
+        // Files of a real shard, named as the store names them.
+        (lone.join("expired"), shard.join(hex("HeLink001"))),
+        (lone.join("damaged"), shard.join(hex("HeLink002"))),
+        (
+            lone.join("expired"),
+            shard.join(format!("r{}", hex("HeBlob001"))),
+        ),
+        (
+            lone.join("stale"),
+            shard.join(format!(".tmp-{}-{old}-00000000000000bb", hex("HeTmp0001"))),
+        ),
+        // A tenant's namespace directory, and one of no tenant.
+        (outside.path().join("store/team-b"), fx.data.join("team-b")),
+        (lone.clone(), fx.data.join("ghost-link")),
+    ];
+    for (target, link) in &links {
+        symlink(target, link).unwrap();
+    }
+    Planted {
+        outside,
+        links: links.into_iter().map(|(_, link)| link).collect(),
+        catalog,
+        team_a,
+    }
+}
+
+/// The findings of `report` whose code is `symlink`, by location, sorted.
+fn symlink_findings(report: &Report) -> Vec<String> {
+    let mut out: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| serde_json::to_value(f.code).unwrap() == "symlink")
+        .map(|f| f.location.clone())
+        .collect();
+    out.sort();
+    out
+}
+
+fn sorted(paths: &[PathBuf]) -> Vec<String> {
+    let mut out: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    out.sort();
+    out
+}
+
+/// A symbolic link at any level the doctor walks — a namespace, a shard, a
+/// paste file, a review blob, a temporary file — is reported as a finding
+/// of its own (`symlink`, with its path), never followed and never
+/// repaired: `--repair` deletes, moves and rewrites nothing outside the
+/// data directory (not the expired paste, the stale temporary file or the
+/// damaged paste the shard link leads to) and leaves the links as they
+/// are. Nothing behind a link is reported as missing either: the live
+/// paste's row behind the shard link stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn symlinks_are_reported_never_followed_nor_repaired() {
+    let fx = fixture();
+    let planted = plant_symlinks(&fx).await;
+    let outside_before = snapshot(planted.outside.path());
+    let links_before: Vec<_> = planted
+        .links
+        .iter()
+        .map(|l| std::fs::read_link(l).unwrap())
+        .collect();
+
+    let report = doctor(&fx.settings, false).await;
+    let text = report.to_text();
+    assert_eq!(symlink_findings(&report), sorted(&planted.links), "{text}");
+    assert_eq!(
+        report.findings.len(),
+        planted.links.len(),
+        "only the links are findings: {text}"
+    );
+    assert_eq!(report.exit_code(), 1, "{text}");
+    for link in &planted.links {
+        assert!(
+            text.contains(&format!("Symlink: {}", link.display())),
+            "{text}"
+        );
+    }
+    assert!(text.contains("an operator must look at"), "{text}");
+
+    let repaired = doctor(&fx.settings, true).await;
+    let text = repaired.to_text();
+    assert_eq!(
+        symlink_findings(&repaired),
+        sorted(&planted.links),
+        "{text}"
+    );
+    assert_eq!(repaired.repaired(), 0, "{text}");
+    assert_eq!(repaired.exit_code(), 1, "{text}");
+    assert_eq!(
+        snapshot(planted.outside.path()),
+        outside_before,
+        "doctor --repair changed files outside the data directory: {text}"
+    );
+    for (link, target) in planted.links.iter().zip(&links_before) {
+        assert_eq!(&std::fs::read_link(link).unwrap(), target, "{text}");
+    }
+    assert!(
+        !fx.data.join(".quarantine").exists(),
+        "nothing was quarantined: {text}"
+    );
+    assert!(
+        planted
+            .catalog
+            .paste_record(&planted.team_a, "OutLive01")
+            .await
+            .unwrap()
+            .is_some(),
+        "{text}"
+    );
+    // Once an operator has removed the links, the store is healthy.
+    for link in &planted.links {
+        std::fs::remove_file(link).unwrap();
+    }
+    planted
+        .catalog
+        .forget_paste(&planted.team_a, "OutLive01")
+        .await
+        .unwrap();
+    let healthy = doctor(&fx.settings, false).await;
+    assert!(healthy.findings.is_empty(), "{}", healthy.to_text());
+}
+
+/// The quarantine directory as a link (and, in a real one, a namespace of
+/// it as a link): a damaged paste is not moved through it — it stays where
+/// it is, its finding unrepaired — and the link is reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quarantine_behind_a_symlink_is_not_used() {
+    use std::os::unix::fs::symlink;
+
+    let fx = fixture();
+    let catalog = Catalog::open(&fx.settings.catalog).await.unwrap();
+    let tenant = new_tenant(&catalog, "Team A", "team-a").await.id;
+    let store = FsStore::open(&without_sweep(&fx.settings)).await.unwrap();
+    let ns = Namespace::parse("team-a").unwrap();
+    let old = now_ms() - 2 * HOUR_MS;
+    let broken = put(
+        &store,
+        &catalog,
+        &tenant,
+        &ns,
+        "Broken001",
+        &paste(old, "to be cut short"),
+        true,
+    )
+    .await;
+    rewrite(&broken, |b| b.truncate(b.len() - 3));
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(outside.path().join("q")).unwrap();
+
+    for link in [
+        fx.data.join(".quarantine"),
+        fx.data.join(".quarantine/team-a"),
+    ] {
+        // The second time, a real quarantine directory holding the link.
+        if link.ends_with("team-a") {
+            std::fs::create_dir(fx.data.join(".quarantine")).unwrap();
+        }
+        symlink(outside.path().join("q"), &link).unwrap();
+        let before = snapshot(outside.path());
+        let report = doctor(&fx.settings, true).await;
+        let text = report.to_text();
+        assert_eq!(
+            symlink_findings(&report),
+            vec![link.display().to_string()],
+            "{text}"
+        );
+        let damaged: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.code == FindingKind::DamagedRecord)
+            .collect();
+        assert_eq!(damaged.len(), 1, "{text}");
+        assert!(damaged[0].repaired.is_none(), "{text}");
+        assert_eq!(report.exit_code(), 1);
+        assert!(broken.exists(), "{text}");
+        assert_eq!(snapshot(outside.path()), before, "{text}");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        std::fs::remove_file(&link).unwrap();
+    }
+    // With a real quarantine, the damaged paste goes there.
+    let report = doctor(&fx.settings, true).await;
+    assert_eq!(report.exit_code(), 0, "{}", report.to_text());
+    assert!(!broken.exists());
+}
+
+/// The command: the links are named in the text report and in `--json`
+/// (code `symlink`), the exit status is 1 with and without `--repair`,
+/// and nothing outside changed.
+#[test]
+fn the_command_reports_symlinks_and_exits_1() {
+    let fx = fixture();
+    let planted = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let planted = plant_symlinks(&fx).await;
+        planted.catalog.close().await;
+        planted
+    });
+    let outside_before = snapshot(planted.outside.path());
+    let doctor = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_planshare-server"))
+            .arg("doctor")
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PASTE_DATA_DIR", &fx.data)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, stdout) = doctor(&[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    for link in &planted.links {
+        assert!(
+            stdout.contains(&format!("Symlink: {}", link.display())),
+            "{stdout}"
+        );
+    }
+    for args in [&["--json"][..], &["--repair", "--json"]] {
+        let (code, stdout) = doctor(args);
+        assert_eq!(code, Some(1), "{args:?}: {stdout}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let mut links: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "symlink")
+            .map(|f| {
+                assert!(f.get("repaired").is_none(), "{f}");
+                f["location"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        links.sort();
+        assert_eq!(links, sorted(&planted.links), "{args:?}: {stdout}");
+    }
+    assert_eq!(snapshot(planted.outside.path()), outside_before);
+}

@@ -48,7 +48,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 mod commit;
 #[cfg(unix)]
 pub mod inventory;
+mod noatime;
+mod nofollow;
 
+use self::noatime::NoAtime;
+use self::nofollow::{EntryType, OpenDir};
 use crate::record;
 use crate::{
     FsConfig, FsSync, Namespace, OpenError, PasteKey, PasteStore, StoreError, StoredPaste, now_ms,
@@ -557,95 +561,150 @@ impl Inner {
     /// file under its key's lock (a put racing the purge either lands
     /// before, and is removed, or after), then the emptied shards and the
     /// namespace directory, and makes the removal durable.
+    ///
+    /// A symbolic link met on the way (the namespace directory, a shard, a
+    /// file) is not followed and not removed ([`nofollow`]): it was not put
+    /// there by the store, and what it points to is not a deleted tenant's
+    /// paste to delete. Each is logged for an operator to look at; the
+    /// directories holding one stay.
     fn purge(&self, namespace: &Namespace) -> Result<u64, StoreError> {
-        let dir = self.root.join(namespace.fs_dir());
-        let shards = match fs::read_dir(&dir) {
-            Ok(shards) => shards,
+        let root = OpenDir::root(&self.root)
+            .map_err(|e| io_unavailable("cannot open the paste directory", e))?;
+        let name = std::ffi::OsStr::new(namespace.fs_dir());
+        let ns = match root.subdir(name) {
+            Ok(ns) => ns,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) if nofollow::not_followed(&e).is_some() => {
+                purge_met_link(&root.path().join(name));
+                return Ok(0);
+            }
             Err(e) => return Err(io_unavailable("cannot list a namespace to purge", e)),
         };
+        let shards = ns
+            .entries()
+            .map_err(|e| io_unavailable("cannot list a namespace to purge", e))?;
         let mut removed = 0;
-        for shard in shards {
-            let shard = shard.map_err(|e| io_unavailable("cannot list a namespace to purge", e))?;
-            let shard_dir = shard.path();
-            let entries = fs::read_dir(&shard_dir)
+        for (shard_name, kind) in shards {
+            if kind == EntryType::Symlink {
+                purge_met_link(&ns.path().join(&shard_name));
+                continue;
+            }
+            let shard = match ns.subdir(&shard_name) {
+                Ok(shard) => shard,
+                Err(e) if nofollow::not_followed(&e).is_some() => {
+                    purge_met_link(&ns.path().join(&shard_name));
+                    continue;
+                }
+                Err(e) => return Err(io_unavailable("cannot list a shard to purge", e)),
+            };
+            let entries = shard
+                .entries()
                 .map_err(|e| io_unavailable("cannot list a shard to purge", e))?;
-            for entry in entries {
-                let entry = entry.map_err(|e| io_unavailable("cannot list a shard to purge", e))?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let _guard = self.lock_for(&shard_dir, &name);
-                match fs::remove_file(entry.path()) {
-                    Ok(()) => removed += u64::from(!name.starts_with(TMP_PREFIX)),
+            for (file, kind) in entries {
+                if kind == EntryType::Symlink {
+                    purge_met_link(&shard.path().join(&file));
+                    continue;
+                }
+                let file_str = file.to_string_lossy();
+                let _guard = self.lock_for(shard.path(), &file_str);
+                match shard.unlink(&file) {
+                    Ok(()) => removed += u64::from(!file_str.starts_with(TMP_PREFIX)),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                     Err(e) => return Err(io_unavailable("cannot remove a purged paste", e)),
                 }
             }
-            sync_dir(&shard_dir).map_err(|e| io_unavailable("cannot sync a purged shard", e))?;
+            shard
+                .sync()
+                .map_err(|e| io_unavailable("cannot sync a purged shard", e))?;
             // A put may have linked a file in meanwhile: it is removed by
             // the next purge (the catalog keeps asking until one finds none).
-            if let Err(e) = fs::remove_dir(&shard_dir)
+            if let Err(e) = ns.remove_dir(&shard_name)
                 && e.kind() != io::ErrorKind::NotFound
             {
                 tracing::debug!(error = %e, "a purged shard is not empty yet");
             }
         }
-        if let Err(e) = fs::remove_dir(&dir)
+        if let Err(e) = root.remove_dir(name)
             && e.kind() != io::ErrorKind::NotFound
         {
             tracing::debug!(error = %e, "a purged namespace is not empty yet");
         }
-        sync_dir(&self.root).map_err(|e| io_unavailable("cannot sync the paste directory", e))?;
+        root.sync()
+            .map_err(|e| io_unavailable("cannot sync the paste directory", e))?;
         Ok(removed)
     }
 
-    /// Walks every shard once, removing expired pastes and stale temporary files.
+    /// Walks every shard once, removing expired pastes and stale temporary
+    /// files. Only regular files are removed, and no symbolic link is
+    /// followed ([`nofollow`]): a link where a shard, a namespace or a file
+    /// belongs is left for `planshare-server doctor` to report, and what it
+    /// points to — outside the paste directory or not — is never read or
+    /// deleted by the sweep.
     fn sweep(&self) -> Result<u64, StoreError> {
         let now = now_ms();
         let stale_before = now.saturating_sub(self.config.stale_tmp_secs.saturating_mul(1000));
         let mut removed = 0;
-        let namespaces = fs::read_dir(&self.root)
+        let root = OpenDir::root(&self.root)
             .map_err(|e| io_unavailable("cannot list the paste directory", e))?;
-        for ns in namespaces.flatten() {
-            // Quarantined files are the operator's to look at, not expired pastes.
-            if ns.file_name().to_str().is_some_and(|n| n.starts_with('.')) {
-                self.remove_stale_tmp(&ns.path(), stale_before, &mut removed);
-                continue;
+        let namespaces = root
+            .entries()
+            .map_err(|e| io_unavailable("cannot list the paste directory", e))?;
+        for (name, kind) in namespaces {
+            match kind {
+                // At the root, only the health probe's leftovers are ours.
+                EntryType::File => {
+                    self.remove_stale_tmp(&root, &name, stale_before, &mut removed);
+                    continue;
+                }
+                // Quarantined files are the operator's to look at, not
+                // expired pastes (a namespace cannot start with a dot).
+                EntryType::Dir if !name.to_string_lossy().starts_with('.') => {}
+                EntryType::Dir | EntryType::Symlink | EntryType::Other => continue,
             }
-            if !ns.file_type().is_ok_and(|t| t.is_dir()) {
-                self.remove_stale_tmp(&ns.path(), stale_before, &mut removed);
-                continue;
-            }
-            let Ok(shards) = fs::read_dir(ns.path()) else {
+            let Ok(ns) = root.subdir(&name) else {
                 continue;
             };
-            for shard in shards.flatten() {
-                removed += self.sweep_shard(&shard.path(), now, stale_before);
+            let Ok(shards) = ns.entries() else {
+                continue;
+            };
+            for (shard, kind) in shards {
+                if kind != EntryType::Dir {
+                    continue;
+                }
+                if let Ok(shard) = ns.subdir(&shard) {
+                    removed += self.sweep_shard(&shard, now, stale_before);
+                }
             }
         }
         Ok(removed)
     }
 
-    fn sweep_shard(&self, dir: &Path, now: u64, stale_before: u64) -> u64 {
-        let Ok(entries) = fs::read_dir(dir) else {
+    fn sweep_shard(&self, dir: &OpenDir, now: u64, stale_before: u64) -> u64 {
+        let Ok(entries) = dir.entries() else {
             return 0;
         };
         let mut removed = 0;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+        for (name, kind) in entries {
+            if kind != EntryType::File {
+                continue;
+            }
+            let Some(text) = name.to_str() else {
                 continue;
             };
-            if name.starts_with(TMP_PREFIX) {
-                self.remove_stale_tmp(&path, stale_before, &mut removed);
+            if text.starts_with(TMP_PREFIX) {
+                self.remove_stale_tmp(dir, &name, stale_before, &mut removed);
                 continue;
             }
             // The mtime is the expiry; confirm from the record under the lock.
-            let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
-            if mtime.is_some_and(|t| unix_ms(t) < now) {
-                let _guard = self.lock_for(dir, &name);
-                if record::is_expired(&read_record(&self.noatime, &path), now)
-                    && fs::remove_file(&path).is_ok()
-                {
+            let mtime = dir.stat(&name).ok().map(|st| st.modified_ms);
+            if mtime.is_some_and(|t| t < now) {
+                let _guard = self.lock_for(dir.path(), text);
+                let read = match nofollow::read_all(dir, &name, &self.noatime) {
+                    Ok(bytes) => record::decode_owned(bytes),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NotFound),
+                    Err(e) => Err(io_unavailable("cannot read the paste file", e)),
+                };
+                if record::is_expired(&read, now) && dir.unlink(&name).is_ok() {
                     removed += 1;
                 }
             }
@@ -653,11 +712,14 @@ impl Inner {
         removed
     }
 
-    fn remove_stale_tmp(&self, path: &Path, stale_before: u64, removed: &mut u64) {
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            return;
-        };
-        let Some(rest) = name.strip_prefix(TMP_PREFIX) else {
+    fn remove_stale_tmp(
+        &self,
+        dir: &OpenDir,
+        name: &std::ffi::OsStr,
+        stale_before: u64,
+        removed: &mut u64,
+    ) {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(TMP_PREFIX)) else {
             return;
         };
         // `.tmp-<file>-<created ms>-<random>` or `.tmp-health-<random>`
@@ -666,10 +728,18 @@ impl Inner {
             .nth(1)
             .and_then(|ms| ms.parse::<u64>().ok())
             .unwrap_or(0);
-        if created <= stale_before && fs::remove_file(path).is_ok() {
+        if created <= stale_before && dir.unlink(name).is_ok() {
             *removed += 1;
         }
     }
+}
+
+/// Logs a symbolic link a purge did not follow (nor remove).
+fn purge_met_link(path: &Path) {
+    tracing::warn!(
+        path = %path.display(),
+        "a symbolic link in a purged namespace: not followed and not removed; an operator must look at it"
+    );
 }
 
 fn spawn_sweeper(inner: Weak<Inner>) {
@@ -733,62 +803,6 @@ fn read_record(noatime: &NoAtime, path: &Path) -> Result<StoredPaste, StoreError
         Ok(_) => record::decode_owned(bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NotFound),
         Err(e) => Err(io_unavailable("cannot read the paste file", e)),
-    }
-}
-
-/// Reading paste files without updating their access times.
-///
-/// A paste file's mtime is its expiry, in the future, so under `relatime`
-/// (the usual mount default: the atime is updated while it is older than
-/// the mtime) every read would update the atime — dirtying the inode, which
-/// the kernel then writes back to disk: a disk write per read. `O_NOATIME`
-/// is allowed only to the file's owner (the server, which wrote it) or a
-/// process with `CAP_FOWNER`. Where it is refused (`EPERM`: files written
-/// by another user), the file is opened as usual, and from then on this
-/// store does not ask again.
-#[derive(Debug, Default)]
-struct NoAtime {
-    refused: std::sync::atomic::AtomicBool,
-}
-
-impl NoAtime {
-    /// Opens `path` for reading, with `O_NOATIME` where allowed.
-    #[cfg(target_os = "linux")]
-    fn open(&self, path: &Path) -> io::Result<File> {
-        use std::os::unix::fs::OpenOptionsExt as _;
-
-        if !self.refused() {
-            let flag = i32::try_from(rustix::fs::OFlags::NOATIME.bits()).unwrap_or(0);
-            match OpenOptions::new().read(true).custom_flags(flag).open(path) {
-                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
-                    self.refuse();
-                }
-                other => return other,
-            }
-        }
-        File::open(path)
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn open(&self, path: &Path) -> io::Result<File> {
-        File::open(path)
-    }
-
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    fn refused(&self) -> bool {
-        self.refused.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    fn refuse(&self) {
-        if !self
-            .refused
-            .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            tracing::info!(
-                "the paste files are not owned by this process: reads update their access times"
-            );
-        }
     }
 }
 
@@ -867,12 +881,6 @@ fn random_u64() -> Result<u64, StoreError> {
 
 fn system_time(ms: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms)
-}
-
-fn unix_ms(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

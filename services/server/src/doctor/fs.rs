@@ -3,14 +3,22 @@
 //! namespace's tenant read in the same order a page at a time, so memory
 //! stays flat however many pastes there are (a tenant's review blobs are
 //! held in a map: there are few of them beside its pastes).
+//!
+//! Symbolic links are reported (`symlink`) and never followed, at every
+//! level: the root's namespace directories, a namespace's shards, a shard's
+//! files, the quarantine's directories. The store writes none, so a link is
+//! someone else's doing, and what it points to — outside the data
+//! directory or inside — is not the doctor's to read, move or delete.
+//! Nothing behind a link is checked either: a row whose file would be
+//! behind one is not reported missing (and so never removed).
 
-use std::collections::{HashMap, VecDeque};
-use std::os::unix::fs::MetadataExt as _;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
 
 use anyhow::Context as _;
 use paste_store::{
-    FsEntryKind, FsStore, PasteId, RecordInfo, RecordProblem, check_record_text, inspect_record,
+    FsEntry, FsEntryKind, FsStore, PasteId, RecordInfo, RecordProblem, check_record_text,
+    inspect_record, not_followed, shard_of,
 };
 use tenancy::{Catalog, PasteRecord, Tenant, TenantId};
 
@@ -32,38 +40,80 @@ pub(super) async fn check(
         store,
         catalog,
         ledger: Ledger::new(options, tenants.len()),
+        behind_links: HashSet::new(),
     };
+    // The quarantine's own directories, where a repair would move files.
+    let quarantine_links = walk.store.quarantine_links().with_context(|| {
+        format!(
+            "cannot list the quarantine of {}",
+            walk.store.root().display()
+        )
+    })?;
+    for (namespace, path, target) in quarantine_links {
+        let wanted = match (&options.tenant, &namespace) {
+            (None, _) | (Some(_), None) => true,
+            (Some(_), Some(ns)) => tenants.iter().any(|t| &t.namespace == ns),
+        };
+        if wanted {
+            walk.link_met(
+                &path,
+                target.as_deref(),
+                None,
+                "no damaged file is moved through it",
+            );
+        }
+    }
     let dirs = walk
         .store
         .namespace_dirs()
         .with_context(|| format!("cannot list {}", walk.store.root().display()))?;
-    let mut walked: Vec<&str> = Vec::new();
-    for (name, is_dir) in &dirs {
-        let path = walk.store.root().join(name);
-        if !is_dir {
-            if options.tenant.is_none() {
-                walk.loose_file(&path).await;
-            }
-            continue;
-        }
-        match tenants.iter().find(|t| &t.namespace == name) {
-            Some(tenant) => {
-                walk.namespace(tenant, true).await?;
-                walked.push(&tenant.namespace);
-            }
-            None if options.tenant.is_some() || purging.contains(name) => {}
-            None => walk.finding(
-                FindingKind::UnknownNamespace,
-                &path,
-                None,
-                None,
-                "a namespace directory of no tenant (its files are never served)".into(),
-            ),
+    // Namespaces walked, or reported as links (their pastes not checked).
+    let mut seen: Vec<&str> = Vec::new();
+    for entry in &dirs {
+        let tenant = tenants.iter().find(|t| t.namespace == entry.name);
+        match &entry.kind {
+            FsEntryKind::Directory => match tenant {
+                Some(tenant) => {
+                    walk.namespace(tenant, Some(entry)).await?;
+                    seen.push(&tenant.namespace);
+                }
+                None if options.tenant.is_some() || purging.contains(&entry.name) => {}
+                None => walk.finding(
+                    FindingKind::UnknownNamespace,
+                    &entry.path,
+                    None,
+                    None,
+                    "a namespace directory of no tenant (its files are never served)".into(),
+                ),
+            },
+            FsEntryKind::Symlink => match tenant {
+                Some(tenant) => {
+                    walk.symlink(
+                        entry,
+                        Some(&tenant.id),
+                        "this tenant's pastes and rows were not checked",
+                    );
+                    seen.push(&tenant.namespace);
+                }
+                // The root may hold the catalog and what else the operator
+                // keeps beside the pastes (upstream's layout): only links
+                // named as a namespace or a temporary file are the store's
+                // business.
+                None if options.tenant.is_none()
+                    && (paste_store::Namespace::parse(&entry.name).is_ok()
+                        || entry.name.starts_with(".tmp-")) =>
+                {
+                    walk.symlink(entry, None, "");
+                }
+                None => {}
+            },
+            _ if options.tenant.is_none() => walk.loose_file(entry),
+            _ => {}
         }
     }
     for tenant in &tenants {
-        if !walked.contains(&tenant.namespace.as_str()) {
-            walk.namespace(tenant, false).await?;
+        if !seen.contains(&tenant.namespace.as_str()) {
+            walk.namespace(tenant, None).await?;
         }
     }
     for tenant in &tenants {
@@ -76,6 +126,9 @@ struct Walk<'a> {
     store: FsStore,
     catalog: &'a Catalog,
     ledger: Ledger,
+    /// The shards of the namespace being walked that are links (not
+    /// followed): what the catalog says is in them is not checked.
+    behind_links: HashSet<String>,
 }
 
 /// A stored entry that decoded, with what its header says.
@@ -99,17 +152,57 @@ impl Walk<'_> {
     /// A file directly under the root: the store leaves only its health
     /// probe's temporary files there (the data directory also holds the
     /// SQLite catalog and whatever else the operator keeps beside it).
-    async fn loose_file(&mut self, path: &Path) {
-        if path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with(".tmp-"))
-        {
-            self.temporary(path, None);
+    fn loose_file(&mut self, entry: &FsEntry) {
+        if let FsEntryKind::Temporary(_) = entry.kind {
+            // The probe's name carries no creation time.
+            self.temporary(entry, None);
         }
     }
 
-    /// One tenant's namespace: its files beside its rows.
-    async fn namespace(&mut self, tenant: &Tenant, has_dir: bool) -> anyhow::Result<()> {
+    /// A symbolic link listed where the store keeps its directories and
+    /// files: reported, not followed, not repaired. `skipped` says what
+    /// was therefore not checked.
+    fn symlink(&mut self, entry: &FsEntry, tenant: Option<&TenantId>, skipped: &str) {
+        let target = self.store.link_target(entry).ok();
+        self.link_met(&entry.path, target.as_deref(), tenant, skipped);
+    }
+
+    /// A symbolic link at `path` (pointing to `target`, where read), met
+    /// while listing or when an operation refused to follow it; reported
+    /// once.
+    fn link_met(
+        &mut self,
+        path: &Path,
+        target: Option<&Path>,
+        tenant: Option<&TenantId>,
+        skipped: &str,
+    ) {
+        let location = path.display().to_string();
+        if self
+            .ledger
+            .findings
+            .iter()
+            .any(|f| f.code == FindingKind::Symlink && f.location == location)
+        {
+            return;
+        }
+        self.ledger.checked.symlinks += 1;
+        let mut detail = match target {
+            Some(target) => format!("a symbolic link to {}", target.display()),
+            None => "a symbolic link".to_owned(),
+        };
+        detail.push_str(
+            ": the store writes none; not followed and not repaired, an operator must look at it",
+        );
+        if !skipped.is_empty() {
+            detail.push_str(&format!(" ({skipped})"));
+        }
+        self.finding(FindingKind::Symlink, path, tenant, None, detail);
+    }
+
+    /// One tenant's namespace: its files beside its rows. `dir`: its
+    /// directory, if there is one.
+    async fn namespace(&mut self, tenant: &Tenant, dir: Option<&FsEntry>) -> anyhow::Result<()> {
         let id = &tenant.id;
         let mut rows = Rows::new(id.clone());
         let mut review_blobs: HashMap<String, i64> = self
@@ -121,39 +214,82 @@ impl Walk<'_> {
             .map(|b| (b.blob, b.bytes))
             .collect();
         self.ledger.checked.review_blobs += review_blobs.len() as u64;
+        self.behind_links.clear();
         // The default tenant indexes only some of its pastes (the upstream
         // fast path indexes none): a file without a row is expected there.
         let fully_indexed = !id.is_default();
-        let shards = if has_dir {
-            self.store
-                .shard_dirs(&tenant.namespace)
-                .with_context(|| format!("cannot list the namespace {}", tenant.namespace))?
-        } else {
-            Vec::new()
+        let shards = match dir.map(|dir| (dir, self.store.entries_of(dir))) {
+            None => Vec::new(),
+            Some((_, Ok(shards))) => shards,
+            // Made a link since the root was listed.
+            Some((dir, Err(e))) if not_followed(&e).is_some() => {
+                self.link_met(
+                    &dir.path,
+                    None,
+                    Some(id),
+                    "this tenant's pastes and rows were not checked",
+                );
+                return Ok(());
+            }
+            Some((_, Err(e))) => {
+                return Err(e)
+                    .with_context(|| format!("cannot list the namespace {}", tenant.namespace));
+            }
         };
         for shard in shards {
-            let entries = match self.store.shard_entries(&tenant.namespace, &shard) {
-                Ok(entries) => entries,
-                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-                    let path = self.store.root().join(&tenant.namespace).join(&shard);
+            match shard.kind {
+                FsEntryKind::Directory => {}
+                FsEntryKind::Symlink => {
+                    self.symlink(
+                        &shard,
+                        Some(id),
+                        "the pastes kept under it were not checked",
+                    );
+                    self.behind_links.insert(shard.name.clone());
+                    continue;
+                }
+                _ => {
                     self.finding(
                         FindingKind::UnknownFile,
-                        &path,
+                        &shard.path,
                         Some(id),
                         None,
                         "a file where the store keeps shard directories".into(),
                     );
                     continue;
                 }
+            }
+            let entries = match self.store.entries_of(&shard) {
+                Ok(entries) => entries,
+                Err(e) if not_followed(&e).is_some() => {
+                    self.link_met(
+                        &shard.path,
+                        None,
+                        Some(id),
+                        "the pastes kept under it were not checked",
+                    );
+                    self.behind_links.insert(shard.name.clone());
+                    continue;
+                }
+                // Removed since the namespace was listed.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => {
                     return Err(e).with_context(|| {
-                        format!("cannot list the shard {}/{shard}", tenant.namespace)
+                        format!("cannot list the shard {}/{}", tenant.namespace, shard.name)
                     });
                 }
             };
             for entry in entries {
-                match entry.kind {
-                    FsEntryKind::Temporary(created) => self.temporary(&entry.path, created),
+                match &entry.kind {
+                    FsEntryKind::Temporary(created) => self.temporary(&entry, *created),
+                    FsEntryKind::Symlink => self.symlink(&entry, Some(id), ""),
+                    FsEntryKind::Directory => self.finding(
+                        FindingKind::UnknownFile,
+                        &entry.path,
+                        Some(id),
+                        None,
+                        "a directory where the store keeps only files".into(),
+                    ),
                     FsEntryKind::Unknown => self.finding(
                         FindingKind::UnknownFile,
                         &entry.path,
@@ -162,13 +298,13 @@ impl Walk<'_> {
                         "a name the store never writes".into(),
                     ),
                     FsEntryKind::Paste(paste) => {
-                        let stored = self.entry(&entry.path, id, &paste);
-                        self.paste(&mut rows, &entry.path, id, &paste, stored, fully_indexed)
+                        let stored = self.entry(&entry, id, paste);
+                        self.paste(&mut rows, &entry.path, id, paste, stored, fully_indexed)
                             .await?;
                     }
                     FsEntryKind::ReviewBlob(blob) => {
-                        let stored = self.entry(&entry.path, id, &blob);
-                        self.review_blob(&mut review_blobs, &entry.path, id, &blob, stored);
+                        let stored = self.entry(&entry, id, blob);
+                        self.review_blob(&mut review_blobs, &entry.path, id, blob, stored);
                     }
                 }
                 self.ledger
@@ -183,6 +319,9 @@ impl Walk<'_> {
         let mut missing: Vec<(String, i64)> = review_blobs.into_iter().collect();
         missing.sort();
         for (blob, _) in missing {
+            if self.behind_link(&blob) {
+                continue;
+            }
             let path = self.store.root().join(&tenant.namespace);
             self.finding(
                 FindingKind::ReviewBlobMissing,
@@ -197,12 +336,18 @@ impl Walk<'_> {
 
     /// Checks a paste file or review blob; `Some` when it decodes. Damage
     /// is reported (and, with `--repair`, the file quarantined) here.
-    fn entry(&mut self, path: &Path, tenant: &TenantId, id: &PasteId) -> Option<Stored> {
+    fn entry(&mut self, entry: &FsEntry, tenant: &TenantId, id: &PasteId) -> Option<Stored> {
+        let path = entry.path.as_path();
         self.ledger.checked.entries += 1;
-        let head = match self.store.read_head(path) {
+        let head = match self.store.read_head(entry) {
             Ok(head) => head,
             // Removed since the shard was listed (a delete, a burn, the sweep).
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            // Made a link since the shard was listed: not read.
+            Err(e) if not_followed(&e).is_some() => {
+                self.link_met(path, None, Some(tenant), "");
+                return None;
+            }
             Err(e) => {
                 self.finding(
                     FindingKind::DamagedRecord,
@@ -215,12 +360,16 @@ impl Walk<'_> {
             }
         };
         let problem = match inspect_record(&head.head, head.len) {
-            Ok(info) if info.text => match self.store.read_whole(path) {
+            Ok(info) if info.text => match self.store.read_whole(entry) {
                 Ok(bytes) => match check_record_text(&bytes[paste_store::RECORD_HEADER_LEN..]) {
                     Ok(()) => Ok(info),
                     Err(problem) => Err(problem),
                 },
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+                Err(e) if not_followed(&e).is_some() => {
+                    self.link_met(path, None, Some(tenant), "");
+                    return None;
+                }
                 Err(_) => Err(RecordProblem::TruncatedPayload {
                     expected: info.payload_len,
                     stored: 0,
@@ -243,7 +392,7 @@ impl Walk<'_> {
                         ),
                     );
                     if self.ledger.repair {
-                        match self.store.remove_checked(path, head.ino) {
+                        match self.store.remove_checked(entry, head.ino) {
                             Ok(true) => self.ledger.repaired("removed".into()),
                             Ok(false) => {}
                             Err(e) => {
@@ -276,13 +425,22 @@ impl Walk<'_> {
                     problem.to_string(),
                 );
                 if self.ledger.repair {
-                    match self.store.quarantine(path, head.ino) {
+                    match self.store.quarantine(entry, head.ino) {
                         Ok(Some(dest)) => {
                             self.ledger.repaired(format!("moved to {}", dest.display()));
                         }
                         Ok(None) => {}
                         Err(e) => {
-                            tracing::warn!(path = %path.display(), error = %e, "cannot quarantine a damaged file")
+                            tracing::warn!(path = %path.display(), error = %e, "cannot quarantine a damaged file");
+                            // A link in the quarantine (nothing was moved).
+                            if let Some(link) = not_followed(&e).map(Path::to_path_buf) {
+                                self.link_met(
+                                    &link,
+                                    None,
+                                    None,
+                                    "no damaged file is moved through it",
+                                );
+                            }
                         }
                     }
                 }
@@ -416,6 +574,11 @@ impl Walk<'_> {
         row: PasteRecord,
     ) -> anyhow::Result<()> {
         self.ledger.checked.rows += 1;
+        // Its file would be behind a link, which is not followed: it is not
+        // known to be missing (the link is the finding).
+        if self.behind_link(&row.id) {
+            return Ok(());
+        }
         let created = u64::try_from(row.created_at).unwrap_or(0);
         let expires = u64::try_from(row.expires_at).unwrap_or(0);
         if expires <= self.ledger.now {
@@ -426,16 +589,14 @@ impl Walk<'_> {
             self.ledger.checked.too_young += 1;
             return Ok(());
         }
-        let path = PasteId::parse(&row.id)
-            .ok()
-            .and_then(|id| {
-                paste_store::Namespace::parse(namespace)
-                    .ok()
-                    .map(|ns| (ns, id))
-            })
-            .map(|(ns, id)| self.store.path_of(&paste_store::PasteKey::new(ns, id)));
-        let location = path
-            .clone()
+        let key = PasteId::parse(&row.id).ok().and_then(|id| {
+            paste_store::Namespace::parse(namespace)
+                .ok()
+                .map(|ns| paste_store::PasteKey::new(ns, id))
+        });
+        let location = key
+            .as_ref()
+            .map(|key| self.store.path_of(key))
             .unwrap_or_else(|| self.store.root().join(namespace));
         self.finding(
             FindingKind::RowWithoutBlob,
@@ -447,10 +608,9 @@ impl Walk<'_> {
                 row.bytes
             ),
         );
-        // Only a row whose file is still absent when the repair comes.
-        let absent = path.is_some_and(|p| {
-            std::fs::symlink_metadata(&p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-        });
+        // Only a row whose file is still absent when the repair comes (a
+        // link on the way, made meanwhile, is not followed: not absent).
+        let absent = key.is_some_and(|key| self.store.is_absent(&key));
         if self.ledger.repair
             && absent
             && let Some(gone) = self.catalog.forget_paste(tenant, &row.id).await?
@@ -464,20 +624,25 @@ impl Walk<'_> {
     }
 
     /// A put's temporary file: stale when older than `--min-age`.
-    fn temporary(&mut self, path: &Path, created: Option<u64>) {
+    fn temporary(&mut self, entry: &FsEntry, created: Option<u64>) {
         self.ledger.checked.temporaries += 1;
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
+        let Ok(meta) = self.store.entry_meta(entry) else {
             return;
         };
+        if meta.is_symlink {
+            // Made a link since the shard was listed.
+            self.symlink(entry, None, "");
+            return;
+        }
+        if !meta.is_file {
+            return;
+        }
         // The name carries its creation time; else the inode's change time.
-        let created = created.unwrap_or_else(|| {
-            u64::try_from(meta.ctime())
-                .unwrap_or(0)
-                .saturating_mul(1000)
-        });
+        let created = created.unwrap_or(meta.changed_ms);
         if !self.ledger.settled(created) {
             return;
         }
+        let path = entry.path.as_path();
         self.finding(
             FindingKind::StaleTemporary,
             path,
@@ -489,7 +654,7 @@ impl Walk<'_> {
             ),
         );
         if self.ledger.repair {
-            match self.store.remove_checked(path, meta.ino()) {
+            match self.store.remove_checked(entry, meta.ino) {
                 Ok(true) => self.ledger.repaired("removed".into()),
                 Ok(false) => {}
                 Err(e) => {
@@ -497,6 +662,13 @@ impl Walk<'_> {
                 }
             }
         }
+    }
+
+    /// Whether the file of `id` would be in a shard of the namespace being
+    /// walked that is a link (not followed, so not checked).
+    fn behind_link(&self, id: &str) -> bool {
+        !self.behind_links.is_empty()
+            && PasteId::parse(id).is_ok_and(|id| self.behind_links.contains(&shard_of(&id)))
     }
 }
 

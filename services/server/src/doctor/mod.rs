@@ -10,6 +10,10 @@
 //! - temporary files left by puts that never finished, and names the
 //!   store never writes;
 //! - namespaces that belong to no tenant;
+//! - (fs) symbolic links where the store keeps directories and files: the
+//!   store writes none, so each is reported and none is followed — what it
+//!   points to, outside the data directory or inside, is never read,
+//!   moved or deleted, and the link is left as it is;
 //! - the catalog's paste rows whose file is missing, and paste files a
 //!   fully indexed tenant's catalog does not know; the same for the blobs
 //!   review rows name;
@@ -79,6 +83,9 @@ pub enum FindingKind {
     SizeMismatch,
     /// A tenant's recorded usage differs from what its rows add up to.
     UsageMismatch,
+    /// (fs) A symbolic link where the store keeps its directories and
+    /// files: never followed, never repaired (an operator must look at it).
+    Symlink,
 }
 
 /// One thing found wrong.
@@ -122,6 +129,9 @@ pub struct Checked {
     /// Rows of expired pastes whose file is already gone (the catalog's
     /// own sweep removes them).
     pub expired_rows: u64,
+    /// Symbolic links met (fs; each one a finding too): not followed, so
+    /// what lies behind them was not checked.
+    pub symlinks: u64,
 }
 
 /// The outcome of a run.
@@ -234,6 +244,12 @@ impl Report {
             out.push_str(&format!(
                 "not findings: {} default-tenant pastes not indexed (as created), {} entries younger than --min-age, {} expired rows awaiting the catalog's sweep\n",
                 c.unindexed, c.too_young, c.expired_rows
+            ));
+        }
+        if c.symlinks > 0 {
+            out.push_str(&format!(
+                "{} symbolic links: never followed (what they point to was not checked) and never repaired; an operator must look at each\n",
+                c.symlinks
             ));
         }
         out.push_str(&match (self.findings.len(), self.repair) {

@@ -1,6 +1,7 @@
-//! The fs store as the doctor sees it: its files listed in key order, a
-//! record's head read without its payload, and the repairs that are safe
-//! while a server (another process) serves the same directory.
+//! The fs store as the doctor (and `backup`) sees it: its entries listed
+//! in key order, a record's head read without its payload, and the repairs
+//! that are safe while a server (another process) serves the same
+//! directory.
 //!
 //! Order: namespaces, their shards and a shard's files are each sorted by
 //! name. A file name is the lower-case hex of the id's bytes and a shard
@@ -13,27 +14,46 @@
 //! repair renames the file out of the way first and compares the inode of
 //! what it moved with the one it checked; a file put there meanwhile is
 //! moved back.
+//!
+//! Symbolic links: the store writes none, so one below the root is listed
+//! as [`FsEntryKind::Symlink`] (for the doctor to report) and never
+//! followed. Each entry carries the directory it was listed in, held open
+//! without following a link (`nofollow.rs` beside this file); reading and repairing
+//! name the entry relative to it, so a directory swapped for a link after
+//! the listing is not followed either (the operation fails with
+//! [`NotFollowed`]).
 
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{self, Read as _};
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::{FsStore, TMP_PREFIX, random_u64, sync_dir};
+use super::nofollow::{EntryType, OpenDir};
+use super::{FsStore, TMP_PREFIX, random_u64};
 use crate::{PasteId, PasteKey, RECORD_HEADER_LEN};
 
 pub use super::QUARANTINE_DIR;
+pub use super::nofollow::{NotFollowed, not_followed};
 
-/// One directory entry of a shard.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One directory entry: of the root, of a namespace directory or of a
+/// shard.
+#[derive(Clone, Debug)]
 pub struct FsEntry {
     /// Its path.
     pub path: PathBuf,
-    /// What its name says it is.
+    /// Its name (lossily made text, for comparing and reporting).
+    pub name: String,
+    /// What it is.
     pub kind: FsEntryKind,
+    /// Its name as listed (what operations on it use).
+    os_name: OsString,
+    /// The directory it was listed in, held open.
+    dir: Arc<OpenDir>,
 }
 
-/// What a shard entry's name says it is.
+/// What an entry is: a directory, a link, or a regular file by what its
+/// name says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FsEntryKind {
     /// A paste's record.
@@ -42,7 +62,12 @@ pub enum FsEntryKind {
     ReviewBlob(PasteId),
     /// A put's temporary file, with the time it was created (from its name).
     Temporary(Option<u64>),
-    /// A name the store never writes (or a directory).
+    /// A directory.
+    Directory,
+    /// A symbolic link, whatever its name: never followed.
+    Symlink,
+    /// A file with a name the store never writes, or neither a regular
+    /// file, a directory nor a link (a FIFO, a socket, a device).
     Unknown,
 }
 
@@ -57,54 +82,94 @@ pub struct FileHead {
     pub ino: u64,
 }
 
+/// A link in the quarantine's directories: its namespace (none for the
+/// quarantine directory itself), its path and what it points to.
+pub type QuarantineLink = (Option<String>, PathBuf, Option<PathBuf>);
+
+/// An entry's own inode and change time (a link's own, not its target's).
+#[derive(Clone, Copy, Debug)]
+pub struct EntryMeta {
+    /// What it is now (it may have changed since it was listed).
+    pub is_file: bool,
+    /// Whether it is now a symbolic link.
+    pub is_symlink: bool,
+    /// Its inode.
+    pub ino: u64,
+    /// Its inode change time, Unix ms.
+    pub changed_ms: u64,
+}
+
 impl FsStore {
-    /// The root's entries, sorted, each with whether it is a directory
-    /// (the quarantine directory left out).
-    pub fn namespace_dirs(&self) -> io::Result<Vec<(String, bool)>> {
-        let mut out = Vec::new();
-        for entry in fs::read_dir(self.root())? {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name == QUARANTINE_DIR {
-                continue;
+    /// The root's entries, sorted by name (the quarantine directory left
+    /// out: see [`quarantine_links`](Self::quarantine_links)).
+    pub fn namespace_dirs(&self) -> io::Result<Vec<FsEntry>> {
+        let root = Arc::new(OpenDir::root(self.root())?);
+        let mut out = listing(&root)?;
+        out.retain(|e| e.name != QUARANTINE_DIR);
+        Ok(out)
+    }
+
+    /// The entries of the directory `dir` (a namespace directory: its
+    /// shards; a shard: its files), sorted by name. `dir` is opened without
+    /// following a link: if it is one (now), the error is [`NotFollowed`].
+    pub fn entries_of(&self, dir: &FsEntry) -> io::Result<Vec<FsEntry>> {
+        listing(&Arc::new(dir.dir.subdir(&dir.os_name)?))
+    }
+
+    /// The symbolic links at the quarantine directory's top levels: the
+    /// directory itself, its namespace directories and their shards (where
+    /// [`quarantine`](Self::quarantine) would move a file into, which it
+    /// refuses to do through a link), each with its namespace and what it
+    /// points to (where that can be read).
+    pub fn quarantine_links(&self) -> io::Result<Vec<QuarantineLink>> {
+        let root = OpenDir::root(self.root())?;
+        let name = OsStr::new(QUARANTINE_DIR);
+        let quarantine = match root.subdir(name) {
+            Ok(dir) => dir,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if not_followed(&e).is_some() => {
+                let target = root.read_link(name).ok();
+                return Ok(vec![(None, root.path().join(name), target)]);
             }
-            out.push((name, entry.file_type()?.is_dir()));
-        }
-        out.sort();
-        Ok(out)
-    }
-
-    /// The shard directories of namespace directory `namespace`, sorted.
-    pub fn shard_dirs(&self, namespace: &str) -> io::Result<Vec<String>> {
+            // A file where the quarantine belongs: not a link.
+            Err(e) if e.kind() == io::ErrorKind::NotADirectory => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
         let mut out = Vec::new();
-        for entry in fs::read_dir(self.root().join(namespace))? {
-            out.push(entry?.file_name().to_string_lossy().into_owned());
+        let mut namespaces = quarantine.entries()?;
+        namespaces.sort_by(|a, b| a.0.cmp(&b.0));
+        for (ns, kind) in namespaces {
+            let ns_text = ns.to_string_lossy().into_owned();
+            let link = |dir: &OpenDir, name: &OsStr| {
+                (
+                    Some(ns_text.clone()),
+                    dir.path().join(name),
+                    dir.read_link(name).ok(),
+                )
+            };
+            match kind {
+                EntryType::Symlink => out.push(link(&quarantine, &ns)),
+                EntryType::Dir => {
+                    let dir = match quarantine.subdir(&ns) {
+                        Ok(dir) => dir,
+                        Err(e) if not_followed(&e).is_some() => {
+                            out.push(link(&quarantine, &ns));
+                            continue;
+                        }
+                        Err(_) => continue,
+                    };
+                    let mut shards = dir.entries()?;
+                    shards.sort_by(|a, b| a.0.cmp(&b.0));
+                    for (shard, kind) in shards {
+                        if kind == EntryType::Symlink {
+                            out.push(link(&dir, &shard));
+                        }
+                    }
+                }
+                EntryType::File | EntryType::Other => {}
+            }
         }
-        out.sort();
         Ok(out)
-    }
-
-    /// The entries of one shard, sorted by name.
-    pub fn shard_entries(&self, namespace: &str, shard: &str) -> io::Result<Vec<FsEntry>> {
-        let dir = self.root().join(namespace).join(shard);
-        let mut names = Vec::new();
-        for entry in fs::read_dir(&dir)? {
-            let entry = entry?;
-            let is_file = entry.file_type()?.is_file();
-            names.push((entry.file_name().to_string_lossy().into_owned(), is_file));
-        }
-        names.sort();
-        Ok(names
-            .into_iter()
-            .map(|(name, is_file)| FsEntry {
-                kind: if is_file {
-                    kind_of(&name)
-                } else {
-                    FsEntryKind::Unknown
-                },
-                path: dir.join(name),
-            })
-            .collect())
     }
 
     /// Where the file of `key` is (whether or not it exists).
@@ -113,9 +178,51 @@ impl FsStore {
         dir.join(file)
     }
 
-    /// The head and length of the file at `path`.
-    pub fn read_head(&self, path: &Path) -> io::Result<FileHead> {
-        let file = self.inner.noatime.open(path)?;
+    /// Whether the file of `key` is certainly not stored: it, its shard or
+    /// its namespace directory is missing. A link on the way is not
+    /// followed, and means "not known to be missing" (`false`).
+    pub fn is_absent(&self, key: &PasteKey) -> bool {
+        let (dir, file) = key.fs_location();
+        let missing = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
+        let mut at = match OpenDir::root(self.root()) {
+            Ok(root) => root,
+            Err(_) => return false,
+        };
+        for part in dir.split('/') {
+            at = match at.subdir(OsStr::new(part)) {
+                Ok(next) => next,
+                Err(e) => return missing(&e),
+            };
+        }
+        at.stat(OsStr::new(&file)).is_err_and(|e| missing(&e))
+    }
+
+    /// The entry's own inode and change time, as it is now.
+    pub fn entry_meta(&self, entry: &FsEntry) -> io::Result<EntryMeta> {
+        let st = entry.dir.stat(&entry.os_name)?;
+        Ok(EntryMeta {
+            is_file: st.kind == EntryType::File,
+            is_symlink: st.kind == EntryType::Symlink,
+            ino: st.ino,
+            changed_ms: st.changed_ms,
+        })
+    }
+
+    /// What the link `entry` says (read from the link, not followed).
+    pub fn link_target(&self, entry: &FsEntry) -> io::Result<PathBuf> {
+        entry.dir.read_link(&entry.os_name)
+    }
+
+    /// Opens the regular file `entry` for reading. A link is refused
+    /// ([`NotFollowed`]), as is anything that is not a regular file.
+    pub fn open_entry(&self, entry: &FsEntry) -> io::Result<fs::File> {
+        entry.dir.open_file(&entry.os_name, &self.inner.noatime)
+    }
+
+    /// The head and length of the file `entry`.
+    pub fn read_head(&self, entry: &FsEntry) -> io::Result<FileHead> {
+        use std::os::unix::fs::MetadataExt as _;
+        let file = self.open_entry(entry)?;
         let meta = file.metadata()?;
         let mut head = Vec::with_capacity(RECORD_HEADER_LEN);
         file.take(RECORD_HEADER_LEN as u64).read_to_end(&mut head)?;
@@ -126,65 +233,89 @@ impl FsStore {
         })
     }
 
-    /// The whole file at `path` (for checks that need the payload).
-    pub fn read_whole(&self, path: &Path) -> io::Result<Vec<u8>> {
+    /// The whole file `entry` (for checks that need the payload).
+    pub fn read_whole(&self, entry: &FsEntry) -> io::Result<Vec<u8>> {
         let mut bytes = Vec::new();
-        self.inner.noatime.open(path)?.read_to_end(&mut bytes)?;
+        self.open_entry(entry)?.read_to_end(&mut bytes)?;
         Ok(bytes)
     }
 
-    /// Moves the file at `path` (inode `ino`, as checked) to the quarantine
-    /// directory, keeping its namespace and shard in the path; returns
-    /// where it went, or `None` when the file there is no longer the one
-    /// checked (it is left in place).
-    pub fn quarantine(&self, path: &Path, ino: u64) -> io::Result<Option<PathBuf>> {
-        let relative = path
-            .strip_prefix(self.root())
-            .map_err(|_| io::Error::other("the file is not under the paste directory"))?;
-        let mut dest = self.root().join(QUARANTINE_DIR).join(relative);
-        let Some(dir) = dest.parent().map(Path::to_path_buf) else {
-            return Err(io::Error::other("a quarantine path without a directory"));
+    /// Moves the file `entry` (inode `ino`, as checked) of a shard to the
+    /// quarantine directory, keeping its namespace and shard in the path;
+    /// returns where it went, or `None` when the file there is no longer
+    /// the one checked (it is left in place). The quarantine's directories
+    /// are opened (made where missing) without following a link: one there
+    /// fails the move with [`NotFollowed`], and nothing is moved.
+    pub fn quarantine(&self, entry: &FsEntry, ino: u64) -> io::Result<Option<PathBuf>> {
+        let [ns, shard] = entry.dir.rel() else {
+            return Err(io::Error::other("the file is not in a shard"));
         };
-        fs::create_dir_all(&dir)?;
-        if dest.exists() {
-            let name = dest
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            dest = dir.join(format!(
-                "{name}-{:016x}",
-                random_u64().map_err(io::Error::other)?
-            ));
+        let root = OpenDir::root(self.root())?;
+        let dest_dir = root
+            .subdir_or_create(OsStr::new(QUARANTINE_DIR))?
+            .subdir_or_create(ns)?
+            .subdir_or_create(shard)?;
+        let mut dest = entry.os_name.clone();
+        if dest_dir.stat(&dest).is_ok() {
+            dest.push(format!("-{:016x}", random_u64().map_err(io::Error::other)?));
         }
-        if !move_if_same(path, &dest, ino)? {
+        if !move_if_same(&entry.dir, &entry.os_name, &dest_dir, &dest, ino)? {
             return Ok(None);
         }
-        sync_dir(&dir)?;
-        if let Some(parent) = path.parent() {
-            sync_dir(parent)?;
-        }
-        Ok(Some(dest))
+        dest_dir.sync()?;
+        entry.dir.sync()?;
+        Ok(Some(dest_dir.path().join(dest)))
     }
 
-    /// Removes the file at `path` if it is still inode `ino` (the one
+    /// Removes the file `entry` if it is still inode `ino` (the one
     /// checked); `false` when another file took its place (left alone).
-    pub fn remove_checked(&self, path: &Path, ino: u64) -> io::Result<bool> {
-        let Some(dir) = path.parent() else {
-            return Err(io::Error::other("a file without a directory"));
-        };
-        let aside = dir.join(format!(
+    pub fn remove_checked(&self, entry: &FsEntry, ino: u64) -> io::Result<bool> {
+        let aside = OsString::from(format!(
             "{TMP_PREFIX}doctor-{}-{:016x}",
             crate::now_ms(),
             random_u64().map_err(io::Error::other)?
         ));
-        if !move_if_same(path, &aside, ino)? {
+        if !move_if_same(&entry.dir, &entry.os_name, &entry.dir, &aside, ino)? {
             return Ok(false);
         }
-        fs::remove_file(&aside)?;
-        sync_dir(dir)?;
+        entry.dir.unlink(&aside)?;
+        entry.dir.sync()?;
         Ok(true)
     }
+}
+
+/// The shard a paste or review blob with id `id` is kept in (the hex of its
+/// first two characters).
+pub fn shard_of(id: &PasteId) -> String {
+    id.as_str()
+        .bytes()
+        .take(2)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The entries of `dir`, sorted by name, each classified.
+fn listing(dir: &Arc<OpenDir>) -> io::Result<Vec<FsEntry>> {
+    let mut names = dir.entries()?;
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(names
+        .into_iter()
+        .map(|(os_name, kind)| {
+            let name = os_name.to_string_lossy().into_owned();
+            FsEntry {
+                path: dir.path().join(&os_name),
+                kind: match kind {
+                    EntryType::File => kind_of(&name),
+                    EntryType::Dir => FsEntryKind::Directory,
+                    EntryType::Symlink => FsEntryKind::Symlink,
+                    EntryType::Other => FsEntryKind::Unknown,
+                },
+                name,
+                os_name,
+                dir: dir.clone(),
+            }
+        })
+        .collect())
 }
 
 /// Flushes everything written to the filesystem that holds `path` (one
@@ -232,25 +363,33 @@ fn id_of_hex(hex: &str) -> Option<PasteId> {
     PasteId::parse(std::str::from_utf8(&bytes).ok()?).ok()
 }
 
-/// Renames `from` to `to` and keeps it there only if it is inode `ino`;
-/// otherwise it is put back (or, if something took its name meanwhile,
-/// left at `to` with an error saying so).
-fn move_if_same(from: &Path, to: &Path, ino: u64) -> io::Result<bool> {
-    fs::rename(from, to)?;
-    if fs::metadata(to)?.ino() == ino {
+/// Renames `from` (in `from_dir`) to `to` (in `to_dir`) and keeps it
+/// there only if it is inode `ino`; otherwise it is put back (or, if
+/// something took its name meanwhile, left at `to` with an error saying
+/// so). Neither name is followed if it is a link: a link renamed by
+/// mistake is a link moved back, its target never touched.
+fn move_if_same(
+    from_dir: &OpenDir,
+    from: &OsStr,
+    to_dir: &OpenDir,
+    to: &OsStr,
+    ino: u64,
+) -> io::Result<bool> {
+    from_dir.rename(from, to_dir, to)?;
+    if to_dir.stat(to)?.ino == ino {
         return Ok(true);
     }
-    match fs::hard_link(to, from) {
+    match to_dir.link(to, from_dir, from) {
         Ok(()) => {
-            fs::remove_file(to)?;
+            to_dir.unlink(to)?;
             Ok(false)
         }
         Err(e) => Err(io::Error::new(
             e.kind(),
             format!(
                 "a file put at {} while it was being repaired could not be put back (it is at {}): {e}",
-                from.display(),
-                to.display()
+                from_dir.path().join(from).display(),
+                to_dir.path().join(to).display()
             ),
         )),
     }

@@ -359,5 +359,6 @@ try {
 } finally {
   await browser.close();
 }
-process.stdout.write(JSON.stringify(report) + "\n");
-process.exit(failures.length ? 1 : 0);
+// Exit once the report has gone out: exiting straight after a write to a
+// pipe cuts it at 64 KiB.
+process.stdout.write(JSON.stringify(report) + "\n", () => process.exit(failures.length ? 1 : 0));

@@ -1,11 +1,11 @@
 // The one sanitising policy for HTML that comes from a plan, with two
 // engines that apply it alike:
 //
-// - the browser's own sanitizer (the Sanitizer API: `Document.parseHTML`
-//   with a sanitizer), where it has one: it parses the HTML into an inert
-//   document and always drops script, frames, plug-ins, event handlers and
-//   `javascript:` URLs; the rules below go on top. Native, so a 200 KB plan
-//   is sanitised in ~15 ms instead of DOMPurify's ~60 (loadtests/JOURNAL.md).
+// - the browser's own sanitizer (the Sanitizer API: `setHTML` with a
+//   sanitizer), where it has one. It always drops script, frames, plug-ins,
+//   event handlers and `javascript:` URLs; the rules below go on top.
+//   Native, so a 200 KB plan is sanitised in ~15 ms instead of DOMPurify's
+//   ~60 (loadtests/JOURNAL.md).
 // - DOMPurify elsewhere, configured to the same rules, loaded only in a
 //   browser without a sanitizer of its own (`ready` says when it is).
 //
@@ -18,6 +18,14 @@
 // that would shadow a property of `document` or of a form ("DOM
 // clobbering"), and no `id` of the page's own elements. Nothing is serialised and parsed again: both engines hand
 // over nodes.
+//
+// Both parse the plan's HTML inert, in a document of a hidden frame that
+// may not run scripts (`inertDocument`). A document of the page's own
+// window is not inert enough: Chromium weighs every event-handler
+// attribute it parses against the page's CSP (a violation report for the
+// plan's `onerror`), in `Document.parseHTML`, `DOMParser` and
+// `createHTMLDocument` documents alike, before any sanitizer runs. In a
+// window without scripts, markup never meets script at all.
 
 /** Elements removed with their content, beyond what the browser's
  * sanitizer always removes. */
@@ -92,7 +100,7 @@ function allowedAttribute(element, name, value) {
  * elements and attribute names are its job, attribute values are checked
  * after it (`checkValues`). */
 const native = (() => {
-  if (typeof Sanitizer !== "function" || typeof Document.parseHTML !== "function") return null;
+  if (typeof Sanitizer !== "function" || typeof Element.prototype.setHTML !== "function") return null;
   try {
     return new Sanitizer({
       removeElements: [
@@ -108,6 +116,30 @@ const native = (() => {
     return null;
   }
 })();
+
+/** The hidden frame whose documents parse the plan's HTML (see the top):
+ * sandboxed without `allow-scripts`, so nothing parsed in it is ever
+ * script; same-origin, so the page can use its documents. Made at the
+ * first use; about:blank, so it asks the network for nothing. */
+let inertFrame = null;
+
+/** The inert frame's window. */
+function inertWindow() {
+  if (inertFrame === null || !inertFrame.isConnected) {
+    inertFrame = document.createElement("iframe");
+    inertFrame.setAttribute("sandbox", "allow-same-origin");
+    inertFrame.setAttribute("aria-hidden", "true");
+    inertFrame.tabIndex = -1;
+    inertFrame.hidden = true;
+    document.body.append(inertFrame);
+  }
+  return inertFrame.contentWindow;
+}
+
+/** A fresh document in which parsed HTML is inert. */
+function inertDocument() {
+  return inertWindow().document.implementation.createHTMLDocument("");
+}
 
 /** The attributes whose values `allowedAttribute` may refuse. */
 const CHECKED = new Set([...ATTRIBUTES].filter((name) => !TEXT_ATTRIBUTES.has(name) || name === "id" || name === "name"));
@@ -132,6 +164,8 @@ let purify = null;
 const PURIFY = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: REMOVED_ELEMENTS,
+  // With their content, as the browser's sanitizer removes them.
+  ADD_FORBID_CONTENTS: REMOVED_ELEMENTS,
   RETURN_DOM_FRAGMENT: true,
 };
 
@@ -140,10 +174,13 @@ const PURIFY = {
 export const ready = native !== null
   ? Promise.resolve()
   : import("{{purify.es.mjs}}").then(({ default: DOMPurify }) => {
-    DOMPurify.addHook("uponSanitizeAttribute", (element, data) => {
+    // An instance of the inert frame's window: it parses with that
+    // window's DOMParser.
+    const instance = DOMPurify(inertWindow());
+    instance.addHook("uponSanitizeAttribute", (element, data) => {
       if (!allowedAttribute(element, data.attrName, data.attrValue)) data.keepAttr = false;
     });
-    purify = DOMPurify;
+    purify = instance;
   });
 
 /** `html` parsed inert and sanitised, as a fragment of this document
@@ -153,9 +190,10 @@ export function sanitizedFragment(html) {
     if (purify === null) throw new Error("the sanitiser has not loaded yet");
     return purify.sanitize(html, PURIFY);
   }
-  const parsed = Document.parseHTML(html, { sanitizer: native });
-  checkValues(parsed.body);
+  const inert = inertDocument();
+  inert.body.setHTML(html, { sanitizer: native });
+  checkValues(inert.body);
   const fragment = document.createDocumentFragment();
-  fragment.append(...parsed.body.childNodes);
+  fragment.append(...inert.body.childNodes);
   return fragment;
 }

@@ -72,6 +72,13 @@ fn corpus() -> Vec<String> {
         r#"<a href="&#x20;data:text/html,<script>alert(1)</script>">spaced data</a>"#,
         "{{constructor.constructor('alert(1)')()}}",
         r#""><img src=x onerror=alert(1)>.txt"#,
+        // Inside elements the sanitiser removes: a document parsed live
+        // would ask for these images before the sanitiser ran.
+        r#"<form><img src="/inert-probe-form.png"></form>"#,
+        r#"<template><img src="/inert-probe-template.png"></template>"#,
+        r#"<noscript><img src="/inert-probe-noscript.png"></noscript>"#,
+        r#"<svg><image href="/inert-probe-svg.png"/></svg>"#,
+        r#"<math><mi><img src="/inert-probe-math.png" onerror=alert(1)></mi></math>"#,
     ]
     .into_iter()
     .map(str::to_owned)

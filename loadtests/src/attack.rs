@@ -15,6 +15,20 @@
 //!   503), how many of their connections the server closed, and a normal
 //!   client's reads of the same paste meanwhile.
 //!
+//! - `review-streams` (issue 42): `--reviews` anonymous reviews, then
+//!   `--per-review` event streams opened on each (SSE, through the owner's
+//!   and reviewer links), paced under the IP limiter, held for
+//!   `--seconds`. A normal client on 127.0.0.2 meanwhile creates and reads
+//!   pastes, reads its own review and opens a stream of its own, and asks
+//!   the probes. Reported: how many streams the attacker got and how the
+//!   rest were refused, the normal client's and the probes' latencies
+//!   (p50 / p99 / max) and statuses, and how long after the attacker
+//!   leaves its address gets a stream place again.
+//! - `review-readers` (issue 42): a review whose version holds
+//!   `--paste-mib` MiB of text, then `--connections` connections with a
+//!   4 KiB receive buffer that ask for that version and never read. RSS as
+//!   for `slow-readers`.
+//!
 //! Everything stays on loopback and every loop ends by itself (`--seconds`).
 
 use std::collections::BTreeMap;
@@ -42,6 +56,10 @@ pub(crate) enum Scenario {
     SlowBodies,
     /// Clients that ask for a large paste and never read the answer.
     SlowReaders,
+    /// One client opening as many review event streams as it can.
+    ReviewStreams,
+    /// Clients that ask for a large review version and never read it.
+    ReviewReaders,
 }
 
 #[derive(Debug, Args)]
@@ -66,6 +84,12 @@ pub(crate) struct AttackArgs {
     /// spreads the attack past the per-client caps.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=250))]
     addresses: u8,
+    /// `review-streams`: anonymous reviews the attacker creates.
+    #[arg(long, default_value_t = 130)]
+    reviews: usize,
+    /// `review-streams`: streams it opens on each.
+    #[arg(long, default_value_t = 32)]
+    per_review: usize,
     /// Extra server environment, `KEY=VALUE` (repeatable).
     #[arg(long = "server-env", value_parser = parse_env)]
     server_env: Vec<(String, String)>,
@@ -102,6 +126,20 @@ pub(crate) async fn attack(args: AttackArgs) -> anyhow::Result<()> {
                 connections,
                 duration,
                 args.paste_mib,
+                args.addresses,
+            )
+            .await?;
+        }
+        Scenario::ReviewStreams => {
+            review_streams(&server, &args, duration).await?;
+        }
+        Scenario::ReviewReaders => {
+            let connections = args.connections.unwrap_or(200);
+            review_readers(
+                &server,
+                connections,
+                duration,
+                args.paste_mib.min(4),
                 args.addresses,
             )
             .await?;
@@ -436,10 +474,22 @@ async fn never_read(
     path: String,
     duration: Duration,
 ) -> (u16, bool) {
+    never_read_with(addr, from, path, None, duration).await
+}
+
+/// [`never_read`] with a bearer token.
+async fn never_read_with(
+    addr: SocketAddr,
+    from: Ipv4Addr,
+    path: String,
+    token: Option<String>,
+    duration: Duration,
+) -> (u16, bool) {
     let started = Instant::now();
     let connect = async {
         let mut stream = connect_from(from, addr, Some(4096)).await?;
-        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}\r\n");
         stream.write_all(request.as_bytes()).await?;
         let mut status_line = [0u8; 12];
         stream.read_exact(&mut status_line).await?;
@@ -462,4 +512,353 @@ async fn never_read(
     .await
     .unwrap_or(false);
     (status, drained)
+}
+
+// ---- review streams ------------------------------------------------------
+
+/// A review the attack made: its id and the tokens that may open streams
+/// on it (the owner's and its reviewer links').
+struct AttackReview {
+    id: String,
+    tokens: Vec<String>,
+}
+
+/// The most streams one link may hold (the server's default
+/// `reviews.streams_per_link`): the attack spreads its streams over as
+/// many links.
+const STREAMS_PER_LINK: usize = 8;
+
+/// A request from `from` with an optional bearer token, read to the end.
+async fn request_from(
+    from: Ipv4Addr,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+) -> (u16, String, Duration) {
+    let started = Instant::now();
+    let exchange = async {
+        let mut stream = connect_from(from, addr, None).await?;
+        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        Ok::<_, std::io::Error>(answer)
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(30), exchange)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&answer);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status_of(&answer), body, started.elapsed())
+}
+
+/// Creates a review from `from` with `links` reviewer links, waiting out
+/// the IP limiter's 429s.
+async fn attack_review(
+    addr: SocketAddr,
+    from: Ipv4Addr,
+    data: &str,
+    links: usize,
+) -> anyhow::Result<AttackReview> {
+    let body = format!(
+        r#"{{"version":{{"data":"{data}","digest":"{}"}}}}"#,
+        "d".repeat(43)
+    );
+    let created = paced(|| request_from(from, addr, "POST", "/api/v1/reviews", None, &body)).await;
+    if created.0 != 201 {
+        bail!("creating a review answered {}: {}", created.0, created.1);
+    }
+    let id = json_string(&created.1, "id").context("no review id")?;
+    let owner = json_string(&created.1, "ownerToken").context("no owner token")?;
+    let mut tokens = vec![owner.clone()];
+    let path = format!("/api/v1/reviews/{id}/links");
+    for _ in 0..links {
+        let minted = paced(|| request_from(from, addr, "POST", &path, Some(&owner), "{}")).await;
+        if minted.0 != 201 {
+            bail!("minting a link answered {}: {}", minted.0, minted.1);
+        }
+        tokens.push(json_string(&minted.1, "token").context("no link token")?);
+    }
+    Ok(AttackReview { id, tokens })
+}
+
+/// Runs `call` until it is not refused by a rate limiter (429), waiting a
+/// little between tries (at most 100 tries).
+async fn paced<F, Fut>(mut call: F) -> (u16, String, Duration)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = (u16, String, Duration)>,
+{
+    let mut answer = call().await;
+    for _ in 0..100 {
+        if answer.0 != 429 || answer.1.contains("too-many-streams") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        answer = call().await;
+    }
+    answer
+}
+
+/// Opens an SSE stream of `review` with `token` from `from`: the open
+/// connection when the server answered 200, else the status and the
+/// error's `code`.
+async fn open_stream(
+    addr: SocketAddr,
+    from: Ipv4Addr,
+    review: &str,
+    token: &str,
+) -> Result<TcpStream, (u16, String)> {
+    let attempt = async {
+        let mut stream = connect_from(from, addr, None).await?;
+        let request = format!(
+            "GET /api/v1/reviews/{review}/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await?;
+        let mut head = Vec::new();
+        let mut buf = [0u8; 2048];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        Ok::<_, std::io::Error>((stream, head))
+    };
+    match tokio::time::timeout(Duration::from_secs(10), attempt).await {
+        Ok(Ok((stream, head))) => {
+            let status = status_of(&head);
+            if status == 200 {
+                return Ok(stream);
+            }
+            let text = String::from_utf8_lossy(&head).into_owned();
+            let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+            let code = json_string(body, "code").unwrap_or_default();
+            Err((status, code))
+        }
+        _ => Err((0, "no answer".into())),
+    }
+}
+
+async fn review_streams(
+    server: &ServerProcess,
+    args: &AttackArgs,
+    duration: Duration,
+) -> anyhow::Result<()> {
+    let addr = server.addr();
+    let (reviews, per_review, addresses) =
+        (args.reviews.max(1), args.per_review.max(1), args.addresses);
+    let links = per_review.div_ceil(STREAMS_PER_LINK).saturating_sub(1);
+    println!(
+        "review streams: {reviews} anonymous reviews, {per_review} event streams on each, from {addresses} address(es); held {} s",
+        duration.as_secs()
+    );
+    let setup = Instant::now();
+    let mut made = Vec::with_capacity(reviews);
+    for r in 0..reviews {
+        made.push(attack_review(addr, attacker_address(r, addresses), "AAAA", links).await?);
+    }
+    println!(
+        "  set up in {:.1} s ({reviews} reviews, {} links)",
+        setup.elapsed().as_secs_f64(),
+        reviews * links
+    );
+    let own = attack_review(addr, NORMAL_CLIENT, "BBBB", 0).await?;
+
+    let started = Instant::now();
+    // The normal client runs through the attack, the hold and the leave.
+    let total = duration + Duration::from_secs(60);
+    let normal = tokio::spawn(normal_client(addr, total));
+    let probes = tokio::spawn(probe_loop(addr, total));
+    let reviewer = tokio::spawn(review_reader(
+        addr,
+        own.id.clone(),
+        own.tokens[0].clone(),
+        total,
+    ));
+
+    let mut held = Vec::new();
+    let mut refused: BTreeMap<(u16, String), usize> = BTreeMap::new();
+    for (r, review) in made.iter().enumerate() {
+        for s in 0..per_review {
+            let from = attacker_address(r * per_review + s, addresses);
+            let token = &review.tokens[(s / STREAMS_PER_LINK).min(review.tokens.len() - 1)];
+            let mut opened = open_stream(addr, from, &review.id, token).await;
+            // The IP limiter's 429 (not too-many-streams): wait, then again.
+            for _ in 0..50 {
+                match &opened {
+                    Err((429, code)) if code != "too-many-streams" => {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        opened = open_stream(addr, from, &review.id, token).await;
+                    }
+                    _ => break,
+                }
+            }
+            match opened {
+                Ok(stream) => held.push(stream),
+                Err(refusal) => *refused.entry(refusal).or_default() += 1,
+            }
+        }
+    }
+    let opening = started.elapsed();
+    println!(
+        "  attacker: {} streams open, refused {refused:?}; opening took {:.1} s",
+        held.len(),
+        opening.as_secs_f64()
+    );
+    tokio::time::sleep(duration.saturating_sub(opening)).await;
+    let open_at_leave = held.len();
+    drop(held);
+    let left = Instant::now();
+    // How long until the attacker's address gets a place again.
+    let from = attacker_address(0, addresses);
+    let token = &made[0].tokens[0];
+    let regained = loop {
+        match open_stream(addr, from, &made[0].id, token).await {
+            Ok(_) => break Some(left.elapsed()),
+            Err(_) if left.elapsed() < Duration::from_secs(30) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(_) => break None,
+        }
+    };
+    match regained {
+        Some(after) => println!(
+            "  the attacker left ({open_at_leave} streams): its address had a stream place again after {:.0} ms",
+            after.as_secs_f64() * 1000.0
+        ),
+        None => {
+            println!("  the attacker left ({open_at_leave} streams): no place again within 30 s")
+        }
+    }
+    normal
+        .await
+        .context("the normal client")?
+        .print("normal client (paste create + read every 100 ms, from 127.0.0.2)");
+    reviewer
+        .await
+        .context("the normal reviewer")?
+        .print("normal reviewer (its review read + a stream opened every 500 ms, from 127.0.0.2)");
+    probes
+        .await
+        .context("the probes")?
+        .print("probes (/healthz and /readyz every 500 ms, from 127.0.0.2)");
+    println!("total {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Every 500 ms from [`NORMAL_CLIENT`]: reads its review, and opens an
+/// event stream of it and waits for the stream's first bytes (then closes
+/// it).
+async fn review_reader(
+    addr: SocketAddr,
+    review: String,
+    token: String,
+    duration: Duration,
+) -> Tally {
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    let path = format!("/api/v1/reviews/{review}");
+    while started.elapsed() < duration {
+        let (status, _, latency) =
+            request_from(NORMAL_CLIENT, addr, "GET", &path, Some(&token), "").await;
+        tally.record(status, latency);
+        let opened = Instant::now();
+        let status = match open_stream(addr, NORMAL_CLIENT, &review, &token).await {
+            Ok(_) => 200,
+            Err((status, _)) => status,
+        };
+        tally.record(status, opened.elapsed());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    tally
+}
+
+// ---- review readers ------------------------------------------------------
+
+async fn review_readers(
+    server: &ServerProcess,
+    connections: usize,
+    duration: Duration,
+    mib: usize,
+    addresses: u8,
+) -> anyhow::Result<()> {
+    let addr = server.addr();
+    let pid = server.pid();
+    let text: String = (0..mib * 1024 * 1024)
+        .map(|i| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    [(i * 7 + i / 61) % 64],
+            )
+        })
+        .collect();
+    let review = attack_review(addr, attacker_address(0, 1), &text, 0).await?;
+    let token = review.tokens[0].clone();
+    let path = format!("/api/v1/reviews/{}/versions/1", review.id);
+    let idle_kib = memory_kib(pid, MemoryField::Rss)?;
+    println!(
+        "review readers: {connections} connections from {addresses} address(es) ask for a review version of {mib} MiB with a 4 KiB receive buffer and never read, {} s; idle RSS {:.1} MiB",
+        duration.as_secs(),
+        kib_to_mib(idle_kib)
+    );
+    let started = Instant::now();
+    let readers: Vec<_> = (0..connections)
+        .map(|i| {
+            let (path, token) = (path.clone(), token.clone());
+            let from = attacker_address(i, addresses);
+            tokio::spawn(
+                async move { never_read_with(addr, from, path, Some(token), duration).await },
+            )
+        })
+        .collect();
+    let normal = tokio::spawn({
+        let (path, token) = (path.clone(), token.clone());
+        async move {
+            let mut tally = Tally::default();
+            let started = Instant::now();
+            while started.elapsed() < duration {
+                let (status, _, latency) =
+                    request_from(NORMAL_CLIENT, addr, "GET", &path, Some(&token), "").await;
+                tally.record(status, latency);
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            tally
+        }
+    });
+    let mut peak_kib = idle_kib;
+    while started.elapsed() < duration {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        peak_kib = peak_kib.max(memory_kib(pid, MemoryField::Rss)?);
+    }
+    let mut statuses: BTreeMap<u16, usize> = BTreeMap::new();
+    for reader in readers {
+        let (status, _) = reader.await.context("a reading task")?;
+        *statuses.entry(status).or_default() += 1;
+    }
+    let final_kib = memory_kib(pid, MemoryField::Rss)?;
+    println!("readers' answers (status: count; 0 = none): {statuses:?}");
+    println!(
+        "server RSS: idle {:.1} MiB, peak {:.1} MiB, at the end {:.1} MiB",
+        kib_to_mib(idle_kib),
+        kib_to_mib(peak_kib),
+        kib_to_mib(final_kib)
+    );
+    normal
+        .await
+        .context("the normal reader")?
+        .print("normal reader (GET of the same version every 500 ms, from 127.0.0.2)");
+    Ok(())
 }

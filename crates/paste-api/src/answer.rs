@@ -402,10 +402,23 @@ impl PasteBody {
     /// The next piece of the answer, `None` at the end.
     fn next_piece(&mut self) -> Option<Bytes> {
         match &mut self.stage {
+            // Handed out a part at a time, so that the body (and with it its
+            // share of the budget) lives until the connection has taken all
+            // but the last part: a body that handed over everything at once
+            // would be dropped at once, while the whole answer still waits
+            // in the connection's buffer for a client that does not read.
+            // The parts share one buffer: no copy.
             Stage::Whole(whole) => {
-                let piece = whole.take();
-                self.stage = Stage::Done;
-                piece
+                let Some(rest) = whole.as_mut() else {
+                    self.stage = Stage::Done;
+                    return None;
+                };
+                if rest.len() <= PART {
+                    let piece = whole.take();
+                    self.stage = Stage::Done;
+                    return piece;
+                }
+                Some(rest.split_to(PART))
             }
             Stage::Parts { payload, next } => {
                 let text_len = payload.text_len();
@@ -540,10 +553,11 @@ mod tests {
             let (json, frames) = collect(PasteBody::new(payload, held)).await;
             let parsed: api_types::GetPasteResponse = serde_json::from_slice(&json).unwrap();
             assert_eq!(parsed.data, text, "{len}");
+            let json_len = text.len() + PREFIX.len() + SUFFIX.len();
             let expected = if text.len() > STREAM_FROM {
                 text.len().div_ceil(PART)
             } else {
-                1
+                json_len.div_ceil(PART)
             };
             assert_eq!(frames, expected, "{len}");
         }
@@ -553,7 +567,7 @@ mod tests {
         let (json, frames) = collect(PasteBody::new(payload, held)).await;
         let parsed: api_types::GetPasteResponse = serde_json::from_slice(&json).unwrap();
         assert_eq!(parsed.data, "\"quoted\" ✓ \n".repeat(10_000));
-        assert_eq!(frames, 1);
+        assert_eq!(frames, json.len().div_ceil(PART), "a part at a time");
         assert_eq!(budget.available_kib(), 16 * 1024, "all given back");
     }
 

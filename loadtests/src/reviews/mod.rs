@@ -145,12 +145,14 @@ impl Caps {
         links: usize,
     ) -> Self {
         let most_subscribers = subscribers.iter().copied().max().unwrap_or(0);
-        let max_streams = streams.max(most_subscribers).max(1);
+        let max_streams = streams.max(most_subscribers).max(1) + 64;
         Self {
-            max_connections: max_streams + CONNECTION_HEADROOM,
+            // The server takes at most three quarters of its connections
+            // for streams.
+            max_connections: (max_streams + CONNECTION_HEADROOM).max((max_streams * 4).div_ceil(3)),
             // The streams of one measurement may still be counted while the
-            // next opens (they are closed a moment before).
-            max_streams: max_streams + 64,
+            // next opens (they are closed a moment before): the 64 above.
+            max_streams,
             streams_per_review: per_review.max(most_subscribers).max(32),
             max_links: links.max(8),
         }
@@ -161,8 +163,15 @@ impl Caps {
         format!(
             "# Written by planshare-loadtest reviews.\n\
              [server]\nmax_connections = {}\n\n\
-             [reviews]\nmax_streams = {}\nstreams_per_review = {}\nmax_links = {}\n",
-            self.max_connections, self.max_streams, self.streams_per_review, self.max_links
+             [reviews]\nmax_streams = {}\nstreams_per_review = {}\nmax_links = {}\n\
+             # One client (this loadtest) opens every stream, many through one link.\n\
+             streams_per_client = {}\nstreams_per_link = {}\n",
+            self.max_connections,
+            self.max_streams,
+            self.streams_per_review,
+            self.max_links,
+            self.max_streams,
+            self.streams_per_review
         )
     }
 }
@@ -529,7 +538,8 @@ mod tests {
         assert_eq!(
             caps,
             Caps {
-                max_connections: 11_024,
+                // Three quarters of the connections at most are streams.
+                max_connections: 13_419,
                 max_streams: 10_064,
                 streams_per_review: 1000,
                 max_links: 8,
@@ -545,13 +555,21 @@ mod tests {
     fn the_config_file_is_toml_with_the_caps() -> anyhow::Result<()> {
         let caps = Caps::for_run(500, 32, &[100], 4);
         let parsed: toml::Value = toml::from_str(&caps.toml())?;
-        assert_eq!(parsed["server"]["max_connections"].as_integer(), Some(1524));
+        assert_eq!(parsed["server"]["max_connections"].as_integer(), Some(1588));
         assert_eq!(parsed["reviews"]["max_streams"].as_integer(), Some(564));
         assert_eq!(
             parsed["reviews"]["streams_per_review"].as_integer(),
             Some(100)
         );
         assert_eq!(parsed["reviews"]["max_links"].as_integer(), Some(8));
+        assert_eq!(
+            parsed["reviews"]["streams_per_client"].as_integer(),
+            Some(564)
+        );
+        assert_eq!(
+            parsed["reviews"]["streams_per_link"].as_integer(),
+            Some(100)
+        );
         Ok(())
     }
 }

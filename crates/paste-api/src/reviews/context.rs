@@ -103,6 +103,11 @@ const REMOVAL_HORIZON: Duration = Duration::from_secs(24 * 3600);
 /// failure, up to [`REMOVAL_WAIT_MAX`].
 const REMOVAL_WAIT: Duration = Duration::from_secs(5);
 const REMOVAL_WAIT_MAX: Duration = Duration::from_secs(600);
+/// How long a replaced or withdrawn comment set's blob stays in the store
+/// after the commit that freed it: a reader that took the catalog's
+/// snapshot just before still finds it. (A reader slower than this reads
+/// again from a fresh snapshot: `ReviewService::read`.)
+pub(super) const FREED_GRACE: Duration = Duration::from_secs(30);
 /// Failed removals kept at once; past this the oldest are dropped (to
 /// expire with their reviews).
 const REMOVALS_KEPT: usize = 100_000;
@@ -128,6 +133,11 @@ impl Removals {
 
     /// Queues `key`, to be tried again after the first wait.
     pub(super) fn push(&self, key: PasteKey) {
+        self.push_after(key, REMOVAL_WAIT);
+    }
+
+    /// Queues `key`, to be removed once `delay` has passed.
+    pub(super) fn push_after(&self, key: PasteKey, delay: Duration) {
         let now = tokio::time::Instant::now();
         let mut queue = self.queue();
         if queue.len() >= REMOVALS_KEPT {
@@ -139,8 +149,8 @@ impl Removals {
         queue.push_back(PendingRemoval {
             key,
             failures: 1,
-            due: now + REMOVAL_WAIT,
-            give_up: now + REMOVAL_HORIZON,
+            due: now + delay,
+            give_up: now + delay + REMOVAL_HORIZON,
         });
     }
 
@@ -167,6 +177,15 @@ impl Removals {
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.queue().len()
+    }
+
+    /// Makes every queued removal due now (tests).
+    #[cfg(test)]
+    pub(super) fn make_all_due(&self) {
+        let now = tokio::time::Instant::now();
+        for pending in self.queue().iter_mut() {
+            pending.due = now;
+        }
     }
 }
 

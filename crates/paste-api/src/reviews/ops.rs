@@ -10,7 +10,9 @@ use tenancy::{
     ReviewSnapshot, ReviewState, Role, VersionRow,
 };
 
-use super::context::{ID_ATTEMPTS, ID_LEN, LINK_ID_LEN, ReviewService, blob_key, fresh_id};
+use super::context::{
+    FREED_GRACE, ID_ATTEMPTS, ID_LEN, LINK_ID_LEN, ReviewService, blob_key, fresh_id,
+};
 use super::error::ReviewError;
 use super::tokens::{self, Token};
 use crate::service::TenantCtx;
@@ -142,12 +144,13 @@ impl ReviewService {
     /// blobs' text, as the catalog counts them) before any blob is read,
     /// and may refuse.
     ///
-    /// A comment set replaced or withdrawn while its blob is being read is
-    /// gone from the store by the time the reader asks for it (the change
-    /// removes the blob it freed right after its commit). Blob ids are never
-    /// reused, so such a reader reads again from a fresh snapshot: a read
-    /// never fails because of a concurrent write. A blob still missing under
-    /// an unchanged snapshot is damage, not a missing review.
+    /// A comment set replaced or withdrawn while the review is being read
+    /// keeps its blob for [`FREED_GRACE`] after the change, so a reader of
+    /// the snapshot before it still finds it. A reader that finds a blob
+    /// gone all the same (slower than that) reads again from a fresh
+    /// snapshot (blob ids are never reused): a read never fails because of
+    /// a concurrent write. A blob still missing under an unchanged snapshot
+    /// is damage, not a missing review.
     pub(crate) async fn read<E: From<ReviewError>>(
         &self,
         caller: &Caller,
@@ -405,7 +408,7 @@ impl ReviewService {
                 let updated_at = done.event.created_at;
                 self.publish(caller, done.event);
                 if let Some(old) = &done.replaced {
-                    self.remove_blobs(&caller.namespace, [old]).await;
+                    self.remove_freed(&caller.namespace, old);
                 }
                 Ok((caller.principal.link.clone(), updated_at))
             }
@@ -437,7 +440,7 @@ impl ReviewService {
             .map_err(ReviewError::Refused)?;
         if let Some((event, blob)) = withdrawn {
             self.publish(caller, event);
-            self.remove_blobs(&caller.namespace, [&blob]).await;
+            self.remove_freed(&caller.namespace, &blob);
         }
         Ok(())
     }
@@ -606,6 +609,22 @@ impl ReviewService {
             self.removals.push(key);
         }
         failed
+    }
+
+    /// Removes a blob a replaced or withdrawn comment set freed, after
+    /// [`FREED_GRACE`]: readers of the snapshot before the change still
+    /// find it (see [`read`](Self::read)).
+    fn remove_freed(&self, namespace: &Namespace, blob: &BlobRef) {
+        if let Ok(key) = blob_key(namespace, &blob.blob) {
+            self.removals.push_after(key, FREED_GRACE);
+        }
+    }
+
+    /// Removes every queued blob now, due or not (tests).
+    #[cfg(test)]
+    pub(crate) async fn remove_queued_now(&self) {
+        self.removals.make_all_due();
+        self.retry_removals().await;
     }
 
     /// Tries again the removals that failed, those that are due (called by

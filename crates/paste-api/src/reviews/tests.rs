@@ -187,7 +187,13 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
         .put_comments(&reviewer, "ann".into(), 1, "two".into())
         .await
         .unwrap();
-    assert_eq!(world.store.len(), 2, "the replaced set is removed");
+    assert_eq!(
+        world.store.len(),
+        3,
+        "the replaced set stays for readers of the snapshot before"
+    );
+    world.service.remove_queued_now().await;
+    assert_eq!(world.store.len(), 2, "then it is removed");
     let renamed = world
         .service
         .put_comments(&reviewer, "bea".into(), 1, "three".into())
@@ -195,6 +201,7 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
     assert!(matches!(renamed, Err(ReviewError::Refused(_))));
     assert_eq!(world.store.len(), 2, "a refused set is removed");
     world.service.delete_comments(&reviewer).await.unwrap();
+    world.service.remove_queued_now().await;
     assert_eq!(world.store.len(), 1);
     world
         .service

@@ -446,3 +446,64 @@ async fn lookalike_and_invisible_names_are_one_name_or_refused() {
         "no other link bound a name: {links_seen:?}"
     );
 }
+
+/// An SSE stream resumed more than a page (1 000 events) back replays
+/// every event to the newest, then follows live: a decision after the
+/// replay arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_resumed_far_back_replays_every_page_then_follows() {
+    let app = TestApp::spawn(&[]).await;
+    let review = Review::create(&app, "v1").await;
+    let (_, token) = review.link(&app).await;
+    for i in 0..1_100 {
+        let put = review
+            .comment(&app, &token, "kim", &format!("set {i}"))
+            .await;
+        assert_eq!(put.status, 200, "{}", put.text);
+    }
+    // create, link, 1 100 sets.
+    let newest = 1_102u64;
+    let mut stream = TcpStream::connect(app.addr).await.unwrap();
+    let request = format!(
+        "GET {} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\nLast-Event-ID: 1\r\n\r\n",
+        review.path("/events"),
+        review.owner
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut decided = false;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen.contains("event: decision") {
+        if !decided && seen.contains(&format!("id: {newest}\n")) {
+            let decision = call(
+                &app,
+                "POST",
+                &review.path("/decision"),
+                Some(&review.owner),
+                Some(json!({"decision": "approved"})),
+            )
+            .await;
+            assert_eq!(decision.status, 200, "{}", decision.text);
+            decided = true;
+        }
+        let read = tokio::time::timeout_at(deadline, stream.read(&mut buf))
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "stalled: the last id seen is {:?} (decided: {decided})",
+                    seen.rsplit("id: ").next().and_then(|r| r.lines().next())
+                )
+            })
+            .unwrap();
+        assert!(read > 0, "the stream ended");
+        seen.push_str(&String::from_utf8_lossy(&buf[..read]));
+    }
+    let ids: Vec<u64> = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .map(|id| id.parse().unwrap())
+        .collect();
+    let expected: Vec<u64> = (2..=newest + 1).collect();
+    assert_eq!(ids, expected, "every event after 1, once, in order");
+}

@@ -323,29 +323,19 @@ async fn request(
     path: &str,
     body: &str,
 ) -> (u16, String, Duration) {
-    let started = Instant::now();
-    let exchange = async {
-        let mut stream = connect_from(NORMAL_CLIENT, addr, None).await?;
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).await?;
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await?;
-        Ok::<_, std::io::Error>(answer)
-    };
-    let answer = tokio::time::timeout(Duration::from_secs(30), exchange)
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or_default();
-    let text = String::from_utf8_lossy(&answer);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status_of(&answer), body, started.elapsed())
+    request_from(NORMAL_CLIENT, addr, method, path, None, body).await
+}
+
+/// `len` characters of base64url text (what an encrypted paste stores).
+fn base64url_text(len: usize) -> String {
+    (0..len)
+        .map(|i| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    [(i * 7 + i / 61) % 64],
+            )
+        })
+        .collect()
 }
 
 fn status_of(answer: &[u8]) -> u16 {
@@ -375,14 +365,7 @@ async fn slow_readers(
 ) -> anyhow::Result<()> {
     let addr = server.addr();
     let pid = server.pid();
-    let text: String = (0..paste_mib * 1024 * 1024)
-        .map(|i| {
-            char::from(
-                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-                    [(i * 7 + i / 61) % 64],
-            )
-        })
-        .collect();
+    let text = base64url_text(paste_mib * 1024 * 1024);
     let (status, answer, _) = request(
         addr,
         "POST",
@@ -528,7 +511,8 @@ struct AttackReview {
 /// many links.
 const STREAMS_PER_LINK: usize = 8;
 
-/// A request from `from` with an optional bearer token, read to the end.
+/// A request from `from` with an optional bearer token, read to the end
+/// (at most 30 s): status (0 when there was no answer), body, latency.
 async fn request_from(
     from: Ipv4Addr,
     addr: SocketAddr,
@@ -797,14 +781,7 @@ async fn review_readers(
 ) -> anyhow::Result<()> {
     let addr = server.addr();
     let pid = server.pid();
-    let text: String = (0..mib * 1024 * 1024)
-        .map(|i| {
-            char::from(
-                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-                    [(i * 7 + i / 61) % 64],
-            )
-        })
-        .collect();
+    let text = base64url_text(mib * 1024 * 1024);
     let review = attack_review(addr, attacker_address(0, 1), &text, 0).await?;
     let token = review.tokens[0].clone();
     let path = format!("/api/v1/reviews/{}/versions/1", review.id);

@@ -231,6 +231,7 @@ pub mod browser;
 mod child;
 pub use child::{ChildServer, wait_ready};
 pub mod proxy;
+pub mod tree;
 
 /// A loopback port that was free a moment ago (for child processes that
 /// must be told their port; in-process servers bind port 0 instead).

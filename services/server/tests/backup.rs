@@ -8,6 +8,7 @@
 use std::time::{Duration, Instant};
 
 use planshare_server::doctor::{DoctorOptions, run as doctor};
+use testkit::tree::snapshot;
 use testkit::{TestApp, settings_from_env};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,40 +108,6 @@ async fn a_backup_under_write_load_holds_every_paste_acknowledged_before_it() {
     .unwrap();
     assert!(checked.findings.is_empty(), "{}", checked.to_text());
     assert_eq!(checked.checked.entries, report.files);
-}
-
-/// Everything under `dir` as it stands, links not followed: each entry's
-/// kind, bytes (a link's: its target) and modification time.
-fn snapshot(
-    dir: &std::path::Path,
-) -> Vec<(
-    std::path::PathBuf,
-    &'static str,
-    Vec<u8>,
-    std::time::SystemTime,
-)> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let modified = meta.modified().unwrap();
-            let (kind, bytes) = if meta.is_symlink() {
-                let target = std::fs::read_link(&path).unwrap();
-                ("link", target.as_os_str().as_bytes().to_vec())
-            } else if meta.is_dir() {
-                stack.push(path.clone());
-                ("dir", Vec::new())
-            } else {
-                ("file", std::fs::read(&path).unwrap())
-            };
-            out.push((path, kind, bytes, modified));
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `backup` copies through no symbolic link: a shard directory, a paste

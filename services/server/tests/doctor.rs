@@ -16,6 +16,7 @@ use planshare_server::Settings;
 use planshare_server::doctor::{DoctorOptions, FindingKind, Report, run};
 use tenancy::{Catalog, NewTenant, PasteRecord, TenantId, TenantSettings};
 use testkit::TestApp;
+use testkit::tree::snapshot;
 
 const HOUR_MS: u64 = 3_600_000;
 
@@ -933,34 +934,6 @@ async fn damage_is_found_and_repaired_with_a_postgresql_catalog() {
     let report = doctor(&settings, false).await;
     assert_eq!(report.catalog, "postgres", "{}", report.to_text());
     drop(db);
-}
-
-/// Everything under `dir` as it stands, links not followed: each entry's
-/// kind, bytes (a link's: its target) and modification time. Two equal
-/// snapshots: nothing under `dir` was removed, moved, rewritten or added.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, &'static str, Vec<u8>, std::time::SystemTime)> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let modified = meta.modified().unwrap();
-            let (kind, bytes) = if meta.is_symlink() {
-                let target = std::fs::read_link(&path).unwrap();
-                ("link", target.as_os_str().as_bytes().to_vec())
-            } else if meta.is_dir() {
-                stack.push(path.clone());
-                ("dir", Vec::new())
-            } else {
-                ("file", std::fs::read(&path).unwrap())
-            };
-            out.push((path, kind, bytes, modified));
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The lower-case hex of `s`'s bytes: a paste file's name.

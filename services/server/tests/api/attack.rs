@@ -345,6 +345,19 @@ pub(crate) async fn request_and_stop_reading(
     (stream, status)
 }
 
+/// `len` characters of base64url text (what an encrypted paste stores;
+/// three quarters of it is stored).
+pub(crate) fn base64url_text(len: usize) -> String {
+    (0..len)
+        .map(|i: usize| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    [(i * 7 + i / 64) % 64],
+            )
+        })
+        .collect()
+}
+
 /// The most a TCP socket's send buffer grows to here, in bytes (4 MiB when
 /// the kernel does not say).
 pub(crate) fn send_buffer_max() -> usize {
@@ -396,14 +409,7 @@ async fn readers_that_never_read_hold_a_bounded_memory_for_a_bounded_time() {
     })
     .await;
     // base64url text; three quarters of it is stored.
-    let text: String = (0..8 * 1024 * 1024 * scale)
-        .map(|i: usize| {
-            char::from(
-                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-                    [(i * 7 + i / 64) % 64],
-            )
-        })
-        .collect();
+    let text = base64url_text(8 * 1024 * 1024 * scale);
     let id = app.create_ok(&text).await["id"]
         .as_str()
         .unwrap()

@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use crate::attack::{request_and_stop_reading, send_buffer_max};
+use crate::attack::{base64url_text, request_and_stop_reading, send_buffer_max};
 use crate::limits::client_from;
 use crate::reviews::{Review, call};
 
@@ -296,14 +296,7 @@ async fn review_readers_that_never_read_hold_a_bounded_memory() {
         s.server.header_read_timeout_secs = 60;
     })
     .await;
-    let text: String = (0..8 * 1024 * 1024 * scale)
-        .map(|i: usize| {
-            char::from(
-                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-                    [(i * 7 + i / 64) % 64],
-            )
-        })
-        .collect();
+    let text = base64url_text(8 * 1024 * 1024 * scale);
     let review = Review::create(&app, &text).await;
     let put = call(
         &app,

@@ -881,6 +881,40 @@ mod tests {
         );
     }
 
+    /// The review refusals and failures this issue added: each a coded
+    /// answer, none a 500.
+    #[tokio::test]
+    async fn review_refusals_answer_with_their_codes() {
+        use http_body_util::BodyExt as _;
+        let cases = [
+            (
+                ReviewError::Refused(tenancy::ReviewRefusal::TooManyEvents(10_000)),
+                StatusCode::CONFLICT,
+                "too-many-changes",
+            ),
+            (
+                ReviewError::Contended,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+            ),
+            (
+                ReviewError::Damaged {
+                    reason: "gone".into(),
+                },
+                StatusCode::GONE,
+                "review-damaged",
+            ),
+        ];
+        for (error, status, code) in cases {
+            let response = ApiError::from_review(error).into_response();
+            assert_eq!(response.status(), status, "{code}");
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(body["code"], code);
+            assert!(body["error"].as_str().is_some_and(|e| !e.is_empty()));
+        }
+    }
+
     #[test]
     fn size_labels_match_upstream() {
         assert_eq!(size_label(5 * 1024 * 1024), "5 MB");

@@ -220,20 +220,24 @@ async fn probes_answer_when_streams_hold_every_connection() {
     for _ in 0..7 {
         tokens.push(review.link(&app).await.1);
     }
-    // Streams until the server has no place left (the test's own pooled
-    // connection may hold one).
+    // Streams until the server has no place left (the test's own client
+    // connections, pooled or still closing, may hold one or two).
     let mut held = Vec::new();
+    let mut full = false;
     for token in &tokens {
         let (stream, status) = open_sse(&app, &review, token).await;
         match status {
             200 => held.push(stream),
-            503 => break,
+            503 => {
+                full = true;
+                break;
+            }
             other => panic!("a stream got {other}"),
         }
     }
     assert!(
-        held.len() >= 5 && held.len() < tokens.len(),
-        "{} streams",
+        full && held.len() >= 3,
+        "{} streams, then the limit: {full}",
         held.len()
     );
     let fresh = || {

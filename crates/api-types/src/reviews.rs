@@ -117,6 +117,11 @@ pub struct CommentSet {
     pub data: String,
     /// When it was last stored.
     pub updated_at: u64,
+    /// The set's revision (the review's `seq` of the event that stored
+    /// it): what a writer sends back as `base` to replace exactly this set.
+    /// 0 from a server that predates revisions.
+    #[serde(default)]
+    pub seq: u64,
 }
 
 /// One live reviewer link (shown to the owner only; never its token).
@@ -257,6 +262,14 @@ pub struct PutCommentsRequest {
     /// The encrypted comment set.
     #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub data: String,
+    /// Compare-and-set: the revision (`seq`) of the writer's own set as the
+    /// client last read it, 0 when it read none. When the set is no longer
+    /// that one (another tab or device of the same link wrote since), the
+    /// PUT is refused with `409 comments-changed` and nothing is stored.
+    /// Absent: the set is replaced whatever it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
+    pub base: Option<u64>,
 }
 
 /// `PUT /api/v1/reviews/{id}/comments` response.
@@ -268,6 +281,9 @@ pub struct PutCommentsResponse {
     pub writer: String,
     /// When the set was stored.
     pub updated_at: u64,
+    /// The stored set's revision: the `base` of the writer's next PUT.
+    #[serde(default)]
+    pub seq: u64,
 }
 
 /// `POST /api/v1/reviews/{id}/decision` request.

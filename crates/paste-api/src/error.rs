@@ -576,7 +576,15 @@ impl ApiError {
             ReviewError::NoSuch(what) => ApiError::ReviewPartNotFound(what),
             ReviewError::Refused(refusal) => match refusal {
                 R::NotOpen(state) => conflict(
-                    format!("the review is {state} and takes no more changes"),
+                    match state {
+                        tenancy::ReviewState::Approved => {
+                            "the owner already approved this review: it takes no more changes".into()
+                        }
+                        tenancy::ReviewState::ChangesRequested => {
+                            "the owner already requested changes on this review: it takes no more changes".into()
+                        }
+                        other => format!("the review is no longer open ({other}): it takes no more changes"),
+                    },
                     "review-decided",
                 ),
                 R::StaleParent { latest } => conflict(
@@ -607,6 +615,16 @@ impl ApiError {
                     "\"version\" names a version this review does not have".into(),
                 ),
                 R::OverQuota => ApiError::QuotaExceeded,
+                R::CommentsChanged { current } => conflict(
+                    if current == 0 {
+                        "your comment set was withdrawn since you read it (another tab or device of this link): read the review again, add your changes to what is there now, and send with \"base\": 0".into()
+                    } else {
+                        format!(
+                            "your comment set changed since you read it (another tab or device of this link wrote revision {current}): read the review again, add your changes to what is there now, and send with \"base\": {current}"
+                        )
+                    },
+                    "comments-changed",
+                ),
                 R::TooManyEvents(max) => conflict(
                     format!(
                         "this review has had {max} changes, the most one review may have: start a new review for further rounds"

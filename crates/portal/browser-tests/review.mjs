@@ -37,7 +37,10 @@
 //   {started, note (the first and the last note), links, qr, open}; "goto": "last" then opens the owner link),
 //   {"revokeLink": n} (outputs the note), {"requestChanges": text} (outputs the state line) · {"signal": path} (writes
 //   the file, so the test knows the page is ready) · {"waitText": [selector, text],
-//   "timeout"?} (outputs the ms it took). A review link's token (`t`) must appear in no
+//   "timeout"?} (outputs the ms it took) · {"pasteLink": url} (the url pasted into the open
+//   page's address bar; outputs JSON {state, ownerTools, address, error}) · {"layout": true|width}
+//   (outputs JSON {window, page, tables: [{box, content, scrolls}]}) · {"textOf": selector}
+//   (its text, or null when hidden). Input "hostRules": Chromium host resolver rules. A review link's token (`t`) must appear in no
 //   request URL or body (it goes in Authorization), as the key must appear nowhere.
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
 //   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error", "errorDetail" }],
@@ -58,7 +61,10 @@ const input = JSON.parse(await new Promise((resolve) => {
 const browser = await chromium.launch({
   executablePath: input.chromium,
   args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    // `hostRules`: names that resolve to this machine without being
+    // localhost (a team host over plain HTTP, which is not a secure context).
+    ...(input.hostRules ? [`--host-resolver-rules=${input.hostRules}`] : [])],
 });
 const failures = [];
 const foreignRequests = [];
@@ -176,6 +182,50 @@ async function pageFetch(page, what, size) {
 }
 
 async function act(page, action) {
+  if (action.pasteLink !== undefined) {
+    // A link pasted into the address bar of this open page: when only the
+    // fragment differs, no new page loads by itself. Waits until a page
+    // has loaded from it; outputs JSON {state, ownerTools, address, error}.
+    const before = await page.evaluate(() => performance.timeOrigin);
+    await page.goto(action.pasteLink);
+    for (let tries = 0; ; tries++) {
+      try {
+        await page.waitForFunction((t) => performance.timeOrigin !== t
+          && document.getElementById("status")?.textContent !== "Loading…", before, { timeout: 15000 });
+        break;
+      } catch (error) {
+        if (tries >= 5 || !/context was destroyed|navigat/i.test(String(error))) throw error;
+      }
+    }
+    return JSON.stringify(await page.evaluate(() => ({
+      state: document.getElementById("review-state").textContent,
+      ownerTools: !document.getElementById("owner-tools").hidden,
+      address: location.href,
+      error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+    })));
+  }
+  if (action.layout) {
+    // How wide the page is against the window, and whether each table of
+    // the plan scrolls in its own box; `layout: width` sets the window first.
+    if (typeof action.layout === "number") await page.setViewportSize({ width: action.layout, height: 800 });
+    return JSON.stringify(await page.evaluate(() => ({
+      window: window.innerWidth,
+      page: document.documentElement.scrollWidth,
+      tables: [...document.querySelectorAll("#plan table")].map((t) => ({
+        box: t.clientWidth, content: t.scrollWidth, scrolls: getComputedStyle(t).overflowX,
+      })),
+      code: [...document.querySelectorAll("#plan pre")].map((t) => ({
+        box: t.clientWidth, content: t.scrollWidth, scrolls: getComputedStyle(t).overflowX,
+      })),
+    })));
+  }
+  if (action.textOf !== undefined) {
+    // The text of an element, or null when it is hidden or missing.
+    return page.evaluate((selector) => {
+      const node = document.querySelector(selector);
+      return node && !node.closest("[hidden]") ? node.textContent.trim() : null;
+    }, action.textOf);
+  }
   if (action.author !== undefined) {
     await page.fill("#author", action.author);
     return null;
@@ -518,6 +568,7 @@ async function act(page, action) {
     // "Show" on an announced change; outputs the announcement it showed.
     const news = await page.textContent("#review-news-text");
     await page.click("#review-news-show");
+    await page.waitForSelector("#review-news", { state: "hidden", timeout: 10000 });
     return news;
   }
   if (action.signal !== undefined) {

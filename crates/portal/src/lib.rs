@@ -184,6 +184,7 @@ pub fn router(config: &PortalConfig) -> Result<Router, String> {
         .route("/assets/{file}", get(asset))
         .route("/config.json", get(config_json))
         .route("/frame", get(frame::frame))
+        .route("/favicon.ico", get(favicon))
         .with_state(portal))
 }
 
@@ -204,6 +205,7 @@ pub fn mount(config: &PortalConfig, api: Router) -> Result<Router, String> {
         .route("/assets/{file}", any(static_file))
         .route("/config.json", any(static_file))
         .route("/frame", any(static_file))
+        .route("/favicon.ico", any(static_file))
         .with_state(front)
         .fallback_service(api))
 }
@@ -275,6 +277,18 @@ async fn asset(State(portal): State<Portal>, uri: Uri, headers: HeaderMap) -> Re
             .into_response(),
     };
     secured(&portal, response)
+}
+
+/// `/favicon.ico`, where browsers look without being told: the portal's
+/// icon (an SVG, which browsers take whatever the name says).
+async fn favicon(State(portal): State<Portal>, headers: HeaderMap) -> Response {
+    let icon = assets::ASSETS
+        .iter()
+        .find(|a| a.path.starts_with("/assets/favicon.") && a.path.ends_with(".svg"));
+    match icon {
+        Some(asset) => secured(&portal, assets::respond(asset, &headers)),
+        None => secured(&portal, StatusCode::NOT_FOUND.into_response()),
+    }
 }
 
 async fn config_json(State(portal): State<Portal>) -> Response {

@@ -207,6 +207,13 @@ function author() {
 
 let pageAuthor = null;
 
+/** A name the person chose (not a generated one), or "". A review binds
+ * the name of the first send for good, so it asks rather than guesses. */
+function chosenAuthor() {
+  const name = author();
+  return /^[a-z]+-[a-z]+-tater$/.test(name) ? "" : name;
+}
+
 function setAuthor(name) {
   pageAuthor = name;
   try {
@@ -226,6 +233,9 @@ function show() {
   }
   performance.mark("planshare:rendered");
   $("editor").hidden = false;
+  const heading = plan.querySelector("h1, h2")?.textContent.trim();
+  const what = review.view ? "review" : "shared plan";
+  document.title = heading ? `${heading.slice(0, 80)} — planshare ${what}` : `planshare — ${what}`;
   refresh();
   if (state.html === null) renderOutline($("outline"), $("outline-list"), plan);
   renderSteps(state.html === null ? state.plan : "");
@@ -240,6 +250,7 @@ function refresh() {
     state.html === null
       ? highlight(plan, state.annotations, { plan: state.plan })
       : { placed: none, notSearched: none, unshown: none };
+  if (review.view) colourByAuthor(plan);
   const list = $("annotation-list");
   list.replaceChildren(...state.annotations.map((a) => annotationItem(a, found)));
   const files = $("attachment-list");
@@ -251,11 +262,33 @@ function refresh() {
   $("status").textContent = `${n} annotation${n === 1 ? "" : "s"}`;
 }
 
+/** A colour (hue) per author name, the same on every page. */
+function hueOf(name) {
+  let hue = 0;
+  for (const c of name) hue = (hue * 31 + c.codePointAt(0)) % 360;
+  return hue;
+}
+
+/** Tints each review comment's highlight with its author's colour. */
+function colourByAuthor(plan) {
+  const byId = new Map(state.annotations.map((a) => [a.id, a]));
+  for (const mark of plan.querySelectorAll("mark[data-bind-id]")) {
+    const a = byId.get(mark.dataset.bindId);
+    if (!a?.author || a.type === "DELETION") continue;
+    mark.classList.add("by-author");
+    mark.style.setProperty("--author-hue", String(hueOf(a.author)));
+  }
+}
+
 /** One annotation of the side list; `found` is what the highlighter
  * reported (`placed`, `notSearched`, `unshown` sets of annotation ids). */
 function annotationItem(a, { placed, notSearched, unshown }) {
   const li = el("li");
   li.dataset.annotationId = a.id;
+  if (review.view && a.author) {
+    li.classList.add("by-author");
+    li.style.setProperty("--author-hue", String(hueOf(a.author)));
+  }
   const tags = [];
   if (review.view && a.version && a.version < review.view.latest) tags.push(`on v${a.version}`);
   if (review.view && a.own && a.draft) tags.push("not sent");
@@ -303,7 +336,7 @@ function addAnnotation(type, originalText, text) {
     type,
     originalText,
     text: text || undefined,
-    author: review.view ? review.view.you.name ?? author() : author(),
+    author: review.view ? review.view.you.name ?? ($("author").value.trim() || "you") : author(),
     ...(review.view ? { own: true, draft: true, version: review.view.latest } : {}),
   });
   if (review.view) markDirty();
@@ -641,6 +674,16 @@ async function answerCallback(action) {
  * change waiting to be shown, and why it ended (revoked, closed). */
 const review = {
   client: null, api: null, key: null, view: null, waiting: null, ended: null, dirty: false, stop: new AbortController(),
+  /** The newest review `seq` this page has seen (a read or its own
+   * send): an older read is never painted over a newer state. */
+  knownSeq: 0,
+  /** The revision of this writer's own set that the page's sent comments
+   * are (0: none): the `base` of the next send, which the server refuses
+   * when the set changed since (another tab or device of the link). */
+  ownSeq: 0,
+  /** The keys of the comments in that revision, to tell which of them the
+   * person removed here when a send has to be merged with a newer set. */
+  ownBase: [],
   /** Each version's plan fetched so far, by number (promises). */
   plans: new Map(),
   /** The latest version's payload as last opened: `{ n, opened }`
@@ -704,12 +747,36 @@ async function readReview() {
   return { view, plan: html === null ? String(payload.p ?? "") : "", html, annotations, attachments };
 }
 
+/** What identifies a comment of this writer across reads (ids are made
+ * anew on each read). */
+function commentKey(a) {
+  return JSON.stringify([a.type, a.originalText ?? "", a.text ?? ""]);
+}
+
+/** This writer's own set in `view`: its revision (0: none). */
+function ownSeqOf(view) {
+  return view.comments.find((c) => c.writer === view.you.link)?.seq ?? 0;
+}
+
+/** Takes the own comments of `read` as what the page's sent comments are. */
+function adoptOwn(read) {
+  review.ownSeq = ownSeqOf(read.view);
+  review.ownBase = read.annotations.filter((a) => a.own).map(commentKey);
+}
+
 /** Shows a read of the review: the plan, the others' comments, and this
  * writer's own — kept as they are on the page while they have unsent
- * changes. */
+ * changes. A read older than what the page already showed or sent is
+ * dropped (a newer one follows). */
 function applyReview(read) {
+  if (read.view.seq < review.knownSeq) return;
+  review.knownSeq = read.view.seq;
+  // Whatever a news bar announced is on the page now.
+  review.waiting = null;
+  $("review-news").hidden = true;
   const planChanged = read.plan !== state.plan || read.html !== state.html;
   review.view = read.view;
+  if (!review.dirty) adoptOwn(read);
   const own = review.dirty ? state.annotations.filter((a) => a.own) : [];
   state.plan = read.plan;
   state.html = read.html;
@@ -722,25 +789,44 @@ function applyReview(read) {
 
 function markDirty() {
   review.dirty = true;
+  // "Sent: 3 annotations." no longer describes the page.
+  if (/^Sent: /.test($("review-note").textContent)) $("review-note").textContent = "";
   showReviewState();
 }
 
-const DECIDED = { approved: "The owner approved this plan.", changes_requested: "The owner requested changes." };
+/** Who decided `view`'s review, as a sentence's subject. */
+function decider(view) {
+  if (view.you.role === "owner") return "You";
+  const name = view.decision?.by?.name ?? view.comments.find((c) => c.writer === "owner")?.name;
+  return name ? `The owner, ${name},` : "The owner";
+}
+
+/** The decision in a sentence: "The owner, Olivia, requested changes." */
+function decisionSentence(view) {
+  const verb = view.state === "approved" ? "approved this plan" : "requested changes";
+  return `${decider(view)} ${verb}`;
+}
 
 function showReviewState() {
   const view = review.view;
   $("review-bar").hidden = false;
-  const typed = $("author").value.trim() || author();
+  const typed = $("author").value.trim();
+  const open = view.state === "open" && !review.ended;
   const role = view.you.role === "owner"
     ? "You own this review"
     : view.you.name
       ? `You review as ${view.you.name}`
-      : `You review as ${typed} (your name is fixed when you first send)`;
+      : !open
+        ? "You were asked to review"
+        : typed
+          ? `You review as ${typed} (your name is fixed when you first send)`
+          : "Type your name to review";
+  $("review-hint").hidden = !(open && !state.annotations.some((a) => a.own));
   const writers = new Set(view.comments.map((c) => c.name)).size;
-  const decided = DECIDED[view.state];
+  const decided = view.decision ? `${decisionSentence(view)}.` : null;
   $("review-state").textContent = review.ended
     ?? `${decided ?? stateLabel(view.state)} · v${view.latest} · ${writers} commenter${writers === 1 ? "" : "s"} · ${role}`;
-  const open = view.state === "open" && !review.ended;
+  showDecision();
   $("review-versions").textContent = `Versions (${view.versions.length})`;
   // Offered only while there is something unsent.
   $("review-send").hidden = !(open && review.dirty);
@@ -753,6 +839,53 @@ function showReviewState() {
   for (const id of ["global-comment", "selection-tools"]) if (!open) $(id).hidden = true;
   $("global-comment").hidden = !open;
   $("owner-tools").hidden = !(open && view.you.role === "owner");
+}
+
+/** The decision shown above the plan, with who made it, when, and its
+ * text (decrypted here; the server never sees it). Shown once per
+ * decision; a later read of the same decision changes nothing. */
+async function showDecision() {
+  const view = review.view;
+  const box = $("review-decision");
+  const decision = view.decision;
+  if (!decision) {
+    box.hidden = true;
+    review.decisionShown = null;
+    return;
+  }
+  const shown = `${decision.decision}:${decision.decidedAt}:${view.you.role}`;
+  if (review.decisionShown === shown) return;
+  review.decisionShown = shown;
+  box.className = `decision ${decision.decision === "approved" ? "approved" : "changes"}`;
+  const when = new Date(decision.decidedAt).toLocaleString();
+  $("decision-head").textContent = `${decisionSentence(view)} on ${when}${decision.data ? ":" : "."}`;
+  const text = $("decision-text");
+  text.replaceChildren();
+  box.hidden = false;
+  if (!decision.data) return;
+  let items;
+  try {
+    const opened = await openBlob(decision.data, review.key);
+    items = Array.isArray(opened?.a) ? opened.a.map((item, i) => annotationFromTuple(item, i, opened)) : [];
+  } catch {
+    text.append(el("p", "meta", "The decision's text could not be opened with this link's key."));
+    return;
+  }
+  if (review.decisionShown !== shown) return;
+  const notes = items.filter((a) => a.type === "GLOBAL_COMMENT" && a.text);
+  const anchored = items.filter((a) => a.type !== "GLOBAL_COMMENT");
+  for (const a of notes) text.append(el("p", "decision-note", a.text));
+  if (anchored.length) {
+    const list = el("ul", "decision-items");
+    for (const a of anchored) {
+      const li = el("li");
+      li.append(el("q", null, a.originalText ?? ""));
+      li.append(document.createTextNode(a.type === "DELETION" ? " — remove this" : ` — ${a.text ?? ""}`));
+      list.append(li);
+    }
+    text.append(list);
+  }
+  if (!notes.length && !anchored.length) text.append(el("p", "meta", "No text came with the decision."));
 }
 
 // --- The owner: reviewer links and the decision ---------------------------
@@ -885,7 +1018,7 @@ async function addStartLink() {
  * decision's feedback; undefined when there is none. */
 async function feedbackData(text) {
   const own = state.annotations.filter((a) => a.own).map(plainAnnotation);
-  if (text) own.push({ type: "GLOBAL_COMMENT", originalText: "", text, author: review.view.you.name ?? author() });
+  if (text) own.push({ type: "GLOBAL_COMMENT", originalText: "", text, author: review.view.you.name ?? ($("author").value.trim() || "the owner") });
   return own.length ? sealComments(review.key, review.view.latest, own) : undefined;
 }
 
@@ -909,29 +1042,89 @@ async function approve() {
   }
 }
 
+/** Stores `own` as this writer's set on the revision the page's sent
+ * comments are; answers the new revision (0: withdrawn). */
+async function storeOwn(name, own) {
+  if (own.length === 0) {
+    await review.client.withdraw(review.ownSeq);
+    return 0;
+  }
+  const data = await sealComments(review.key, review.view.latest, own);
+  const stored = await review.client.putComments(name, review.view.latest, data, review.ownSeq);
+  review.view.you.name = name;
+  review.knownSeq = Math.max(review.knownSeq, stored.seq ?? 0);
+  return stored.seq ?? 0;
+}
+
+/** This writer's set changed since the page read it (another tab or
+ * device of the link sent): what to send instead — the newest set, less
+ * what the person removed here, plus what they added or edited here —
+ * painted on the page with everyone else's newest comments. */
+async function mergeOwn() {
+  const read = await readReview();
+  const here = state.annotations.filter((a) => a.own);
+  const kept = new Set(here.filter((a) => !a.draft).map(commentKey));
+  const base = new Set(review.ownBase);
+  const seen = new Set();
+  const merged = [];
+  const theirs = read.annotations.filter((a) => a.own && !(base.has(commentKey(a)) && !kept.has(commentKey(a))));
+  for (const a of [...theirs, ...here.filter((a) => a.draft)]) {
+    if (seen.has(commentKey(a))) continue;
+    seen.add(commentKey(a));
+    merged.push(a);
+  }
+  adoptOwn(read);
+  review.knownSeq = Math.max(review.knownSeq, read.view.seq);
+  review.view = read.view;
+  state.annotations = [...read.annotations.filter((a) => !a.own), ...merged];
+  return merged;
+}
+
 async function sendComments() {
   const note = $("review-note");
-  const own = state.annotations.filter((a) => a.own);
-  const name = (review.view.you.name ?? $("author").value.trim()) || author();
+  let own = state.annotations.filter((a) => a.own);
+  const name = review.view.you.name ?? $("author").value.trim();
+  if (!name) {
+    note.textContent = "Type your name first (next to the tools at the top): it is shown with your comments and stays with this link once you send.";
+    $("author").focus();
+    return;
+  }
   $("review-send").disabled = true;
   note.textContent = "Sending…";
+  let merged = false;
   try {
-    if (own.length === 0) {
-      await review.client.withdraw();
-    } else {
-      const data = await sealComments(review.key, review.view.latest, own);
-      await review.client.putComments(name, review.view.latest, data);
-      review.view.you.name = name;
+    let seq;
+    try {
+      seq = await storeOwn(name, own);
+    } catch (error) {
+      if (error.code !== "comments-changed") throw error;
+      // Never replace a newer set with this page's older view of it.
+      own = await mergeOwn();
+      merged = true;
+      seq = await storeOwn(name, own);
     }
     for (const a of own) {
       a.draft = false;
       a.version = review.view.latest;
     }
+    review.ownSeq = seq;
+    review.ownBase = own.map(commentKey);
     review.dirty = false;
     saveWork();
-    note.textContent = own.length ? `Sent: ${own.length} annotation${own.length === 1 ? "" : "s"}.` : "Your comments are withdrawn.";
+    // Show what others sent meanwhile: the news bar, if any, is answered.
+    review.waiting = null;
+    $("review-news").hidden = true;
+    try {
+      applyReview(await readReview());
+    } catch {
+      // The event loop reads again on the next change.
+    }
+    const sent = own.length ? `Sent: ${own.length} annotation${own.length === 1 ? "" : "s"}.` : "Your comments are withdrawn.";
+    note.textContent = merged ? `${sent} Your comments had changed in another tab or on another device: both are kept.` : sent;
   } catch (error) {
-    note.textContent = error.message;
+    note.textContent = error.code === "comments-changed"
+      ? "Your comments changed in another tab or on another device while you sent: check them here and send again."
+      : error.message;
   }
   refresh();
   showReviewState();
@@ -945,10 +1138,36 @@ function newsOf(events) {
   for (const { event, data } of events) {
     if (event === "comments" && data.writer !== you) news.push(`${data.name} ${data.withdrawn ? "withdrew their comments" : "commented"}`);
     else if (event === "version") news.push(`v${data.n} pushed`);
-    else if (event === "decision") news.push(DECIDED[data.decision] ?? "The owner decided");
+    else if (event === "decision") news.push(data.decision === "approved" ? "the plan was approved" : "changes were requested");
   }
   return news;
 }
+
+/** Changes not yet seen while the tab was in the background. */
+let unseen = 0;
+
+/** Makes others' changes visible as they arrive: a short note in the
+ * review bar, and the count in the tab's title while it is hidden. */
+function announce(news) {
+  if (!news.length) return;
+  const live = $("review-live");
+  live.textContent = `${news.join(", ")}.`.replace(/^./, (c) => c.toUpperCase());
+  live.hidden = false;
+  clearTimeout(announce.timer);
+  announce.timer = setTimeout(() => {
+    live.hidden = true;
+  }, 8000);
+  if (document.hidden) {
+    unseen += news.length;
+    document.title = `(${unseen}) ${document.title.replace(/^\(\d+\) /, "")}`;
+  }
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden || !unseen) return;
+  unseen = 0;
+  document.title = document.title.replace(/^\(\d+\) /, "");
+});
 
 /** Whether something of this person's is open or unsent, which a change
  * must not be painted over. */
@@ -979,6 +1198,7 @@ async function onReviewEvents(events) {
     showReviewState();
   }
   const news = newsOf(events);
+  announce(news);
   if (drafting() && news.length) {
     review.waiting = read;
     $("review-news-text").textContent = news.join(", ");
@@ -997,11 +1217,26 @@ async function followReview() {
     try {
       page = await review.client.events(after, review.stop.signal);
       backoff = 500;
+      // Back in touch: a note about the lost connection is over.
+      if (review.lost) {
+        review.lost = false;
+        const note = $("review-note");
+        if (note.dataset.lost === "1" || /could not be reached|unavailable|did not answer/.test(note.textContent)) {
+          note.textContent = "";
+        }
+        delete note.dataset.lost;
+      }
     } catch (error) {
       if (review.stop.signal.aborted) return;
       if (error.status === 404) {
         await onReviewEvents([{ event: "closed", data: { reason: "deleted" } }]);
         return;
+      }
+      if (!review.lost && backoff >= 2000) {
+        review.lost = true;
+        const note = $("review-note");
+        note.textContent = "The connection to the review service is lost; trying again… (your comments stay on this page)";
+        note.dataset.lost = "1";
       }
       await new Promise((resolve) => setTimeout(resolve, backoff));
       backoff = Math.min(backoff * 2, 10_000);
@@ -1037,6 +1272,11 @@ async function openReview(id, fragment) {
   }
   performance.mark("planshare:decoded");
   review.view = read.view;
+  review.knownSeq = read.view.seq;
+  adoptOwn(read);
+  // Ask for a name rather than offer a generated one that would stick.
+  $("author").value = read.view.you.name ?? chosenAuthor();
+  $("author").placeholder = "Your name";
   state.plan = read.plan;
   state.html = read.html;
   state.annotations = read.annotations;
@@ -1129,6 +1369,10 @@ function reopened() {
 function fail(message, error) {
   const box = $("error");
   box.textContent = message;
+  // Nothing to edit or review on an error page.
+  $("editor").hidden = true;
+  $("review-bar").hidden = true;
+  document.title = "planshare — link not opened";
   if (error instanceof LoadError) {
     const detail = el("p", "detail", error.detail);
     detail.id = "error-detail";
@@ -1282,18 +1526,53 @@ function wireShortcuts() {
   });
   $("comment-text").addEventListener("input", saveWork);
   $("comment-dialog").addEventListener("close", saveWork);
-  $("review-news-show").addEventListener("click", () => {
-    const read = review.waiting;
+  $("review-news-show").addEventListener("click", async () => {
+    // What the bar announced may be older than this page's own sends: read
+    // the newest state rather than a kept snapshot. The bar goes once it
+    // is shown.
+    $("review-news-show").disabled = true;
+    try {
+      applyReview(await readReview());
+    } catch (error) {
+      $("review-note").textContent = error.message;
+    }
     review.waiting = null;
     $("review-news").hidden = true;
-    if (read) applyReview(read);
+    $("review-news-show").disabled = false;
   });
   $("cb-feedback").addEventListener("click", () => answerCallback("feedback"));
   listenForShortcuts();
 }
 
+/** Why this page cannot open encrypted links at all, when it cannot:
+ * browsers give WebCrypto only to HTTPS pages and to localhost. */
+function insecureOrigin() {
+  if (window.isSecureContext && crypto.subtle) return null;
+  const https = `https://${location.host}${location.pathname}`;
+  return new LoadError(
+    `This page was opened over plain HTTP from another machine (${location.origin}). Browsers let a page decrypt only over HTTPS or on localhost, so the plan cannot be opened here — the link itself is fine. To fix it, serve planshare over HTTPS (the server's [server] tls_cert and tls_key settings, or a reverse proxy with a certificate) and open the link as ${https}#…; or open it on the machine that runs the server as http://localhost:${location.port || "80"}${location.pathname}#….`,
+  );
+}
+
+/** Whether `hash` is a link's fragment (a plan, a key or a token) rather
+ * than an anchor within the page. */
+function isLinkFragment(hash) {
+  if (isSharePayload(hash)) return true;
+  const params = new URLSearchParams(hash.replace(/^#/, ""));
+  return params.has("key") || params.has("t");
+}
+
 async function main() {
   wire();
+  // A link pasted into the address bar of an open page changes only the
+  // fragment (no new page load): open it as if it had been loaded, drafts
+  // first saved under the old link.
+  window.addEventListener("hashchange", () => {
+    if (!isLinkFragment(location.hash)) return;
+    saveWork();
+    review.stop.abort();
+    location.reload();
+  });
   const opened = reopened() ?? { path: location.pathname, search: location.search, hash: location.hash };
   const configured = loadConfig();
   // A hash link needs nothing of the configuration to be decoded: its
@@ -1321,6 +1600,12 @@ async function main() {
     history.replaceState(null, "", shown);
   };
   const reviewed = REVIEW_PATH.exec(opened.path);
+  const keyed = reviewed || (short && new URLSearchParams(fragment.replace(/^#/, "")).has("key"));
+  const insecure = keyed ? insecureOrigin() : null;
+  if (insecure) {
+    fail("This page cannot decrypt over plain HTTP.", insecure);
+    return;
+  }
   if (reviewed) {
     try {
       await openReview(reviewed[1], fragment);

@@ -157,14 +157,18 @@ export class ReviewClient {
     return this.call("GET", `/versions/${n}`);
   }
 
-  /** Replaces this writer's comment set. */
-  putComments(name, version, data) {
-    return this.call("PUT", "/comments", { name, version, data });
+  /** Replaces this writer's comment set, only if it is still revision
+   * `base` (0: none) — else a `ReviewError` with code `comments-changed`
+   * (another tab or device of this link sent meanwhile). `{writer,
+   * updatedAt, seq}`. */
+  putComments(name, version, data, base) {
+    return this.call("PUT", "/comments", { name, version, data, base });
   }
 
-  /** Withdraws this writer's comment set. */
-  withdraw() {
-    return this.call("DELETE", "/comments");
+  /** Withdraws this writer's comment set, only if it is still revision
+   * `base` (as `putComments`). */
+  withdraw(base) {
+    return this.call("DELETE", `/comments?base=${base}`);
   }
 
   /** Mints a reviewer link: `{id, token}` (owner only). */

@@ -4,10 +4,20 @@
 // `crates/plan-doc/tests/js_ports.rs`), so the page shows the steps
 // `planshare open --format json` reports. Step texts enter as text only.
 
+import { renderInline } from "{{feedback.js}}";
 import { planSteps } from "{{steps.js}}";
 import { stepStateLabel } from "{{words.js}}";
 
 const $ = (id) => document.getElementById(id);
+
+/** A step's text as the plan shows it (no backticks or asterisks). */
+function shown(text) {
+  try {
+    return renderInline(text).text.trim() || text;
+  } catch {
+    return text;
+  }
+}
 
 /** Shows the steps of `markdown` in the `#steps` section, or hides it when
  * the plan has no checklist. */
@@ -24,13 +34,13 @@ export function renderSteps(markdown) {
   $("steps-count").textContent = `${steps.done}/${steps.total} steps done`;
   const current = steps.current === null ? null : steps.items[steps.current];
   $("steps-current").textContent = current
-    ? `${current.state === "in-progress" ? "Now" : "Next"}: ${current.text}`
+    ? `${current.state === "in-progress" ? "Now" : "Next"}: ${shown(current.text)}`
     : "Every step is done.";
   $("steps-list").replaceChildren(
     ...steps.items.map((step, i) => {
       const li = document.createElement("li");
       li.className = step.state;
-      li.textContent = step.text || "(no text)";
+      li.textContent = shown(step.text) || "(no text)";
       const state = document.createElement("span");
       state.className = "visually-hidden";
       state.textContent = ` (${stepStateLabel(step.state)}${i === steps.current ? ", current" : ""})`;

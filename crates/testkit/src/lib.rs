@@ -138,6 +138,10 @@ impl TestApp {
             admin_url: admin_addr.map(|a| format!("http://{a}")),
             settings,
             client: reqwest::Client::builder()
+                // The server closes a keep-alive connection after its
+                // header-read timeout (10 s); a pooled one kept longer can
+                // be reused just as it closes (IncompleteMessage).
+                .pool_idle_timeout(std::time::Duration::from_secs(5))
                 .build()
                 .unwrap_or_else(|e| panic!("client: {e}")),
             shutdown: Some(tx),

@@ -21,7 +21,7 @@ use api_types::reviews as wire;
 use api_types::rules;
 use axum::Extension;
 use axum::body::Body;
-use axum::extract::{RawPathParams, Request, State};
+use axum::extract::{RawPathParams, RawQuery, Request, State};
 use axum::response::{IntoResponse as _, Response};
 use http::{StatusCode, header};
 use serde::de::DeserializeOwned;
@@ -436,17 +436,29 @@ pub(crate) async fn put_comments(
     };
     check_data("data", &body.data, max)?;
     let version = signed(body.version, "version")?;
-    let (writer, updated_at) = state
+    let base = body
+        .base
+        .map(|b| {
+            i64::try_from(b).map_err(|_| {
+                ApiError::InvalidField(
+                    "\"base\" must be the revision (seq) of your comment set as you read it, or 0 for none"
+                        .into(),
+                )
+            })
+        })
+        .transpose()?;
+    let stored = state
         .inner
         .reviews
-        .put_comments(&caller, name, version, body.data)
+        .put_comments(&caller, name, version, base, body.data)
         .await
         .map_err(ApiError::from_review)?;
     Ok(json_response(
         StatusCode::OK,
         &wire::PutCommentsResponse {
-            writer,
-            updated_at: unsigned(updated_at),
+            writer: stored.writer,
+            updated_at: unsigned(stored.updated_at),
+            seq: unsigned(stored.seq),
         },
     ))
 }
@@ -458,7 +470,10 @@ pub(crate) async fn put_comments(
     path = "/api/v1/reviews/{id}/comments",
     tag = "reviews",
     operation_id = "deleteReviewComments",
-    params(("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The review id")),
+    params(
+        ("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The review id"),
+        ("base" = Option<u64>, Query, minimum = 0, description = "Compare-and-set: withdraw only when the caller's set is still this revision (`seq`; 0: none), else 409 comments-changed"),
+    ),
     responses(
         (status = 204, description = "Withdrawn (also when there was none)"),
         (status = 400, response = crate::openapi::responses::BadRequest),
@@ -469,14 +484,37 @@ pub(crate) async fn put_comments(
 pub(crate) async fn delete_comments(
     State(state): State<AppState>,
     ReviewCaller(caller): ReviewCaller,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
+    let base = base_of(query.as_deref())?;
     state
         .inner
         .reviews
-        .delete_comments(&caller)
+        .delete_comments(&caller, base)
         .await
         .map_err(ApiError::from_review)?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The `base=<revision>` of a withdrawal's query, if any.
+fn base_of(query: Option<&str>) -> Result<Option<i64>, ApiError> {
+    let bad = || {
+        ApiError::InvalidField(
+            "query: expected nothing or base=<the revision (seq) of your comment set, 0 for none>"
+                .into(),
+        )
+    };
+    let mut base = None;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("base", value)) if base.is_none() => {
+                let value: u64 = value.parse().map_err(|_| bad())?;
+                base = Some(i64::try_from(value).map_err(|_| bad())?);
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(base)
 }
 
 /// `POST /api/v1/reviews/{id}/decision` — 200 `{decision, decidedAt}`; a
@@ -652,6 +690,7 @@ fn view(caller: &crate::reviews::Caller, read: ReviewRead) -> wire::ReviewView {
                 version: unsigned(row.version),
                 data,
                 updated_at: unsigned(row.updated_at),
+                seq: unsigned(row.seq),
             })
             .collect(),
         links: owner.then(|| {

@@ -69,6 +69,13 @@ pub(crate) struct PushResult {
 }
 
 /// The owner's verdict.
+/// A comment set as stored: its writer, when, and its revision.
+pub(crate) struct Stored {
+    pub(crate) writer: String,
+    pub(crate) updated_at: i64,
+    pub(crate) seq: i64,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Decision {
     Approved,
@@ -380,8 +387,9 @@ impl ReviewService {
         caller: &Caller,
         name: String,
         version: i64,
+        base: Option<i64>,
         data: String,
-    ) -> Result<(String, i64), ReviewError> {
+    ) -> Result<Stored, ReviewError> {
         let head = &caller.principal.review;
         if head.state != ReviewState::Open {
             return Err(ReviewError::Refused(ReviewRefusal::NotOpen(head.state)));
@@ -399,18 +407,24 @@ impl ReviewService {
         let stored = blob.clone();
         let put = self
             .catalog_call(|c| async move {
-                c.put_review_comments(&tenant, &id, &writer, &name, version, &stored, now, limits)
-                    .await
+                c.put_review_comments(
+                    &tenant, &id, &writer, &name, version, base, &stored, now, limits,
+                )
+                .await
             })
             .await;
         match put {
             Ok(Ok(done)) => {
-                let updated_at = done.event.created_at;
+                let stored = Stored {
+                    writer: caller.principal.link.clone(),
+                    updated_at: done.event.created_at,
+                    seq: done.event.seq,
+                };
                 self.publish(caller, done.event);
                 if let Some(old) = &done.replaced {
                     self.remove_freed(&caller.namespace, old);
                 }
-                Ok((caller.principal.link.clone(), updated_at))
+                Ok(stored)
             }
             Ok(Err(refusal)) => {
                 self.remove_blobs(&caller.namespace, [&blob]).await;
@@ -424,7 +438,12 @@ impl ReviewService {
     }
 
     /// Withdraws the caller's comment set (a no-op when it has none).
-    pub(crate) async fn delete_comments(&self, caller: &Caller) -> Result<(), ReviewError> {
+    /// With `base`, only when the set is still that revision (0: none).
+    pub(crate) async fn delete_comments(
+        &self,
+        caller: &Caller,
+        base: Option<i64>,
+    ) -> Result<(), ReviewError> {
         let head = &caller.principal.review;
         let (tenant, id, writer) = (
             head.tenant.clone(),
@@ -433,9 +452,10 @@ impl ReviewService {
         );
         let now = crate::service::now_ms_i64();
         let withdrawn = self
-            .catalog_call(
-                |c| async move { c.delete_review_comments(&tenant, &id, &writer, now).await },
-            )
+            .catalog_call(|c| async move {
+                c.delete_review_comments(&tenant, &id, &writer, base, now)
+                    .await
+            })
             .await?
             .map_err(ReviewError::Refused)?;
         if let Some((event, blob)) = withdrawn {

@@ -178,13 +178,13 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
     let reviewer = caller(&world, &owner.principal.review.id, &token).await;
     world
         .service
-        .put_comments(&reviewer, "ann".into(), 1, "one".into())
+        .put_comments(&reviewer, "ann".into(), 1, None, "one".into())
         .await
         .unwrap();
     assert_eq!(world.store.len(), 2);
     world
         .service
-        .put_comments(&reviewer, "ann".into(), 1, "two".into())
+        .put_comments(&reviewer, "ann".into(), 1, None, "two".into())
         .await
         .unwrap();
     assert_eq!(
@@ -196,16 +196,20 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
     assert_eq!(world.store.len(), 2, "then it is removed");
     let renamed = world
         .service
-        .put_comments(&reviewer, "bea".into(), 1, "three".into())
+        .put_comments(&reviewer, "bea".into(), 1, None, "three".into())
         .await;
     assert!(matches!(renamed, Err(ReviewError::Refused(_))));
     assert_eq!(world.store.len(), 2, "a refused set is removed");
-    world.service.delete_comments(&reviewer).await.unwrap();
+    world
+        .service
+        .delete_comments(&reviewer, None)
+        .await
+        .unwrap();
     world.service.remove_queued_now().await;
     assert_eq!(world.store.len(), 1);
     world
         .service
-        .put_comments(&reviewer, "ann".into(), 1, "four".into())
+        .put_comments(&reviewer, "ann".into(), 1, None, "four".into())
         .await
         .unwrap();
     world
@@ -358,7 +362,7 @@ async fn a_replay_longer_than_a_page_goes_on_to_the_newest_event() {
     for i in 0..page * 2 + 10 {
         world
             .service
-            .put_comments(&reviewer, "ida".into(), 1, format!("set {i}"))
+            .put_comments(&reviewer, "ida".into(), 1, None, format!("set {i}"))
             .await
             .unwrap();
     }
@@ -415,7 +419,7 @@ async fn the_expiry_sweep_removes_a_reviews_rows_blobs_and_quota() {
     let reviewer = caller(&world, &created.id, &token).await;
     world
         .service
-        .put_comments(&reviewer, "ida".into(), 1, "set".into())
+        .put_comments(&reviewer, "ida".into(), 1, None, "set".into())
         .await
         .unwrap();
     let mut feed = Feed::open(&world.service, owner.clone(), 3, None)

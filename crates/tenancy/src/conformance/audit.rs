@@ -110,7 +110,7 @@ async fn put_comments(
     what: &str,
 ) -> Option<BlobRef> {
     ok(
-        c.put_review_comments(t, id, writer, name, version, blob, now_ms(), LIMITS)
+        c.put_review_comments(t, id, writer, name, version, None, blob, now_ms(), LIMITS)
             .await,
         what,
     )
@@ -622,9 +622,12 @@ async fn a_recount_counts_review_blobs_too(c: &Catalog) {
 
     // Review writes after the repair keep usage agreeing: a withdrawn set
     // is released and no longer listed.
-    let withdrawn = ok(c.delete_review_comments(&t, &id, &link, now).await, what)
-        .unwrap_or_else(|r| panic!("{what}: {r:?}"))
-        .unwrap_or_else(|| panic!("{what}: nothing withdrawn"));
+    let withdrawn = ok(
+        c.delete_review_comments(&t, &id, &link, None, now).await,
+        what,
+    )
+    .unwrap_or_else(|r| panic!("{what}: {r:?}"))
+    .unwrap_or_else(|| panic!("{what}: nothing withdrawn"));
     assert_eq!(withdrawn.1, set, "{what}");
     assert_eq!(ok(c.review_blobs(&t).await, what), [v1], "{what}");
     assert_eq!(count(c, &t, what).await, agreeing(69, 2), "{what}");

@@ -20,6 +20,8 @@ pub(super) async fn run(c: &Catalog) {
     the_link_cap_counts_only_live_links(c).await;
     names_bind_once_and_stay_distinct_among_live_writers(c).await;
     concurrent_claims_of_one_name_bind_it_once(c.clone()).await;
+    comment_sets_compare_and_set_on_their_revision(c).await;
+    concurrent_writes_from_one_revision_store_one(c.clone()).await;
     decided_reviews_take_no_more_changes(c).await;
     the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisions(c).await;
     review_blobs_count_against_the_quota_and_are_released(c).await;
@@ -503,7 +505,7 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
         let t = t.clone();
         async move {
             ok(
-                c.put_review_comments(&t, id, &writer, name, version, &b, now, LIMITS)
+                c.put_review_comments(&t, id, &writer, name, version, None, &b, now, LIMITS)
                     .await,
                 what,
             )
@@ -561,7 +563,7 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
     assert!(ok(c.revoke_review_link(&t, id, &l1, now).await, what).is_some());
     assert!(
         matches!(
-            c.put_review_comments(&t, id, &l1, "Alice", 1, &blob("c", 1), now, LIMITS)
+            c.put_review_comments(&t, id, &l1, "Alice", 1, None, &blob("c", 1), now, LIMITS)
                 .await,
             Err(CatalogError::NotFound)
         ),
@@ -572,12 +574,12 @@ async fn names_bind_once_and_stay_distinct_among_live_writers(c: &Catalog) {
         "{what}"
     );
     assert!(matches!(
-        c.put_review_comments(&t, id, &rid(), "X", 1, &blob("c", 1), now, LIMITS)
+        c.put_review_comments(&t, id, &rid(), "X", 1, None, &blob("c", 1), now, LIMITS)
             .await,
         Err(CatalogError::NotFound)
     ));
     assert!(matches!(
-        c.put_review_comments(&t, id, &l2, " ", 1, &blob("c", 1), now, LIMITS)
+        c.put_review_comments(&t, id, &l2, " ", 1, None, &blob("c", 1), now, LIMITS)
             .await,
         Err(CatalogError::Invalid(_))
     ));
@@ -630,7 +632,7 @@ async fn concurrent_claims_of_one_name_bind_it_once(c: Catalog) {
             let (c, t, id) = (c.clone(), t.clone(), new.id.clone());
             let name = if i % 2 == 0 { "Carol" } else { "cAROL" };
             tokio::spawn(async move {
-                c.put_review_comments(&t, &id, &link, name, 1, &blob("c", 1), now, LIMITS)
+                c.put_review_comments(&t, &id, &link, name, 1, None, &blob("c", 1), now, LIMITS)
                     .await
             })
         })
@@ -644,6 +646,123 @@ async fn concurrent_claims_of_one_name_bind_it_once(c: Catalog) {
         }
     }
     assert_eq!((won, taken), (1, 5), "{what}");
+}
+
+/// A write that names the revision it read (`base`) lands only on that
+/// revision; 0 stands for "no set"; a write without one always lands.
+async fn comment_sets_compare_and_set_on_their_revision(c: &Catalog) {
+    let what = "comment_sets_compare_and_set_on_their_revision";
+    let t = tenant(c, "cas").await;
+    let now = now_ms();
+    let new = new_review(now, 10);
+    created(c, &t, &new, what).await;
+    let id = new.id.as_str();
+    let (link, _) = add_link(c, &t, id, what).await;
+    let put = |base: Option<i64>, b: BlobRef| {
+        let (t, link) = (t.clone(), link.clone());
+        async move {
+            ok(
+                c.put_review_comments(&t, id, &link, "Ann", 1, base, &b, now, LIMITS)
+                    .await,
+                what,
+            )
+        }
+    };
+    // No set yet: a base other than 0 is stale.
+    assert_eq!(
+        put(Some(3), blob("c", 1)).await.map(|_| ()),
+        Err(ReviewRefusal::CommentsChanged { current: 0 }),
+        "{what}"
+    );
+    let first = put(Some(0), blob("c", 1))
+        .await
+        .unwrap_or_else(|r| panic!("{what}: {r:?}"));
+    let rev1 = first.event.seq;
+    let snap = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}"));
+    assert_eq!(
+        snap.comments[0].seq, rev1,
+        "{what}: the set's revision is its event's seq"
+    );
+    // A second page that also read "no set" is refused, naming the revision.
+    assert_eq!(
+        put(Some(0), blob("d", 1)).await.map(|_| ()),
+        Err(ReviewRefusal::CommentsChanged { current: rev1 }),
+        "{what}"
+    );
+    let kept = blob("e", 1);
+    let second = put(Some(rev1), kept.clone())
+        .await
+        .unwrap_or_else(|r| panic!("{what}: {r:?}"));
+    let rev2 = second.event.seq;
+    assert!(rev2 > rev1, "{what}");
+    assert_eq!(
+        put(Some(rev1), blob("f", 1)).await.map(|_| ()),
+        Err(ReviewRefusal::CommentsChanged { current: rev2 }),
+        "{what}: a stale revision"
+    );
+    let snap = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}"));
+    assert_eq!(
+        (
+            snap.comments[0].blob.blob.as_str(),
+            snap.comments[0].seq,
+            snap.head.seq
+        ),
+        (kept.blob.as_str(), rev2, rev2),
+        "{what}: refusals store nothing and add no event"
+    );
+    // A withdrawal compares the same way.
+    let stale = ok(
+        c.delete_review_comments(&t, id, &link, Some(rev1), now)
+            .await,
+        what,
+    );
+    assert_eq!(
+        stale.map(|_| ()),
+        Err(ReviewRefusal::CommentsChanged { current: rev2 }),
+        "{what}"
+    );
+    let withdrawn = ok(
+        c.delete_review_comments(&t, id, &link, Some(rev2), now)
+            .await,
+        what,
+    );
+    assert!(matches!(withdrawn, Ok(Some(_))), "{what}: {withdrawn:?}");
+    // Without a base, a write lands whatever the set is.
+    assert!(put(None, blob("g", 1)).await.is_ok(), "{what}");
+    assert!(put(None, blob("h", 1)).await.is_ok(), "{what}");
+    ok(c.delete_review(&t, id).await, what);
+}
+
+/// Pages that read the same revision and write at once: exactly one
+/// lands, the others learn the revision it made.
+async fn concurrent_writes_from_one_revision_store_one(c: Catalog) {
+    let what = "concurrent_writes_from_one_revision_store_one";
+    let t = tenant(&c, "cas-race").await;
+    let now = now_ms();
+    let new = new_review(now, 10);
+    created(&c, &t, &new, what).await;
+    let (link, _) = add_link(&c, &t, &new.id, what).await;
+    let tasks: Vec<_> = (0..6)
+        .map(|i| {
+            let (c, t, id, link) = (c.clone(), t.clone(), new.id.clone(), link.clone());
+            tokio::spawn(async move {
+                let b = blob(&format!("c{i}"), 1);
+                c.put_review_comments(&t, &id, &link, "Bea", 1, Some(0), &b, now, LIMITS)
+                    .await
+            })
+        })
+        .collect();
+    let (mut won, mut refused) = (Vec::new(), Vec::new());
+    for task in tasks {
+        match ok(task.await.unwrap_or_else(|e| panic!("task: {e}")), what) {
+            Ok(stored) => won.push(stored.event.seq),
+            Err(ReviewRefusal::CommentsChanged { current }) => refused.push(current),
+            Err(other) => panic!("{what}: {other:?}"),
+        }
+    }
+    assert_eq!(won.len(), 1, "{what}: {won:?} {refused:?}");
+    assert!(refused.iter().all(|r| *r == won[0]), "{what}: {refused:?}");
+    ok(c.delete_review(&t, &new.id).await, what);
 }
 
 async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisions(c: &Catalog) {
@@ -660,7 +779,7 @@ async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisio
     let (link, _) = add_link(c, &t, id, what).await; // 2
     for (n, name) in [(3, "Eve"), (4, "Eve")] {
         let put = ok(
-            c.put_review_comments(&t, id, &link, name, 1, &blob("c", 1), now, limits)
+            c.put_review_comments(&t, id, &link, name, 1, None, &blob("c", 1), now, limits)
                 .await,
             what,
         );
@@ -670,7 +789,7 @@ async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisio
     let before = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}"));
     assert_eq!(
         ok(
-            c.put_review_comments(&t, id, &link, "Eve", 1, &blob("c", 1), now, limits)
+            c.put_review_comments(&t, id, &link, "Eve", 1, None, &blob("c", 1), now, limits)
                 .await,
             what
         )
@@ -702,7 +821,10 @@ async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisio
     assert_eq!(after.head.seq, before.head.seq, "{what}: nothing changed");
     assert_eq!(after.versions.len(), 1, "{what}");
     // A withdrawal, a revocation and the decision still go through.
-    let withdrawn = ok(c.delete_review_comments(&t, id, &link, now).await, what);
+    let withdrawn = ok(
+        c.delete_review_comments(&t, id, &link, None, now).await,
+        what,
+    );
     assert!(
         matches!(withdrawn, Ok(Some(_))),
         "{what}: withdrawal {withdrawn:?}"
@@ -727,7 +849,7 @@ async fn decided_reviews_take_no_more_changes(c: &Catalog) {
     let id = new.id.as_str();
     let (link, _) = add_link(c, &t, id, what).await;
     let put = ok(
-        c.put_review_comments(&t, id, &link, "Dana", 1, &blob("c", 1), now, LIMITS)
+        c.put_review_comments(&t, id, &link, "Dana", 1, None, &blob("c", 1), now, LIMITS)
             .await,
         what,
     );
@@ -789,7 +911,7 @@ async fn decided_reviews_take_no_more_changes(c: &Catalog) {
     );
     assert_eq!(
         ok(
-            c.put_review_comments(&t, id, &link, "Dana", 1, &blob("c", 1), now, LIMITS)
+            c.put_review_comments(&t, id, &link, "Dana", 1, None, &blob("c", 1), now, LIMITS)
                 .await,
             what
         )
@@ -798,7 +920,11 @@ async fn decided_reviews_take_no_more_changes(c: &Catalog) {
         "{what}: comments"
     );
     assert_eq!(
-        ok(c.delete_review_comments(&t, id, &link, now).await, what).map(|_| ()),
+        ok(
+            c.delete_review_comments(&t, id, &link, None, now).await,
+            what
+        )
+        .map(|_| ()),
         closed,
         "{what}: withdraw"
     );
@@ -862,8 +988,18 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
         let t = t.clone();
         async move {
             ok(
-                c.put_review_comments(&t, id, &writer, name, 2, &blob("c", bytes), now, LIMITS)
-                    .await,
+                c.put_review_comments(
+                    &t,
+                    id,
+                    &writer,
+                    name,
+                    2,
+                    None,
+                    &blob("c", bytes),
+                    now,
+                    LIMITS,
+                )
+                .await,
                 what,
             )
         }
@@ -898,13 +1034,13 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
     assert!(put(l2.clone(), "Frank", 50).await.is_ok());
     assert_eq!(usage_of(c, &t).await, (500, 4), "{what}");
     // Withdrawing releases the set.
-    let withdrawn = ok(c.delete_review_comments(&t, id, &l2, now).await, what)
+    let withdrawn = ok(c.delete_review_comments(&t, id, &l2, None, now).await, what)
         .unwrap_or_else(|r| panic!("{what}: {r:?}"))
         .unwrap_or_else(|| panic!("{what}: nothing withdrawn"));
     assert_eq!(withdrawn.1.bytes, 50, "{what}");
     assert_eq!(usage_of(c, &t).await, (450, 3), "{what}");
     assert_eq!(
-        ok(c.delete_review_comments(&t, id, &l2, now).await, what),
+        ok(c.delete_review_comments(&t, id, &l2, None, now).await, what),
         Ok(None),
         "{what}: no set left"
     );
@@ -962,12 +1098,15 @@ async fn events_are_consecutive_with_exact_data(c: &Catalog) {
     );
     assert!(matches!(pushed, Ok(Pushed::Created { n: 2, .. })), "{what}");
     let put = ok(
-        c.put_review_comments(&t, id, &link, "Gus", 2, &blob("c", 1), now, LIMITS)
+        c.put_review_comments(&t, id, &link, "Gus", 2, None, &blob("c", 1), now, LIMITS)
             .await,
         what,
     );
     assert!(put.is_ok(), "{what}");
-    let withdrawn = ok(c.delete_review_comments(&t, id, &link, now).await, what);
+    let withdrawn = ok(
+        c.delete_review_comments(&t, id, &link, None, now).await,
+        what,
+    );
     assert!(matches!(withdrawn, Ok(Some(_))), "{what}");
     assert!(ok(c.revoke_review_link(&t, id, &link, now).await, what).is_some());
     let decided = ok(
@@ -1041,8 +1180,18 @@ async fn the_sweep_removes_only_expired_reviews(c: &Catalog) {
     }
     let (link, _) = add_link(c, &t, &expired.id, what).await;
     let put = ok(
-        c.put_review_comments(&t, &expired.id, &link, "Hal", 1, &blob("c", 5), now, LIMITS)
-            .await,
+        c.put_review_comments(
+            &t,
+            &expired.id,
+            &link,
+            "Hal",
+            1,
+            None,
+            &blob("c", 5),
+            now,
+            LIMITS,
+        )
+        .await,
         what,
     );
     assert!(put.is_ok(), "{what}");
@@ -1104,6 +1253,7 @@ async fn another_tenants_review_cannot_be_deleted(c: &Catalog) {
             OWNER_WRITER,
             "Ida",
             1,
+            None,
             &blob("c", 1),
             now,
             LIMITS

@@ -248,6 +248,9 @@ pub struct CommentRow {
     pub blob: BlobRef,
     /// Unix ms.
     pub updated_at: i64,
+    /// The set's revision: the review's `seq` of the event that stored it
+    /// (never 0: 0 stands for "no set" in a compare-and-set).
+    pub seq: i64,
 }
 
 /// One live reviewer link (the owner is not listed).
@@ -330,6 +333,12 @@ pub enum ReviewRefusal {
     OverQuota,
     /// The review has had `max_events` changes.
     TooManyEvents(i64),
+    /// The writer's comment set is not the one the change was based on: it
+    /// changed since the writer read it (another tab, another device).
+    CommentsChanged {
+        /// The set's current revision (0: the writer has no set).
+        current: i64,
+    },
 }
 
 /// What a refusable change answers.

@@ -107,18 +107,19 @@ const SELECT_VERSIONS: &str = "SELECT n, digest, blob, bytes, created_at FROM re
 const VERSION_BLOBS: &str = "SELECT blob, bytes FROM review_versions \
      WHERE tenant_id = $1 AND review_id = $2 ORDER BY n";
 
-const SELECT_COMMENT_SET: &str = "SELECT version, blob, bytes FROM review_comments \
+const SELECT_COMMENT_SET: &str = "SELECT seq, blob, bytes FROM review_comments \
      WHERE tenant_id = $1 AND review_id = $2 AND writer = $3";
 const UPSERT_COMMENT_SET: &str = "INSERT INTO review_comments \
-     (tenant_id, review_id, writer, version, blob, bytes, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7) \
+     (tenant_id, review_id, writer, version, blob, bytes, updated_at, seq) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
      ON CONFLICT (tenant_id, review_id, writer) DO UPDATE SET version = excluded.version, \
-     blob = excluded.blob, bytes = excluded.bytes, updated_at = excluded.updated_at";
+     blob = excluded.blob, bytes = excluded.bytes, updated_at = excluded.updated_at, \
+     seq = excluded.seq";
 const DELETE_COMMENT_SET: &str = "DELETE FROM review_comments \
      WHERE tenant_id = $1 AND review_id = $2 AND writer = $3 \
-     RETURNING version, blob, bytes";
+     RETURNING version, blob, bytes, seq";
 const SELECT_COMMENT_SETS: &str = "SELECT c.writer, COALESCE(w.name, '') AS name, c.version, \
-     c.blob, c.bytes, c.updated_at FROM review_comments c \
+     c.blob, c.bytes, c.updated_at, c.seq FROM review_comments c \
      JOIN review_writers w ON w.tenant_id = c.tenant_id AND w.review_id = c.review_id \
      AND w.id = c.writer \
      WHERE c.tenant_id = $1 AND c.review_id = $2 ORDER BY c.writer";
@@ -189,6 +190,7 @@ struct CommentDbRow {
     blob: String,
     bytes: i64,
     updated_at: i64,
+    seq: i64,
 }
 
 #[derive(sqlx::FromRow)]
@@ -626,6 +628,7 @@ impl Catalog {
                         bytes: c.bytes,
                     },
                     updated_at: c.updated_at,
+                    seq: c.seq,
                 })
                 .collect(),
             links: links
@@ -848,8 +851,10 @@ impl Catalog {
     /// `NameBound` (the writer bound another name), `NameTaken` (another
     /// live writer bound it, case-insensitively; of two racing claims
     /// exactly one wins), `OverQuota` (the new blob is counted and the
-    /// replaced one released in the same transaction). Unknown review or
-    /// writer, or a revoked writer: [`CatalogError::NotFound`].
+    /// replaced one released in the same transaction), `CommentsChanged`
+    /// (`base` is given and is not the revision of the writer's current
+    /// set, 0 standing for none). Unknown review or writer, or a revoked
+    /// writer: [`CatalogError::NotFound`].
     #[allow(clippy::too_many_arguments)]
     pub async fn put_review_comments(
         &self,
@@ -858,6 +863,7 @@ impl Catalog {
         writer: &str,
         name: &str,
         version: i64,
+        base: Option<i64>,
         blob: &BlobRef,
         now: i64,
         limits: ReviewLimits,
@@ -965,6 +971,10 @@ impl Catalog {
                 .bind(writer)
                 .fetch_optional(&mut *tx)
                 .await?;
+            let current = replaced.as_ref().map_or(0, |(seq, _, _)| *seq);
+            if base.is_some_and(|base| base != current) {
+                refuse!(tx, ReviewRefusal::CommentsChanged { current });
+            }
             let replaced = replaced.map(|(_, blob, bytes)| BlobRef { blob, bytes });
             // Release first: a set that replaces one of similar size fits
             // a quota that is nearly full.
@@ -980,9 +990,12 @@ impl Catalog {
                 .bind(&blob.blob)
                 .bind(blob.bytes)
                 .bind(now)
+                // The seq the event below takes (the review is locked).
+                .bind(seq + 1)
                 .execute(&mut *tx)
                 .await?;
             let event = append_event!(tx, pg, tenant, id, EventKind::Comments, data, now);
+            debug_assert_eq!(event.seq, seq + 1);
             tx.commit().await?;
             CommentsStored { event, replaced }
         });
@@ -992,13 +1005,16 @@ impl Catalog {
     /// Withdraws `writer`'s comment set with a `comments` event
     /// `{"writer","name","version","withdrawn":true}` and answers the
     /// removed blob; `Ok(Ok(None))` when it had none (no event). The bound
-    /// name stays bound. Refusal: `NotOpen`. Unknown review or writer:
+    /// name stays bound. Refusals: `NotOpen`, `CommentsChanged` (`base`
+    /// is given and is not the revision of the writer's current set, 0
+    /// standing for none). Unknown review or writer:
     /// [`CatalogError::NotFound`].
     pub async fn delete_review_comments(
         &self,
         tenant: &TenantId,
         id: &str,
         writer: &str,
+        base: Option<i64>,
         now: i64,
     ) -> Result<Outcome<Option<(ReviewEvent, BlobRef)>>, CatalogError> {
         check_review_id(id)?;
@@ -1021,13 +1037,17 @@ impl Catalog {
             if state != ReviewState::Open {
                 refuse!(tx, ReviewRefusal::NotOpen(state));
             }
-            let mut removed: Vec<(i64, String, i64)> = sqlx::query_as(DELETE_COMMENT_SET)
+            let mut removed: Vec<(i64, String, i64, i64)> = sqlx::query_as(DELETE_COMMENT_SET)
                 .bind(tenant.as_str())
                 .bind(id)
                 .bind(writer)
                 .fetch_all(&mut *tx)
                 .await?;
-            let Some((version, blob, bytes)) = removed.pop() else {
+            let current = removed.last().map_or(0, |(_, _, _, seq)| *seq);
+            if base.is_some_and(|base| base != current) {
+                refuse!(tx, ReviewRefusal::CommentsChanged { current });
+            }
+            let Some((version, blob, bytes, _)) = removed.pop() else {
                 tx.rollback().await?;
                 return Ok(Ok(None));
             };

@@ -12,6 +12,7 @@
 mod accessibility;
 mod anchor;
 mod callbacks;
+mod day_one;
 mod delete_links;
 mod feedback;
 mod frames;

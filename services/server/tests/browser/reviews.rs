@@ -136,7 +136,7 @@ async fn run(sessions: Value) -> Vec<Value> {
 }
 
 /// A fresh path for the page's "ready" signal.
-fn signal_path(name: &str) -> PathBuf {
+pub(crate) fn signal_path(name: &str) -> PathBuf {
     let dir = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../target/portal-signals"
@@ -147,7 +147,7 @@ fn signal_path(name: &str) -> PathBuf {
     path
 }
 
-async fn when_ready(path: &std::path::Path) {
+pub(crate) async fn when_ready(path: &std::path::Path) {
     for _ in 0..600 {
         if path.exists() {
             return;
@@ -434,8 +434,8 @@ async fn the_owner_mints_and_revokes_links_and_requests_changes_seen_live() {
         owner["outputs"][3]
             .as_str()
             .unwrap()
-            .starts_with("The owner requested changes."),
-        "{owner}"
+            .starts_with("You requested changes."),
+        "the owner reads who decided as themselves: {owner}"
     );
     let view = review.view(&app).await;
     assert_eq!(view["state"], "changes_requested");

@@ -7,6 +7,7 @@ mod events;
 mod flow;
 mod races;
 mod roles;
+mod stale;
 
 use serde_json::{Value, json};
 use testkit::TestApp;

@@ -138,9 +138,11 @@ async fn reads_never_fail_while_comment_sets_are_replaced_and_withdrawn() {
         writers.push((token, name));
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
     let mut tasks = Vec::new();
     for (token, name) in writers {
-        let (app, review, stop) = (app.clone(), review.path(""), stop.clone());
+        let (app, review, stop, written) =
+            (app.clone(), review.path(""), stop.clone(), written.clone());
         tasks.push(tokio::spawn(async move {
             let comments = format!("{review}/comments");
             let mut round = 0u32;
@@ -154,6 +156,7 @@ async fn reads_never_fail_while_comment_sets_are_replaced_and_withdrawn() {
                 };
                 assert!(answer.status < 300, "{name}: {}", answer.text);
                 round += 1;
+                written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             round
         }));
@@ -161,7 +164,12 @@ async fn reads_never_fail_while_comment_sets_are_replaced_and_withdrawn() {
     let mut reads = 0;
     let mut failures = Vec::new();
     let started = std::time::Instant::now();
-    while reads < 400 || started.elapsed() < std::time::Duration::from_secs(2) {
+    // Reads go on until the writers made enough changes to race with,
+    // however busy the machine is.
+    while reads < 400
+        || started.elapsed() < std::time::Duration::from_secs(2)
+        || written.load(std::sync::atomic::Ordering::Relaxed) < 150
+    {
         let read = call(&app, "GET", &review.path(""), Some(&review.owner), None).await;
         if read.status != 200 {
             failures.push(format!("{} {}", read.status, read.text));

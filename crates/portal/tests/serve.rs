@@ -85,6 +85,16 @@ async fn the_app_is_served_at_the_root_and_at_short_and_review_link_paths() {
 }
 
 #[tokio::test]
+async fn the_icon_answers_at_favicon_ico_where_browsers_ask() {
+    let config = PortalConfig::default();
+    let response = get(&config, "/favicon.ico", &[]).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(header(&response, "content-type"), "image/svg+xml");
+    assert!(String::from_utf8_lossy(response.body()).starts_with("<svg"));
+    assert_secured(&response, "/favicon.ico");
+}
+
+#[tokio::test]
 async fn assets_have_hashed_names_are_immutable_and_precompressed() {
     let config = PortalConfig::default();
     let html = String::from_utf8(get(&config, "/", &[]).await.into_body()).unwrap();
@@ -92,17 +102,19 @@ async fn assets_have_hashed_names_are_immutable_and_precompressed() {
         .split('"')
         .filter(|s| s.starts_with("/assets/"))
         .collect();
-    // The script, the stylesheets (app, highlight), and a module preload
-    // for each module the script imports statically; the QR encoder is
-    // imported on demand only.
+    // The script, the stylesheets (app, highlight), the icon, and a module
+    // preload for each module the script imports statically; the QR
+    // encoder is imported on demand only.
     let styles = assets.iter().filter(|a| a.ends_with(".css")).count();
+    let icons = assets.iter().filter(|a| a.ends_with(".svg")).count();
     let preloads = html
         .matches(r#"<link rel="modulepreload" href="/assets/"#)
         .count();
     assert_eq!(styles, 2, "{assets:?}");
     assert!(html.contains(r#"<script type="module" src="/assets/app."#));
     assert!(preloads >= 10, "{preloads} preloads: {assets:?}");
-    assert_eq!(assets.len(), styles + preloads + 1, "{assets:?}");
+    assert_eq!(icons, 1, "{assets:?}");
+    assert_eq!(assets.len(), styles + icons + preloads + 1, "{assets:?}");
     assert!(!html.contains("/assets/qrcode."), "{assets:?}");
     for path in assets {
         let plain = get(&config, path, &[]).await;

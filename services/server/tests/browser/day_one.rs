@@ -42,7 +42,12 @@ async fn stored(review: &Review, app: &TestApp, name: &str) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| t[if t[0] == "G" { 1 } else { 2 }].as_str().unwrap().to_owned())
+        .map(|t| {
+            t[if t[0] == "G" { 1 } else { 2 }]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect()
 }
 
@@ -51,7 +56,13 @@ fn listed(value: &Value) -> Vec<String> {
     list.as_array()
         .unwrap()
         .iter()
-        .map(|a| format!("{} | {}", a["meta"].as_str().unwrap(), a["text"].as_str().unwrap()))
+        .map(|a| {
+            format!(
+                "{} | {}",
+                a["meta"].as_str().unwrap(),
+                a["text"].as_str().unwrap()
+            )
+        })
         .collect()
 }
 
@@ -74,41 +85,57 @@ async fn a_news_bar_never_brings_back_a_view_older_than_a_send() {
         signal_path("news-sent"),
         signal_path("news-drafted-again"),
     );
-    let page = run(json!({"sessions": [{"url": review.link(&app, &review.reviewers[0]), "actions": [
-        {"author": "Ann"},
-        {"comment": ["ten percent", "First of Ann"]},
-        {"signal": drafted},
-        {"waitText": ["#review-news-text", "Bob commented"]},
-        // Ann sends while the bar announces Bob's comment: the bar is
-        // answered by the send (the page now shows Bob's comment too).
-        {"reviewSend": true},
-        {"textOf": "#review-news"},
-        {"annotationsNow": true},
-        {"signal": sent},
-        {"global": "Second of Ann"},
-        {"signal": drafted_again},
-        {"waitText": ["#review-news-text", "Bob commented"]},
-        // "Show" reads the newest state: Ann's sent comment stays, her
-        // draft stays, Bob's newest comment appears.
-        {"showNews": true},
-        {"annotationsNow": true},
-        {"reviewSend": true},
-    ]}]}));
+    let page = run(
+        json!({"sessions": [{"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"author": "Ann"},
+            {"comment": ["ten percent", "First of Ann"]},
+            {"signal": drafted},
+            {"waitText": ["#review-news-text", "Bob commented"]},
+            // Ann sends while the bar announces Bob's comment: the bar is
+            // answered by the send (the page now shows Bob's comment too).
+            {"reviewSend": true},
+            {"textOf": "#review-news"},
+            {"annotationsNow": true},
+            {"signal": sent},
+            {"global": "Second of Ann"},
+            {"signal": drafted_again},
+            {"waitText": ["#review-news-text", "Bob commented"]},
+            // "Show" reads the newest state: Ann's sent comment stays, her
+            // draft stays, Bob's newest comment appears.
+            {"showNews": true},
+            {"annotationsNow": true},
+            {"reviewSend": true},
+        ]}]}),
+    );
     let bob = async {
         when_ready(&drafted).await;
         review
-            .comment(&app, &review.reviewers[1], "Bob", json!([["C", "old path", "Bob one", null, null]]))
+            .comment(
+                &app,
+                &review.reviewers[1],
+                "Bob",
+                json!([["C", "old path", "Bob one", null, null]]),
+            )
             .await;
         when_ready(&sent).await;
         when_ready(&drafted_again).await;
         review
-            .comment(&app, &review.reviewers[1], "Bob", json!([["C", "old path", "Bob two", null, null]]))
+            .comment(
+                &app,
+                &review.reviewers[1],
+                "Bob",
+                json!([["C", "old path", "Bob two", null, null]]),
+            )
             .await;
     };
     let (report, ()) = tokio::join!(page, bob);
     let s = &report["sessions"][0];
     assert_eq!(s["outputs"][4], "Sent: 1 annotation.", "{s}");
-    assert_eq!(s["outputs"][5], Value::Null, "the news bar is gone after the send: {s}");
+    assert_eq!(
+        s["outputs"][5],
+        Value::Null,
+        "the news bar is gone after the send: {s}"
+    );
     // (Comment sets are listed by writer id, which is random.)
     let sorted = |v: &Value| {
         let mut list = listed(v);
@@ -172,7 +199,10 @@ async fn two_tabs_of_one_link_never_replace_each_others_comments() {
     );
     assert_eq!(
         listed(&phone["outputs"][5]),
-        ["Comment — Cy | From the laptop", "Comment — Cy | From the phone"]
+        [
+            "Comment — Cy | From the laptop",
+            "Comment — Cy | From the phone"
+        ]
     );
     assert_eq!(
         stored(&review, &app, "Cy").await,
@@ -213,8 +243,14 @@ async fn the_decision_text_and_who_decided_reach_every_page() {
     let owner = &report["sessions"][0];
     let reviewer = &report["sessions"][1];
     let owner_box = owner["outputs"][6].as_str().unwrap();
-    assert!(owner_box.starts_with("You requested changes on "), "{owner_box}");
-    assert!(owner_box.contains("Add a rollback section.\nAnd name who is on call."), "{owner_box}");
+    assert!(
+        owner_box.starts_with("You requested changes on "),
+        "{owner_box}"
+    );
+    assert!(
+        owner_box.contains("Add a rollback section.\nAnd name who is on call."),
+        "{owner_box}"
+    );
     let seen = reviewer["outputs"][2].as_str().unwrap();
     assert!(
         seen.starts_with("The owner, Olivia, requested changes on "),
@@ -222,7 +258,10 @@ async fn the_decision_text_and_who_decided_reach_every_page() {
     );
     assert!(seen.contains("Add a rollback section."), "{seen}");
     let state = reviewer["outputs"][3].as_str().unwrap();
-    assert!(state.starts_with("The owner, Olivia, requested changes."), "{state}");
+    assert!(
+        state.starts_with("The owner, Olivia, requested changes."),
+        "{state}"
+    );
     assert!(!state.contains("changes_requested"), "{state}");
     assert!(
         !state.contains("your name is fixed"),
@@ -304,11 +343,24 @@ async fn a_link_pasted_into_an_open_tab_is_followed() {
     ]}))
     .await;
     let reviewer = &report["sessions"][0];
-    assert_eq!(reviewer["outputs"][0], Value::Null, "a reviewer has no owner tools");
+    assert_eq!(
+        reviewer["outputs"][0],
+        Value::Null,
+        "a reviewer has no owner tools"
+    );
     let now: Value = serde_json::from_str(reviewer["outputs"][1].as_str().unwrap()).unwrap();
     assert_eq!(now["error"], Value::Null, "{now}");
-    assert_eq!(now["ownerTools"], true, "the owner link made the page the owner's: {now}");
-    assert!(now["state"].as_str().unwrap().contains("You own this review"), "{now}");
+    assert_eq!(
+        now["ownerTools"], true,
+        "the owner link made the page the owner's: {now}"
+    );
+    assert!(
+        now["state"]
+            .as_str()
+            .unwrap()
+            .contains("You own this review"),
+        "{now}"
+    );
     assert!(
         !now["address"].as_str().unwrap().contains('#'),
         "the token left the address bar: {now}"
@@ -328,12 +380,17 @@ async fn a_page_over_plain_http_on_another_host_says_what_is_wrong() {
     let url = review
         .link(&app, &review.reviewers[0])
         .replace(&app.base_url, &format!("http://team-host.test:{port}"));
-    let report = run(json!({"hostRules": "MAP team-host.test 127.0.0.1", "sessions": [
-        {"url": url, "actions": [{"textOf": "#error-detail"}]},
-    ]}))
+    let report = run(
+        json!({"hostRules": "MAP team-host.test 127.0.0.1", "sessions": [
+            {"url": url, "actions": [{"textOf": "#error-detail"}]},
+        ]}),
+    )
     .await;
     let s = &report["sessions"][0];
-    assert_eq!(s["error"], "This page cannot decrypt over plain HTTP.", "{s}");
+    assert_eq!(
+        s["error"], "This page cannot decrypt over plain HTTP.",
+        "{s}"
+    );
     let detail = s["outputs"][0].as_str().unwrap();
     assert!(detail.contains("the link itself is fine"), "{detail}");
     assert!(
@@ -345,5 +402,10 @@ async fn a_page_over_plain_http_on_another_host_says_what_is_wrong() {
 }
 
 fn url_port(base: &str) -> u16 {
-    base.rsplit(':').next().unwrap().trim_end_matches('/').parse().unwrap()
+    base.rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .parse()
+        .unwrap()
 }

@@ -32,7 +32,8 @@ enum Command {
     /// Serve the API and the portal (the default).
     Serve,
     /// Print the effective configuration (defaults, file and environment
-    /// merged) as TOML and exit.
+    /// merged) as TOML and exit; with `server.tls_cert` / `tls_key` set, the
+    /// two files are loaded and checked too.
     CheckConfig,
     /// Print the embedded defaults, a commented reference of every setting.
     DefaultConfig,
@@ -99,7 +100,10 @@ fn main() -> std::process::ExitCode {
         Command::Openapi => write_stdout(&paste_api::openapi_json()),
         Command::CheckConfig => Settings::load(cli.config.as_deref(), &env)
             .map_err(anyhow::Error::from)
-            .and_then(|s| write_stdout(&s.to_toml())),
+            .and_then(|s| {
+                check_tls_files(&s)?;
+                write_stdout(&s.to_toml())
+            }),
         Command::Serve => Settings::load(cli.config.as_deref(), &env)
             .map_err(anyhow::Error::from)
             .and_then(run),
@@ -132,8 +136,13 @@ fn main() -> std::process::ExitCode {
         }
         Command::Probe { path, timeout_secs } => {
             return match probe_target(cli.config.as_deref(), &env) {
-                Ok(target) => service_kit::probe_command(
+                Ok((target, https)) => service_kit::probe_command_over(
                     "planshare-server",
+                    if https {
+                        service_kit::Scheme::Https
+                    } else {
+                        service_kit::Scheme::Http
+                    },
                     target,
                     &path,
                     std::time::Duration::from_secs(timeout_secs),
@@ -261,11 +270,21 @@ fn doctor(
     }
 }
 
-/// Where `probe` connects: the main listener of the configured server.
+/// `check-config` with HTTPS configured: the certificate and key must load
+/// as start-up would load them (the error names the file and the problem).
+fn check_tls_files(settings: &Settings) -> anyhow::Result<()> {
+    if let Some(files) = planshare_server::tls::TlsFiles::from_config(&settings.server) {
+        planshare_server::tls::load(&files).context("cannot serve HTTPS")?;
+    }
+    Ok(())
+}
+
+/// Where `probe` connects: the main listener of the configured server, and
+/// whether it speaks HTTPS.
 fn probe_target(
     config: Option<&std::path::Path>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> anyhow::Result<SocketAddr> {
+) -> anyhow::Result<(SocketAddr, bool)> {
     let settings = Settings::load(config, env)?;
     let host: std::net::IpAddr = settings.server.host.parse().with_context(|| {
         format!(
@@ -273,10 +292,8 @@ fn probe_target(
             settings.server.host
         )
     })?;
-    Ok(service_kit::local_target(SocketAddr::new(
-        host,
-        settings.server.port,
-    )))
+    let target = service_kit::local_target(SocketAddr::new(host, settings.server.port));
+    Ok((target, settings.server.tls_enabled()))
 }
 
 fn write_stdout(text: &str) -> anyhow::Result<()> {
@@ -305,17 +322,41 @@ fn serve_until_signal(settings: &Settings) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let server = planshare_server::Server::build(settings).await?;
+        let listen = listener.local_addr()?;
+        let https = server.serves_https();
+        let urls = planshare_server::serve::open_urls(listen, https, host_name().as_deref());
+        let what = if settings.portal.enabled {
+            "portal and API"
+        } else {
+            "API"
+        };
         tracing::info!(
-            listen = %listener.local_addr()?,
+            %listen,
+            https,
             store = ?settings.store.kind,
             storage = %settings.store.fs.path.display(),
             ttl_secs = settings.paste.ttl_secs,
             max_size = settings.paste.max_size,
-            "planshare paste service running on http://{}",
-            listener.local_addr()?
+            "planshare paste service running: {what} at {}",
+            urls.join(" or ")
         );
+        if !https && !listen.ip().is_loopback() {
+            tracing::info!(
+                "plain HTTP: browsers on other machines cannot open encrypted shares (WebCrypto needs an HTTPS or localhost page); set server.tls_cert and server.tls_key, or put an HTTPS proxy in front (README, \"Team instance over HTTPS\")"
+            );
+        }
         server.run(listener, service_kit::shutdown_signal()).await
     })
+}
+
+/// This machine's host name, when it is cheap to know (Linux: the kernel
+/// says; elsewhere `HOSTNAME` if exported).
+fn host_name() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty() && name != "localhost")
 }
 
 fn s3_lifecycle(settings: &Settings, days: Option<u32>) -> anyhow::Result<()> {

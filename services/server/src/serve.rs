@@ -1,7 +1,9 @@
 //! The accept loop: every connection gets a first-byte deadline, a header-read
 //! deadline, a write deadline and header size limits (stock `axum::serve` has
 //! none of these), the number of connections is capped, and shutdown drains
-//! in-flight requests.
+//! in-flight requests. With `server.tls_cert` / `tls_key` set the main
+//! listener speaks HTTPS (`tls.rs`): the handshake counts against the
+//! first-byte deadline, and everything else holds as for plain HTTP.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -16,12 +18,15 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use paste_api::AppState;
 use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt as _;
 
 use crate::settings::{ServerConfig, Settings};
 use crate::shared_socket::SharedSocket;
+use crate::tls::{HANDSHAKE_FAILURES, Tls, TlsFiles, TlsSocket};
 use crate::write_timeout::WriteTimeout;
 
 /// A server ready to run: store opened, router built.
@@ -31,11 +36,19 @@ pub struct Server {
     config: ServerConfig,
     /// The separate admin listener (`admin.addr`) and its router.
     admin: Option<(TcpListener, Router)>,
+    /// HTTPS on the main listener, when configured.
+    tls: Option<Tls>,
 }
 
 impl Server {
     /// Opens the store and builds the router.
     pub async fn build(settings: &Settings) -> anyhow::Result<Server> {
+        // First: a certificate that does not load stops start-up before
+        // anything is opened.
+        let tls = TlsFiles::from_config(&settings.server)
+            .map(Tls::new)
+            .transpose()
+            .context("cannot serve HTTPS")?;
         let store = paste_store::open(&settings.store)
             .await
             .context("cannot open the paste store")?;
@@ -105,7 +118,13 @@ impl Server {
             state,
             config: settings.server.clone(),
             admin,
+            tls,
         })
+    }
+
+    /// Whether the main listener serves HTTPS.
+    pub fn serves_https(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// The API state (readiness switch).
@@ -131,7 +150,11 @@ impl Server {
             state,
             config,
             admin,
+            tls,
         } = self;
+        // Renewed certificates are picked up without a restart.
+        let reloads = tls.as_ref().map(Tls::watch_files);
+        let tls = tls.as_ref().map(Tls::acceptor);
         // Turns true when the drain begins: the admin listener stops and
         // connections that have not sent a byte yet are closed.
         let (draining_tx, draining) = watch::channel(false);
@@ -181,8 +204,16 @@ impl Server {
             let config = config.clone();
             let watcher = graceful.watcher();
             let draining = draining.clone();
+            let tls = tls.clone();
             tokio::spawn(async move {
-                serve_connection(stream, peer, router, &config, watcher, draining, mode).await;
+                let conn = Conn {
+                    peer,
+                    watcher,
+                    draining,
+                    mode,
+                    tls,
+                };
+                serve_connection(stream, conn, router, &config).await;
                 drop(permit);
             });
         }
@@ -192,7 +223,7 @@ impl Server {
         if config.shutdown_delay_secs > 0 {
             let delay = tokio::time::sleep(Duration::from_secs(config.shutdown_delay_secs));
             let conns = (&graceful, &connections, &draining);
-            accept_during(&listener, delay, &router, &config, conns).await;
+            accept_during(&listener, delay, &router, &config, conns, tls.as_ref()).await;
         }
         drop(listener);
         let _ = draining_tx.send(true);
@@ -209,12 +240,16 @@ impl Server {
         if let Some(task) = admin_task {
             let _ = tokio::time::timeout(grace, task).await;
         }
+        if let Some(reloads) = reloads {
+            reloads.abort();
+        }
         Ok(())
     }
 }
 
 /// The separate admin listener: accepts until `stop` turns true, then lets
-/// its connections finish within the grace period.
+/// its connections finish within the grace period. Plain HTTP always: it
+/// belongs on an internal address.
 async fn serve_admin(
     listener: TcpListener,
     router: Router,
@@ -228,7 +263,7 @@ async fn serve_admin(
         let _ = stop.wait_for(|stop| *stop).await;
     };
     let conns = (&graceful, &connections, &draining);
-    accept_during(&listener, stopped, &router, &config, conns).await;
+    accept_during(&listener, stopped, &router, &config, conns, None).await;
     drop(listener);
     let grace = Duration::from_secs(config.shutdown_grace_secs);
     let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
@@ -249,6 +284,7 @@ async fn accept_during(
     router: &Router,
     config: &ServerConfig,
     (graceful, connections, draining): Tracking<'_>,
+    tls: Option<&TlsAcceptor>,
 ) {
     let mut until = std::pin::pin!(until);
     loop {
@@ -257,10 +293,16 @@ async fn accept_during(
             accepted = listener.accept() => {
                 let Ok((stream, peer)) = accepted else { continue };
                 let Ok(permit) = connections.clone().try_acquire_owned() else { continue };
-                let (router, config, watcher) = (router.clone(), config.clone(), graceful.watcher());
-                let draining = draining.clone();
+                let (router, config) = (router.clone(), config.clone());
+                let conn = Conn {
+                    peer,
+                    watcher: graceful.watcher(),
+                    draining: draining.clone(),
+                    mode: Mode::Full,
+                    tls: tls.cloned(),
+                };
                 tokio::spawn(async move {
-                    serve_connection(stream, peer, router, &config, watcher, draining, Mode::Full).await;
+                    serve_connection(stream, conn, router, &config).await;
                     drop(permit);
                 });
             }
@@ -314,29 +356,123 @@ fn at_connection_limit() -> axum::response::Response {
     response
 }
 
-async fn serve_connection(
-    stream: TcpStream,
+/// What a connection is served with, besides its socket, router and settings.
+struct Conn {
     peer: SocketAddr,
-    router: Router,
-    config: &ServerConfig,
     watcher: hyper_util::server::graceful::Watcher,
-    mut draining: watch::Receiver<bool>,
+    /// Turns true when the drain begins.
+    draining: watch::Receiver<bool>,
     mode: Mode,
-) {
+    /// HTTPS: the handshake comes first.
+    tls: Option<TlsAcceptor>,
+}
+
+/// The first byte of every TLS connection: a handshake record.
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
+
+async fn serve_connection(stream: TcpStream, conn: Conn, router: Router, config: &ServerConfig) {
+    let Conn {
+        peer,
+        watcher,
+        mut draining,
+        mode,
+        tls,
+    } = conn;
     // hyper's header timer starts only once bytes arrive; close silent sockets
     // here, and at once when the drain begins (nothing of theirs is in flight).
+    // Under TLS the deadline also covers the handshake and the first byte of
+    // the request after it: a client that connects and never completes a
+    // handshake is dropped like a silent one.
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_secs(config.first_byte_timeout_secs.max(1));
     let mut first = [0u8; 1];
-    let deadline = Duration::from_secs(config.first_byte_timeout_secs.max(1));
     tokio::select! {
-        peeked = tokio::time::timeout(deadline, stream.peek(&mut first)) => match peeked {
+        peeked = tokio::time::timeout_at(deadline, stream.peek(&mut first)) => match peeked {
             Ok(Ok(n)) if n > 0 => {}
             _ => return,
         },
         _ = draining.wait_for(|draining| *draining) => return,
     }
     let _ = stream.set_nodelay(true);
-    let socket = SharedSocket::new(stream);
+    let Some(acceptor) = tls else {
+        let socket = SharedSocket::new(stream);
+        let gone = socket.client_gone();
+        serve_http(socket, gone, peer, router, config, watcher, mode).await;
+        return;
+    };
+    if first[0] != TLS_HANDSHAKE_RECORD {
+        refuse_plain_http(stream).await;
+        return;
+    }
+    let handshake = tokio::select! {
+        done = tokio::time::timeout_at(deadline, acceptor.accept(stream)) => done,
+        _ = draining.wait_for(|draining| *draining) => return,
+    };
+    let stream = match handshake {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(error)) => {
+            // A client that does not trust the certificate, a scanner, an
+            // old protocol: the client's business, not an error of ours.
+            tracing::debug!(%error, %peer, "TLS handshake failed");
+            metrics::counter!(HANDSHAKE_FAILURES, "reason" => "failed").increment(1);
+            return;
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "TLS handshake not complete within the first-byte timeout");
+            metrics::counter!(HANDSHAKE_FAILURES, "reason" => "timeout").increment(1);
+            return;
+        }
+    };
+    let mut socket = TlsSocket::new(stream);
+    // A browser's preconnect may hold a finished handshake unused: closed
+    // at the same deadline, like a silent plain connection.
+    tokio::select! {
+        first = tokio::time::timeout_at(deadline, socket.first_bytes()) => {
+            if !matches!(first, Ok(true)) {
+                return;
+            }
+        }
+        _ = draining.wait_for(|draining| *draining) => return,
+    }
     let gone = socket.client_gone();
+    serve_http(socket, gone, peer, router, config, watcher, mode).await;
+}
+
+/// A plain HTTP request on the HTTPS port: a short `400` saying to use
+/// `https://`, then the connection is closed. What the client sent is read
+/// (a little, briefly) after the answer, so that closing with it unread
+/// does not reset the connection before the client has read the answer.
+async fn refuse_plain_http(mut stream: TcpStream) {
+    tracing::debug!("plain HTTP on the HTTPS port: answered 400");
+    metrics::counter!(HANDSHAKE_FAILURES, "reason" => "plain_http").increment(1);
+    let answer = async {
+        stream.write_all(crate::tls::PLAIN_HTTP_ON_HTTPS).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        let mut read = 0;
+        while read < 64 * 1024 {
+            match stream.read(&mut sink).await? {
+                0 => break,
+                n => read += n,
+            }
+        }
+        Ok::<_, std::io::Error>(())
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), answer).await;
+}
+
+/// Serves HTTP/1.1 on `io`, a plain or a TLS connection.
+async fn serve_http<I>(
+    io: I,
+    gone: paste_api::ClientGone,
+    peer: SocketAddr,
+    router: Router,
+    config: &ServerConfig,
+    watcher: hyper_util::server::graceful::Watcher,
+    mode: Mode,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         let router = router.clone();
         let probes_only = mode == Mode::ProbesOnly && !is_probe(request.uri().path());
@@ -365,10 +501,28 @@ async fn serve_connection(
         .half_close(true)
         .keep_alive(mode == Mode::Full);
     let write_timeout = Duration::from_secs(config.write_timeout_secs.max(1));
-    let io = TokioIo::new(WriteTimeout::new(socket, write_timeout));
+    let io = TokioIo::new(WriteTimeout::new(io, write_timeout));
     let connection = builder.serve_connection(io, service);
     if let Err(error) = watcher.watch(connection).await {
         tracing::debug!(%error, "connection ended with an error");
+    }
+}
+
+/// The addresses a person can open for a server listening on `listen`:
+/// for every address (`0.0.0.0`, `::`) this machine as `localhost` and, when
+/// known, by `host_name`; else the address itself.
+pub fn open_urls(listen: SocketAddr, https: bool, host_name: Option<&str>) -> Vec<String> {
+    let scheme = if https { "https" } else { "http" };
+    let port = listen.port();
+    if listen.ip().is_unspecified() {
+        let mut urls = vec![format!("{scheme}://localhost:{port}")];
+        if let Some(name) = host_name {
+            urls.push(format!("{scheme}://{name}:{port}"));
+        }
+        urls
+    } else {
+        // `SocketAddr`'s display brackets an IPv6 address, as a URL wants.
+        vec![format!("{scheme}://{listen}")]
     }
 }
 
@@ -435,7 +589,28 @@ pub async fn serve(
 
 #[cfg(test)]
 mod tests {
-    use super::read_buffer_cap;
+    use super::{open_urls, read_buffer_cap};
+
+    #[test]
+    fn start_up_names_addresses_a_person_can_open() {
+        let at = |addr: &str| addr.parse().unwrap_or_else(|e| panic!("{addr}: {e}"));
+        assert_eq!(
+            open_urls(at("0.0.0.0:19433"), true, Some("team-host")),
+            ["https://localhost:19433", "https://team-host:19433"]
+        );
+        assert_eq!(
+            open_urls(at("[::]:19433"), false, None),
+            ["http://localhost:19433"]
+        );
+        assert_eq!(
+            open_urls(at("10.1.2.3:8443"), true, Some("team-host")),
+            ["https://10.1.2.3:8443"]
+        );
+        assert_eq!(
+            open_urls(at("[::1]:19433"), false, None),
+            ["http://[::1]:19433"]
+        );
+    }
 
     #[test]
     fn read_buffers_hold_two_request_heads_and_at_least_64_kib() {

@@ -129,6 +129,20 @@ pub struct ServerConfig {
     pub shutdown_delay_secs: u64,
     /// Seconds in-flight requests get to finish after the listener closes.
     pub shutdown_grace_secs: u64,
+    /// PEM file of the certificate chain to serve HTTPS with (the server's
+    /// certificate first, then its intermediates). Empty, with `tls_key`
+    /// empty too: plain HTTP. Re-read when it changes (see `tls.rs`).
+    pub tls_cert: PathBuf,
+    /// PEM file of the private key of `tls_cert` (PKCS#8, RSA or SEC1 EC).
+    /// Only its path is ever printed or logged.
+    pub tls_key: PathBuf,
+}
+
+impl ServerConfig {
+    /// Whether the main listener serves HTTPS (`tls_cert` and `tls_key` set).
+    pub fn tls_enabled(&self) -> bool {
+        !self.tls_cert.as_os_str().is_empty() && !self.tls_key.as_os_str().is_empty()
+    }
 }
 
 impl Default for ServerConfig {
@@ -145,6 +159,8 @@ impl Default for ServerConfig {
             write_timeout_secs: 30,
             shutdown_delay_secs: 0,
             shutdown_grace_secs: 20,
+            tls_cert: PathBuf::new(),
+            tls_key: PathBuf::new(),
         }
     }
 }
@@ -285,6 +301,8 @@ pub const ENV_VARS: &[EnvVar] = &[
     EnvVar::new("PLANSHARE_HOST", "server.host"),
     EnvVar::new("PLANSHARE_PORT", "server.port").expecting(A_PORT),
     EnvVar::new("PLANSHARE_DATA_DIR", "server.data_dir").verbatim(),
+    EnvVar::new("PLANSHARE_TLS_CERT", "server.tls_cert").verbatim(),
+    EnvVar::new("PLANSHARE_TLS_KEY", "server.tls_key").verbatim(),
     EnvVar::new("PLANSHARE_STORE", "store.kind"),
     EnvVar::new("PLANSHARE_FS_SYNC", "store.fs.sync"),
     EnvVar::new("PLANSHARE_REDIS_URL", "store.redis.url"),
@@ -586,6 +604,22 @@ impl Settings {
             }
             StoreKind::S3 if self.store.s3.bucket.trim().is_empty() => {
                 return Err(missing("PLANSHARE_S3_BUCKET", "store.s3.bucket", "s3"));
+            }
+            _ => {}
+        }
+        let (cert, key) = (&self.server.tls_cert, &self.server.tls_key);
+        match (cert.as_os_str().is_empty(), key.as_os_str().is_empty()) {
+            (false, true) => {
+                return Err(SettingsError::Invalid(format!(
+                    "server.tls_cert is set ({}) but server.tls_key (PLANSHARE_TLS_KEY) is not: HTTPS needs the certificate's private key too (or unset both for plain HTTP)",
+                    cert.display()
+                )));
+            }
+            (true, false) => {
+                return Err(SettingsError::Invalid(format!(
+                    "server.tls_key is set ({}) but server.tls_cert (PLANSHARE_TLS_CERT) is not: HTTPS needs the certificate chain too (or unset both for plain HTTP)",
+                    key.display()
+                )));
             }
             _ => {}
         }
@@ -891,6 +925,41 @@ mod tests {
     }
 
     #[test]
+    fn tls_needs_both_files_and_names_the_missing_one() {
+        let s = load(&[]).unwrap();
+        assert!(!s.server.tls_enabled(), "plain HTTP by default");
+        let s = load(&[
+            ("PLANSHARE_TLS_CERT", "/etc/planshare/fullchain.pem"),
+            ("PLANSHARE_TLS_KEY", "/etc/planshare/privkey.pem"),
+        ])
+        .unwrap();
+        assert!(s.server.tls_enabled());
+        assert_eq!(
+            s.server.tls_key,
+            PathBuf::from("/etc/planshare/privkey.pem")
+        );
+        let err = load(&[("PLANSHARE_TLS_CERT", "/etc/planshare/fullchain.pem")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("server.tls_key (PLANSHARE_TLS_KEY) is not")
+                && err.contains("/etc/planshare/fullchain.pem"),
+            "{err}"
+        );
+        let err = load(&[("PLANSHARE_TLS_KEY", "/etc/planshare/privkey.pem")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("server.tls_cert (PLANSHARE_TLS_CERT) is not"),
+            "{err}"
+        );
+        let err = Settings::from_toml("[server]\ntls_cert = \"/c.pem\"\n")
+            .and_then(|s| s.validate().map_err(|e| e.to_string()))
+            .unwrap_err();
+        assert!(err.contains("server.tls_key"), "{err}");
+    }
+
+    #[test]
     fn upstream_variables_come_last() {
         let s = load(&[("PLANSHARE_PORT", "1111"), ("PASTE_PORT", "2222")]).unwrap();
         assert_eq!(s.server.port, 2222);
@@ -945,6 +1014,8 @@ mod tests {
             ("PLANSHARE_HOST", "127.0.0.1"),
             ("PLANSHARE_PORT", "1234"),
             ("PLANSHARE_DATA_DIR", "/data"),
+            ("PLANSHARE_TLS_CERT", "/etc/planshare/cert.pem"),
+            ("PLANSHARE_TLS_KEY", "/etc/planshare/key.pem"),
             ("PLANSHARE_STORE", "memory"),
             ("PLANSHARE_FS_SYNC", "file"),
             ("PLANSHARE_REDIS_URL", "redis://cache:6379/1"),
@@ -999,9 +1070,17 @@ mod tests {
                 .iter()
                 .find(|(name, _)| *name == var.name)
                 .unwrap_or_else(|| panic!("no sample value for {}", var.name));
-            let after = printed(
-                load(&[(var.name, sample)]).unwrap_or_else(|e| panic!("{}: {e}", var.name)),
-            );
+            // The TLS files come in pairs: the other one set to its default's
+            // neighbour, so that only this variable's setting differs.
+            let partner = match var.name {
+                "PLANSHARE_TLS_CERT" => Some(("PLANSHARE_TLS_KEY", "/etc/planshare/key.pem")),
+                "PLANSHARE_TLS_KEY" => Some(("PLANSHARE_TLS_CERT", "/etc/planshare/cert.pem")),
+                _ => None,
+            };
+            let vars: Vec<(&str, &str)> = std::iter::once((var.name, *sample))
+                .chain(partner)
+                .collect();
+            let after = printed(load(&vars).unwrap_or_else(|e| panic!("{}: {e}", var.name)));
             let setting = lookup(&after, var.setting);
             assert!(
                 setting.is_some(),

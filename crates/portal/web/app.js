@@ -483,6 +483,14 @@ async function openShare() {
   note.textContent = "";
   $("share-delete").hidden = true;
   deletable.shared = null;
+  // On a live review, Share makes a copy as it is now; the review itself
+  // is joined through a reviewer link of its own.
+  $("share-title").textContent = review.view ? "Share a copy of this plan" : "Share this review";
+  const copyNote = $("share-copy-note");
+  copyNote.hidden = !review.view;
+  copyNote.textContent = review.view?.you.role === "owner"
+    ? "This link is a copy of the plan and its comments as they are now: it does not follow the review. To bring someone into the live review, give them a reviewer link of their own (Reviewer links)."
+    : "This link is a copy of the plan and its comments as they are now: it does not follow the review. To bring someone into the live review, ask the review's owner for a reviewer link.";
   $("share-dialog").showModal();
   if (state.html !== null) {
     // Raw HTML has no hash form: it is always shared as a short link.
@@ -1282,6 +1290,7 @@ async function openReview(id, fragment) {
   state.annotations = read.annotations;
   state.attachments = read.attachments;
   for (const id of ["import", "delete-link", "start-review"]) $(id).hidden = true;
+  $("share").textContent = "Share a copy";
   show();
   performance.mark("planshare:highlighted");
   markPainted();

@@ -225,6 +225,10 @@ async fn the_decision_text_and_who_decided_reach_every_page() {
             {"global": "Close, one gap"},
             {"reviewSend": true},
             {"waitFile": ready},
+            {"waitText": ["#annotation-list", "Start at one"]},
+            {"screenshot": shots.join("review-owner-light.png")},
+            {"screenshot": shots.join("review-owner-dark.png"), "dark": true},
+            {"screenshot": shots.join("review-owner-phone.png"), "width": 390},
             {"requestChanges": "Add a rollback section.\nAnd name who is on call."},
             {"waitText": ["#decision-text", "rollback"]},
             {"textOf": "#review-decision"},
@@ -232,17 +236,21 @@ async fn the_decision_text_and_who_decided_reach_every_page() {
             {"screenshot": shots.join("review-owner-decided-dark.png"), "dark": true},
         ]},
         {"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"author": "Bea"},
+            {"comment": ["ten percent", "Start at one"]},
+            {"reviewSend": true},
             {"signal": ready},
             {"waitText": ["#decision-text", "rollback"]},
             {"textOf": "#review-decision"},
             {"textOf": "#review-state"},
             {"screenshot": shots.join("review-reviewer-decided-phone.png"), "width": 390},
+            {"screenshot": shots.join("review-reviewer-decided-dark.png"), "dark": true},
         ]},
     ]}))
     .await;
     let owner = &report["sessions"][0];
     let reviewer = &report["sessions"][1];
-    let owner_box = owner["outputs"][6].as_str().unwrap();
+    let owner_box = owner["outputs"][10].as_str().unwrap();
     assert!(
         owner_box.starts_with("You requested changes on "),
         "{owner_box}"
@@ -251,22 +259,19 @@ async fn the_decision_text_and_who_decided_reach_every_page() {
         owner_box.contains("Add a rollback section.\nAnd name who is on call."),
         "{owner_box}"
     );
-    let seen = reviewer["outputs"][2].as_str().unwrap();
+    let seen = reviewer["outputs"][5].as_str().unwrap();
     assert!(
         seen.starts_with("The owner, Olivia, requested changes on "),
         "{seen}"
     );
     assert!(seen.contains("Add a rollback section."), "{seen}");
-    let state = reviewer["outputs"][3].as_str().unwrap();
+    let state = reviewer["outputs"][6].as_str().unwrap();
     assert!(
         state.starts_with("The owner, Olivia, requested changes."),
         "{state}"
     );
     assert!(!state.contains("changes_requested"), "{state}");
-    assert!(
-        !state.contains("your name is fixed"),
-        "no naming hint once the review is decided: {state}"
-    );
+    assert!(state.contains("You review as Bea"), "{state}");
 }
 
 const WIDE_PLAN: &str = "# Rollout\n\nWho does what, and when.\n\n\

@@ -40,7 +40,8 @@
 //   "timeout"?} (outputs the ms it took) · {"pasteLink": url} (the url pasted into the open
 //   page's address bar; outputs JSON {state, ownerTools, address, error}) · {"layout": true|width}
 //   (outputs JSON {window, page, tables: [{box, content, scrolls}]}) · {"textOf": selector}
-//   (its text, or null when hidden). Input "hostRules": Chromium host resolver rules. A review link's token (`t`) must appear in no
+//   (its text, or null when hidden). Input "hostRules": Chromium host resolver rules;
+//   "ignoreHttpsErrors": accept a test server's self-signed certificate. A review link's token (`t`) must appear in no
 //   request URL or body (it goes in Authorization), as the key must appear nowhere.
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
 //   "annotations": [{ "meta", "quote", "text" }], "highlighted": n, "error", "errorDetail" }],
@@ -624,7 +625,8 @@ async function act(page, action) {
 
 /** Runs one session in a browser context of its own. */
 async function runSession(session) {
-  const context = await browser.newContext();
+  // `ignoreHttpsErrors`: a test server's self-signed certificate.
+  const context = await browser.newContext({ ignoreHTTPSErrors: input.ignoreHttpsErrors === true });
   const page = await context.newPage();
   const origin = new URL(session.url).origin;
   const key = new URLSearchParams(new URL(session.url).hash.slice(1)).get("key");

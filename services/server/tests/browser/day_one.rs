@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use share_codec::DEFAULT_MAX_INFLATED_BYTES;
 use testkit::TestApp;
 
-use crate::reviews::{Review, screenshots, signal_path, start_review, start_review_of, when_ready};
+use crate::reviews::{
+    Review, screenshots, signal_path, start_review, start_review_at, start_review_of, when_ready,
+};
 use crate::{harness, run_harness};
 
 /// The texts of the comment set stored under `name`.
@@ -413,4 +415,58 @@ fn url_port(base: &str) -> u16 {
         .trim_end_matches('/')
         .parse()
         .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_the_servers_own_https_a_team_host_opens_and_comments() {
+    if harness().is_none() {
+        return;
+    }
+    // A certificate for the team's host name, served by the server itself.
+    let rcgen::CertifiedKey { cert, signing_key } =
+        rcgen::generate_simple_self_signed(vec!["plans.test".into()]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_path, cert.pem()).unwrap();
+    std::fs::write(&key_path, signing_key.serialize_pem()).unwrap();
+    let app = TestApp::spawn(&[
+        ("PLANSHARE_TLS_CERT", cert_path.to_str().unwrap()),
+        ("PLANSHARE_TLS_KEY", key_path.to_str().unwrap()),
+    ])
+    .await;
+    let base = format!("https://plans.test:{}", url_port(&app.base_url));
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(cert.pem().as_bytes()).unwrap()])
+        .resolve("plans.test", app.addr)
+        .build()
+        .unwrap();
+    let review = start_review_at(&client, &base, &json!({"p": WIDE_PLAN, "a": []}), 1).await;
+    let report = run(json!({
+        "hostRules": "MAP plans.test 127.0.0.1",
+        "ignoreHttpsErrors": true,
+        "sessions": [{"url": review.link_at(&base, &review.reviewers[0]), "actions": [
+            {"textOf": "#plan h1"},
+            {"author": "Tess"},
+            {"comment": ["Who does what", "Add the on-call column"]},
+            {"reviewSend": true},
+        ]}],
+    }))
+    .await;
+    let s = &report["sessions"][0];
+    assert_eq!(s["error"], Value::Null, "{s}");
+    assert_eq!(
+        s["outputs"][0], "Rollout",
+        "the page decrypted the plan: {s}"
+    );
+    assert_eq!(s["outputs"][3], "Sent: 1 annotation.", "{s}");
+    let view: Value = client
+        .get(format!("{base}/api/v1/reviews/{}", review.id))
+        .bearer_auth(&review.owner)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["comments"][0]["name"], "Tess", "{view}");
 }

@@ -40,12 +40,21 @@ pub(crate) async fn start_review(app: &TestApp, reviewers: usize) -> Review {
 /// A review whose first version is the share payload `version` (its
 /// digest that of `version.p`), with `reviewers` reviewer links.
 pub(crate) async fn start_review_of(app: &TestApp, version: &Value, reviewers: usize) -> Review {
+    start_review_at(&app.client, &app.base_url, version, reviewers).await
+}
+
+/// [`start_review_of`] through `client` on the server at `base`.
+pub(crate) async fn start_review_at(
+    client: &reqwest::Client,
+    base: &str,
+    version: &Value,
+    reviewers: usize,
+) -> Review {
     let key = ShareKey::generate().unwrap();
     let data = seal(&key, version);
     let digest = share_codec::plan_digest(&key, version["p"].as_str().unwrap());
-    let created: Value = app
-        .client
-        .post(format!("{}/api/v1/reviews", app.base_url))
+    let created: Value = client
+        .post(format!("{base}/api/v1/reviews"))
         .json(&json!({"version": {"data": data, "digest": digest}}))
         .send()
         .await
@@ -57,9 +66,8 @@ pub(crate) async fn start_review_of(app: &TestApp, version: &Value, reviewers: u
     let owner = created["ownerToken"].as_str().unwrap().to_owned();
     let mut tokens = Vec::new();
     for _ in 0..reviewers {
-        let link: Value = app
-            .client
-            .post(format!("{}/api/v1/reviews/{id}/links", app.base_url))
+        let link: Value = client
+            .post(format!("{base}/api/v1/reviews/{id}/links"))
             .bearer_auth(&owner)
             .json(&json!({}))
             .send()
@@ -80,9 +88,13 @@ pub(crate) async fn start_review_of(app: &TestApp, version: &Value, reviewers: u
 
 impl Review {
     pub(crate) fn link(&self, app: &TestApp, token: &str) -> String {
+        self.link_at(&app.base_url, token)
+    }
+
+    /// The link of `token` on the portal at `base`.
+    pub(crate) fn link_at(&self, base: &str, token: &str) -> String {
         format!(
-            "{}/r/{}#key={}&t={token}",
-            app.base_url,
+            "{base}/r/{}#key={}&t={token}",
             self.id,
             self.key.to_base64url()
         )

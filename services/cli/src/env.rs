@@ -51,6 +51,14 @@ impl Env {
             .to_owned()
     }
 
+    /// Whether plain `http://` to hosts other than this machine is allowed
+    /// for every command (`PLANSHARE_INSECURE=1` or `true`), as `--insecure`
+    /// allows it for one.
+    pub fn insecure(&self) -> bool {
+        self.var("PLANSHARE_INSECURE")
+            .is_some_and(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"))
+    }
+
     /// A planshare tenant's API key (`PLANSHARE_API_KEY`): creates are then
     /// stored for that tenant (its limits, quota and listing).
     pub fn api_key(&self) -> Option<String> {
@@ -117,6 +125,22 @@ mod tests {
         );
         assert_eq!(env.share_url(), "https://s.example");
         assert_eq!(env.paste_url(), "http://127.0.0.1:19433");
+    }
+
+    #[test]
+    fn insecure_is_one_or_true() {
+        for yes in ["1", "true", "TRUE", " 1 "] {
+            assert!(
+                Env::from_vars(&[("PLANSHARE_INSECURE", yes)], None).insecure(),
+                "{yes:?}"
+            );
+        }
+        for no in ["", "0", "false", "yes", "no"] {
+            assert!(
+                !Env::from_vars(&[("PLANSHARE_INSECURE", no)], None).insecure(),
+                "{no:?}"
+            );
+        }
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub enum CliError {
     #[error("{0}")]
     Input(String),
     /// Refused to talk plain HTTP to a host other than this machine.
-    #[error("refusing to use {0} over plain HTTP (use https://, or pass --insecure)")]
+    #[error(
+        "refusing to use {0} over plain HTTP: use https:// (browsers will not decrypt links over plain HTTP on another host anyway), or allow it with --insecure or PLANSHARE_INSECURE=1"
+    )]
     Insecure(String),
     /// The paste service answered something unexpected.
     #[error("paste service error: {0}")]

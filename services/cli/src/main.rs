@@ -69,7 +69,7 @@ fn main() -> ExitCode {
                 None => open::run(args, &env).await,
             },
             Command::Paste(command) => paste::run(command, &env).await,
-            Command::Admin(cli) => admin::run(cli).await,
+            Command::Admin(cli) => admin::run(cli, &env).await,
             Command::Review(command) => review::run(command, &env).await,
         }
     });

@@ -11,6 +11,7 @@
 mod admin;
 mod annotations;
 mod client;
+mod discovery;
 mod env;
 mod error;
 mod open;

@@ -124,6 +124,30 @@ pub struct HealthResponse {
     pub status: String,
 }
 
+/// `GET /api/v1/discovery` (also `GET /.well-known/planshare`): what this
+/// server is and where its parts are, so a client given only the paste API's
+/// URL finds the review API and the portal. Upstream's paste service has no
+/// such route (it answers 404): a client tells a planshare server from it by
+/// this answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Discovery {
+    /// Always `planshare`.
+    pub service: String,
+    /// The server's version.
+    pub version: String,
+    /// The base path of the versioned API: `/api/v1`.
+    pub api: String,
+    /// Whether the review API (`/api/v1/reviews`) is served.
+    pub reviews: bool,
+    /// Where share and review links open: an absolute base URL (the
+    /// configured `portal.share_base_url`); `""` when the portal is served
+    /// on this same origin (a link opens at the origin the request went
+    /// to); `null` when this server serves no portal and names none.
+    #[serde(default)]
+    pub portal: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,6 +40,7 @@ pub(crate) const ADMIN_TOKEN: &str = "adminToken";
         (name = "pastes", description = "The tenant-aware paste API"),
         (name = "reviews", description = "Live shared reviews: versions, reviewer links, comment sets, the owner's decision and an event stream; end-to-end encrypted (the server stores only ciphertext)"),
         (name = "admin", description = "Tenants, API keys and usage, for operators (admin token)"),
+        (name = "discovery", description = "What this server is and where its review API and portal are (unauthenticated, cacheable)"),
         (name = "probes", description = "Liveness and readiness"),
         (name = "docs", description = "This document"),
     ),

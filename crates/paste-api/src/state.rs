@@ -12,6 +12,7 @@ use tokio::sync::{Mutex, Semaphore};
 use crate::answer::ResponseBudget;
 use crate::body::{BodyBudget, BodyClients};
 use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, ReviewConfig};
+use crate::handlers::discovery::PortalBase;
 use crate::purge::Purger;
 use crate::ratelimit::{Limiters, LimitsConfig};
 use crate::reviews::ReviewService;
@@ -52,12 +53,15 @@ pub(crate) struct Inner {
     pub(crate) readiness: Readiness,
     /// Handles of the request metrics.
     pub(crate) http_metrics: crate::metrics::HttpMetrics,
+    /// Where the portal is, as discovery tells it.
+    pub(crate) portal: PortalBase,
 }
 
 impl AppState {
     /// Builds the state. `paste` must have passed [`PasteConfig::validate`],
     /// `reviews` [`ReviewConfig::validate`] and `limits`
-    /// [`LimitsConfig::validate`].
+    /// [`LimitsConfig::validate`]. `portal`: where the portal is, as
+    /// `GET /api/v1/discovery` tells it.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         store: Arc<dyn PasteStore>,
@@ -68,6 +72,7 @@ impl AppState {
         admin: AdminConfig,
         limits: LimitsConfig,
         reviews: ReviewConfig,
+        portal: PortalBase,
     ) -> Self {
         // Every store operation is timed and counted (`paste_store::instrument`).
         let store = paste_store::instrument::Instrumented::wrap(store);
@@ -99,6 +104,7 @@ impl AppState {
                 http,
                 head,
                 http_metrics: crate::metrics::HttpMetrics::default(),
+                portal,
             }),
         }
     }

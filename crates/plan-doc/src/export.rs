@@ -30,6 +30,10 @@ pub struct ExportOptions<'a> {
     /// The markdown was converted from HTML or a URL: add the note that line
     /// numbers refer to the converted markdown.
     pub source_converted: bool,
+    /// Name who wrote each piece of feedback: a `Written by <author>` line
+    /// after it (planshare's live reviews, where several people write;
+    /// upstream's export has no such line, so `false` keeps it exact).
+    pub authors: bool,
 }
 
 impl Default for ExportOptions<'_> {
@@ -38,6 +42,7 @@ impl Default for ExportOptions<'_> {
             title: DEFAULT_TITLE,
             subject: DEFAULT_SUBJECT,
             source_converted: false,
+            authors: false,
         }
     }
 }
@@ -60,6 +65,7 @@ pub fn export_annotations(
             title,
             subject,
             source_converted: false,
+            authors: false,
         },
     )
 }
@@ -128,6 +134,13 @@ pub fn export_annotations_with(
             for img in &ann.images {
                 out.push_str(&format!("- [{}] `{}`\n", img.name, img.path));
             }
+        }
+        if options.authors {
+            let author = ann.author.as_deref().filter(|a| !a.is_empty());
+            out.push_str(&format!(
+                "Written by {}\n",
+                author.unwrap_or("an unnamed writer")
+            ));
         }
         out.push('\n');
     }
@@ -249,6 +262,25 @@ mod tests {
 
     const HEAD1: &str =
         "# Plan Feedback\n\nI've reviewed this plan and have 1 piece of feedback:\n\n";
+
+    #[test]
+    fn authors_are_named_only_when_asked() {
+        let mut a = ann(Some(AnnotationType::Comment), "a", Some("b"));
+        a.author = Some("alice".into());
+        let plain = export(&[], std::slice::from_ref(&a));
+        assert!(!plain.contains("alice"), "{plain}");
+        let options = ExportOptions {
+            authors: true,
+            ..ExportOptions::default()
+        };
+        let unnamed = ann(Some(AnnotationType::GlobalComment), "", Some("c"));
+        assert_eq!(
+            export_annotations_with(&[], &[a, unnamed], &[], &options),
+            format!(
+                "# Plan Feedback\n\nI've reviewed this plan and have 2 pieces of feedback:\n\n## 1. Feedback on: \"a\"\n> b\nWritten by alice\n\n## 2. General feedback about the plan\n> c\nWritten by an unnamed writer\n\n---\n"
+            )
+        );
+    }
 
     #[test]
     fn nothing_to_export_is_the_fixed_sentence() {

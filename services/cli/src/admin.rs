@@ -5,7 +5,8 @@
 //!
 //! Requests are sent once (creating a tenant or a key is not idempotent, so
 //! a lost answer is reported rather than retried). Plain `http://` is used
-//! only towards this machine unless `--insecure`, as for the paste client.
+//! only towards this machine unless `--insecure` (or `PLANSHARE_INSECURE=1`),
+//! as for the paste client.
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -20,6 +21,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::client::{describe, is_loopback};
+use crate::env::Env;
 use crate::error::CliError;
 use crate::terminal::json_pretty;
 
@@ -41,7 +43,8 @@ pub struct AdminArgs {
         allow_hyphen_values = true
     )]
     pub token: Option<String>,
-    /// Allow plain http:// to hosts other than this machine.
+    /// Allow plain http:// to hosts other than this machine (also
+    /// PLANSHARE_INSECURE=1).
     #[arg(long, global = true)]
     pub insecure: bool,
 }
@@ -243,8 +246,8 @@ impl SettingsArgs {
 }
 
 /// Runs an admin command; returns what to print on stdout.
-pub async fn run(cli: AdminCli) -> Result<String, CliError> {
-    let client = AdminClient::new(&cli.api)?;
+pub async fn run(cli: AdminCli, env: &Env) -> Result<String, CliError> {
+    let client = AdminClient::new(&cli.api, env.insecure())?;
     let tenant_path = |id: &str| -> Result<String, CliError> {
         Ok(format!("/admin/v1/tenants/{}", segment(id)?))
     };
@@ -358,7 +361,8 @@ struct AdminClient {
 }
 
 impl AdminClient {
-    fn new(args: &AdminArgs) -> Result<Self, CliError> {
+    /// `insecure_env`: `PLANSHARE_INSECURE` allows plain HTTP as `--insecure` does.
+    fn new(args: &AdminArgs, insecure_env: bool) -> Result<Self, CliError> {
         let token = args
             .token
             .clone()
@@ -373,7 +377,7 @@ impl AdminClient {
             .map_err(|e| CliError::Input(format!("invalid admin API URL {base:?}: {e}")))?;
         match url.scheme() {
             "https" => {}
-            "http" if args.insecure || is_loopback(&url) => {}
+            "http" if args.insecure || insecure_env || is_loopback(&url) => {}
             "http" => return Err(CliError::Insecure(base)),
             other => {
                 return Err(CliError::Input(format!(
@@ -537,19 +541,21 @@ mod tests {
             token: Some("t".into()),
             insecure,
         };
-        assert!(AdminClient::new(&args("http://127.0.0.1:19433", false)).is_ok());
-        assert!(AdminClient::new(&args("https://admin.example.com", false)).is_ok());
+        assert!(AdminClient::new(&args("http://127.0.0.1:19433", false), false).is_ok());
+        assert!(AdminClient::new(&args("https://admin.example.com", false), false).is_ok());
         assert!(matches!(
-            AdminClient::new(&args("http://admin.example.com", false)),
+            AdminClient::new(&args("http://admin.example.com", false), false),
             Err(CliError::Insecure(_))
         ));
-        assert!(AdminClient::new(&args("http://admin.example.com", true)).is_ok());
+        assert!(AdminClient::new(&args("http://admin.example.com", true), false).is_ok());
+        // PLANSHARE_INSECURE=1 allows it as --insecure does.
+        assert!(AdminClient::new(&args("http://admin.example.com", false), true).is_ok());
         let no_token = AdminArgs {
             token: None,
             ..args("http://127.0.0.1:1", false)
         };
         assert!(matches!(
-            AdminClient::new(&no_token),
+            AdminClient::new(&no_token, false),
             Err(CliError::Usage(_))
         ));
     }

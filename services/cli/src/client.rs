@@ -29,11 +29,39 @@ const MAX_ERROR_BYTES: usize = 64 * 1024;
 /// (the server answers 409 with `Retry-After`).
 const IDEMPOTENCY_IN_PROGRESS: &str = "idempotency-in-progress";
 
+/// How long discovery (`GET /api/v1/discovery`) may take: it is asked
+/// before making a link, so a server that does not answer must not hold
+/// the command up.
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What a client's base URL serves, for the wording of its errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Service {
+    /// The paste API (`share`, `open` of share links, `paste`).
+    Paste,
+    /// The review API (`review …`, `open` of review links).
+    Review,
+}
+
+/// What the paste server's discovery answered.
+#[derive(Debug)]
+pub enum Discovered {
+    /// A planshare server, with its answer.
+    Planshare(api_types::Discovery),
+    /// Something that is not a planshare server (404, not JSON, not
+    /// planshare's answer): upstream's paste service, or another one.
+    Other,
+    /// No answer (why, without naming where): down, too slow, or failing.
+    Unreachable(String),
+}
+
 /// A paste API at a base URL such as `http://localhost:19433`.
 pub struct PasteClient {
     base: String,
     url: Url,
     http: reqwest::Client,
+    /// What the base serves (error wording only).
+    service: Service,
     /// Sent as `Authorization: Bearer` on creates and reads (and on deletes
     /// without a delete token), when set.
     api_key: Option<String>,
@@ -75,8 +103,54 @@ impl PasteClient {
             base,
             url,
             http,
+            service: Service::Paste,
             api_key: None,
         })
+    }
+
+    /// This client as the review API's: its errors speak of the review
+    /// service.
+    pub(crate) fn for_reviews(mut self) -> Self {
+        self.service = Service::Review;
+        self
+    }
+
+    /// `GET /api/v1/discovery`, once, without credentials, within
+    /// [`DISCOVERY_TIMEOUT`].
+    pub async fn discover(&self) -> Discovered {
+        let url = format!("{}/api/v1/discovery", self.base);
+        let sent = self
+            .http
+            .get(url)
+            .header(header::ACCEPT, "application/json")
+            .timeout(DISCOVERY_TIMEOUT)
+            .send()
+            .await;
+        let answer = match sent {
+            Ok(response) => match Answer::read(response, self).await {
+                Ok(answer) => answer,
+                Err(_) => return Discovered::Unreachable("its answer did not read".into()),
+            },
+            Err(e) => return Discovered::Unreachable(reason(&e).to_owned()),
+        };
+        let status = answer.status;
+        if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+            return Discovered::Unreachable(format!("it answered HTTP {}", status.as_u16()));
+        }
+        match serde_json::from_slice::<api_types::Discovery>(&answer.body) {
+            Ok(found) if status == StatusCode::OK && found.service == "planshare" => {
+                Discovered::Planshare(found)
+            }
+            _ => Discovered::Other,
+        }
+    }
+
+    /// The error for a request that got no answer.
+    pub(crate) fn unreachable(&self, error: &reqwest::Error) -> CliError {
+        match self.service {
+            Service::Paste => CliError::Unavailable(describe(error, &self.base)),
+            Service::Review => review_unavailable(&self.base, reason(error)),
+        }
     }
 
     /// Authenticates with `key` (a planshare tenant's API key) when this
@@ -126,8 +200,8 @@ impl PasteClient {
             self.send_with_retries(build).await
         } else {
             match build().send().await {
-                Ok(response) => Answer::read(response, &self.base).await,
-                Err(e) => Err(CliError::Unavailable(describe(&e, &self.base))),
+                Ok(response) => Answer::read(response, self).await,
+                Err(e) => Err(self.unreachable(&e)),
             }
         }
     }
@@ -274,22 +348,22 @@ impl PasteClient {
                     retry_after(response.headers())
                 }
                 Ok(response) => {
-                    let answer = Answer::read(response, &self.base).await?;
+                    let answer = Answer::read(response, self).await?;
                     if last || !answer.is_in_progress() {
                         return Ok(answer);
                     }
                     retry_after(&answer.headers)
                 }
-                Err(e) if last => return Err(CliError::Unavailable(describe(&e, &self.base))),
+                Err(e) if last => return Err(self.unreachable(&e)),
                 Err(_) => None,
             };
             let wait = match wait {
                 Some(w) if w > MAX_RETRY_AFTER => {
-                    return Err(CliError::Unavailable(format!(
-                        "{} asked to retry after {} s",
-                        self.base,
-                        w.as_secs()
-                    )));
+                    let wait = format!("asked to retry after {} s", w.as_secs());
+                    return Err(match self.service {
+                        Service::Paste => CliError::Unavailable(format!("{} {wait}", self.base)),
+                        Service::Review => review_unavailable(&self.base, &format!("it {wait}")),
+                    });
                 }
                 Some(w) => w,
                 None => backoff(attempt),
@@ -311,7 +385,10 @@ impl Answer {
     /// Reads `response` in chunks: a success up to [`MAX_ANSWER_BYTES`] (past
     /// it, an error, and nothing more is read), anything else up to
     /// [`MAX_ERROR_BYTES`] (past it, or when it breaks off, without a body).
-    pub(crate) async fn read(mut response: Response, base: &str) -> Result<Answer, CliError> {
+    pub(crate) async fn read(
+        mut response: Response,
+        client: &PasteClient,
+    ) -> Result<Answer, CliError> {
         let status = response.status();
         let headers = std::mem::take(response.headers_mut());
         let success = status.is_success();
@@ -320,9 +397,13 @@ impl Answer {
         } else {
             MAX_ERROR_BYTES
         };
+        let service = match client.service {
+            Service::Paste => "paste",
+            Service::Review => "review",
+        };
         let too_large = || {
             CliError::TooLarge(format!(
-                "the paste service's answer is larger than {} MiB, the most planshare reads",
+                "the {service} service's answer is larger than {} MiB, the most planshare reads",
                 MAX_ANSWER_BYTES / (1024 * 1024)
             ))
         };
@@ -346,7 +427,7 @@ impl Answer {
                     body.extend_from_slice(&chunk);
                 }
                 Ok(Some(_)) if success => return Err(too_large()),
-                Err(e) if success => return Err(CliError::Unavailable(describe(&e, base))),
+                Err(e) if success => return Err(client.unreachable(&e)),
                 Ok(Some(_)) | Err(_) => {
                     body.clear();
                     break;
@@ -358,6 +439,16 @@ impl Answer {
             headers,
             body,
         })
+    }
+
+    /// An answer made up by a test.
+    #[cfg(test)]
+    pub(crate) fn for_tests(status: StatusCode, body: &str) -> Answer {
+        Answer {
+            status,
+            headers: HeaderMap::new(),
+            body: body.as_bytes().to_vec(),
+        }
     }
 
     /// The `error` of a JSON error body, control characters escaped.
@@ -453,6 +544,22 @@ pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
         None => false,
+    }
+}
+
+/// The review API at `base` could not be used: `why`.
+pub(crate) fn review_unavailable(base: &str, why: &str) -> CliError {
+    CliError::ReviewUnavailable(format!("{base} unavailable: {why}"))
+}
+
+/// What went wrong with a request that got no answer, without naming where.
+fn reason(error: &reqwest::Error) -> &'static str {
+    if error.is_timeout() {
+        "it did not answer in time"
+    } else if error.is_connect() {
+        "cannot connect"
+    } else {
+        "the request failed"
     }
 }
 

@@ -44,11 +44,18 @@ impl Env {
             .filter(|v| !v.is_empty())
     }
 
-    /// Portal base for new links (`PLANNOTATOR_SHARE_URL`).
-    pub fn share_url(&self) -> String {
-        self.var("PLANNOTATOR_SHARE_URL")
-            .unwrap_or(DEFAULT_SHARE_URL)
-            .to_owned()
+    /// Portal base for new links, when `PLANNOTATOR_SHARE_URL` names one
+    /// (else the paste server's discovery decides, see `discovery.rs`).
+    pub fn share_url(&self) -> Option<String> {
+        self.var("PLANNOTATOR_SHARE_URL").map(str::to_owned)
+    }
+
+    /// Whether plain `http://` to hosts other than this machine is allowed
+    /// for every command (`PLANSHARE_INSECURE=1` or `true`), as `--insecure`
+    /// allows it for one.
+    pub fn insecure(&self) -> bool {
+        self.var("PLANSHARE_INSECURE")
+            .is_some_and(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"))
     }
 
     /// A planshare tenant's API key (`PLANSHARE_API_KEY`): creates are then
@@ -106,8 +113,9 @@ mod tests {
     #[test]
     fn defaults_and_overrides() {
         let env = Env::from_vars(&[], None);
-        assert_eq!(env.share_url(), DEFAULT_SHARE_URL);
+        assert_eq!(env.share_url(), None);
         assert_eq!(env.paste_url(), DEFAULT_PASTE_URL);
+        assert!(!env.insecure());
         let env = Env::from_vars(
             &[
                 ("PLANNOTATOR_SHARE_URL", "https://s.example"),
@@ -115,8 +123,24 @@ mod tests {
             ],
             None,
         );
-        assert_eq!(env.share_url(), "https://s.example");
+        assert_eq!(env.share_url().as_deref(), Some("https://s.example"));
         assert_eq!(env.paste_url(), "http://127.0.0.1:19433");
+    }
+
+    #[test]
+    fn insecure_is_one_or_true() {
+        for yes in ["1", "true", "TRUE", " 1 "] {
+            assert!(
+                Env::from_vars(&[("PLANSHARE_INSECURE", yes)], None).insecure(),
+                "{yes:?}"
+            );
+        }
+        for no in ["", "0", "false", "yes", "no"] {
+            assert!(
+                !Env::from_vars(&[("PLANSHARE_INSECURE", no)], None).insecure(),
+                "{no:?}"
+            );
+        }
     }
 
     #[test]

@@ -22,6 +22,33 @@ pub enum CliError {
     /// The paste service could not be reached or kept failing.
     #[error("paste service unavailable: {0}")]
     Unavailable(String),
+    /// The review API could not be reached or kept failing: `{base}
+    /// unavailable: {why}`.
+    #[error("review service at {0}")]
+    ReviewUnavailable(String),
+    /// A review link is malformed or damaged.
+    #[error("invalid review link: {0}")]
+    InvalidReviewLink(String),
+    /// The review API answered something unexpected.
+    #[error("review service error: {0}")]
+    ReviewService(String),
+    /// The paste service a review command reached has no review API
+    /// (upstream's, or not a planshare server).
+    #[error(
+        "the paste service at {0} has no review API: reviews need a planshare server; set PLANNOTATOR_PASTE_URL to one (e.g. http://localhost:19433)"
+    )]
+    NoReviewApi(String),
+    /// A review command's first read was refused: the link's token does
+    /// not open this review (the server tells no more).
+    #[error(
+        "this link's token is not valid for review {0} (mistyped or revoked), or the review no longer exists"
+    )]
+    ReviewLinkRefused(String),
+    /// The link's key does not open the review's latest version.
+    #[error(
+        "the key in this link does not open review {0}'s plan: the link is damaged; copy it again"
+    )]
+    ReviewKey(String),
     /// The paste service refused the payload's size.
     #[error("{0}")]
     TooLarge(String),
@@ -29,7 +56,9 @@ pub enum CliError {
     #[error("{0}")]
     Input(String),
     /// Refused to talk plain HTTP to a host other than this machine.
-    #[error("refusing to use {0} over plain HTTP (use https://, or pass --insecure)")]
+    #[error(
+        "refusing to use {0} over plain HTTP: use https:// (browsers will not decrypt links over plain HTTP on another host anyway), or allow it with --insecure or PLANSHARE_INSECURE=1"
+    )]
     Insecure(String),
     /// The paste service answered something unexpected.
     #[error("paste service error: {0}")]
@@ -71,19 +100,23 @@ impl CliError {
         match self {
             CliError::Usage(_) => 2,
             CliError::ShareDisabled(_) => 3,
-            CliError::InvalidLink(_) => 4,
-            CliError::Decrypt => 5,
-            CliError::NotFound | CliError::AdminNotFound(_) | CliError::ReviewNotFound => 6,
-            CliError::Unavailable(_) => 7,
+            CliError::InvalidLink(_) | CliError::InvalidReviewLink(_) => 4,
+            CliError::Decrypt | CliError::ReviewKey(_) => 5,
+            CliError::NotFound
+            | CliError::AdminNotFound(_)
+            | CliError::ReviewNotFound
+            | CliError::ReviewLinkRefused(_) => 6,
+            CliError::Unavailable(_) | CliError::ReviewUnavailable(_) => 7,
             CliError::TooLarge(_) => 8,
             CliError::Input(_) => 9,
             CliError::Insecure(_) => 10,
-            CliError::Service(_) => 11,
+            CliError::Service(_) | CliError::ReviewService(_) => 11,
             CliError::Unauthorized(_) => 12,
             CliError::Output(_) => 13,
             CliError::Rejected(_) => 14,
             CliError::ChangesRequested => 15,
             CliError::ReviewClosed(_) => 16,
+            CliError::NoReviewApi(_) => 17,
         }
     }
 }

@@ -11,6 +11,7 @@
 mod admin;
 mod annotations;
 mod client;
+mod discovery;
 mod env;
 mod error;
 mod open;
@@ -69,7 +70,7 @@ fn main() -> ExitCode {
                 None => open::run(args, &env).await,
             },
             Command::Paste(command) => paste::run(command, &env).await,
-            Command::Admin(cli) => admin::run(cli).await,
+            Command::Admin(cli) => admin::run(cli, &env).await,
             Command::Review(command) => review::run(command, &env).await,
         }
     });

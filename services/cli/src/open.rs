@@ -179,7 +179,7 @@ pub(crate) fn render(
 }
 
 /// What `open` says on stderr when some annotations were not found.
-fn not_found_warning(reanchored: &Reanchored, total: usize) -> Option<String> {
+pub(crate) fn not_found_warning(reanchored: &Reanchored, total: usize) -> Option<String> {
     let not_found = reanchored.not_found().count();
     if not_found == 0 {
         return None;

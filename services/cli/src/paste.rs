@@ -55,7 +55,8 @@ pub struct ApiArgs {
     /// Paste API base URL [default: $PLANNOTATOR_PASTE_URL, else upstream's hosted service].
     #[arg(long)]
     pub paste_url: Option<String>,
-    /// Allow plain http:// to hosts other than this machine.
+    /// Allow plain http:// to hosts other than this machine (also
+    /// PLANSHARE_INSECURE=1).
     #[arg(long)]
     pub insecure: bool,
 }
@@ -76,7 +77,7 @@ impl ApiArgs {
     /// A client for `base`; it authenticates with the API key only when
     /// `base` is the configured API (same scheme, host and port).
     pub fn client_for(&self, base: &str, env: &Env) -> Result<PasteClient, CliError> {
-        Ok(PasteClient::new(base, self.insecure)?
+        Ok(PasteClient::new(base, self.insecure || env.insecure())?
             .with_api_key_for(env.api_key(), &self.configured(env)))
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use share_codec::{SharePayload, compress, encrypt, format_size, hash_url, short_url};
 
 use crate::annotations;
+use crate::discovery::{Purpose, portal_base};
 use crate::env::Env;
 use crate::error::CliError;
 use crate::open::MAX_INFLATED_BYTES;
@@ -42,7 +43,8 @@ pub struct ShareArgs {
     /// Treat the input as a raw HTML document.
     #[arg(long)]
     html: bool,
-    /// Portal base for the link [default: $PLANNOTATOR_SHARE_URL, else https://share.plannotator.ai].
+    /// Portal base for the link [default: $PLANNOTATOR_SHARE_URL, else the
+    /// portal the paste server's discovery names, else https://share.plannotator.ai].
     #[arg(long)]
     share_url: Option<String>,
     /// Print `{url, kind, id, sizeBytes, …}` as JSON instead of the bare link.
@@ -106,7 +108,6 @@ async fn make_link(
     env: &Env,
     payload: &SharePayload,
 ) -> Result<ShareOutput, CliError> {
-    let base = args.share_url.clone().unwrap_or_else(|| env.share_url());
     if args.hash && payload.is_html() {
         return Err(CliError::Usage(
             "a raw HTML document has no hash form: use --short (or --auto)".into(),
@@ -125,6 +126,18 @@ async fn make_link(
     }
     let compressed = compress(&json);
     drop(json);
+    // The client for short links, and for asking the paste server where its
+    // portal is; one that cannot be set up (plain HTTP refused, a bad URL)
+    // fails only when a short link needs it.
+    let client = args.api.client(env);
+    let base = portal_base(
+        args.share_url.as_deref(),
+        env,
+        &args.api.configured(env),
+        client.as_ref().ok(),
+        Purpose::Share,
+    )
+    .await?;
     if !args.short && !payload.is_html() {
         let url = hash_url(&base, &compressed);
         if args.hash || url.len() <= HASH_LINK_LIMIT {
@@ -138,7 +151,7 @@ async fn make_link(
             });
         }
     }
-    let client = args.api.client(env)?;
+    let client = client?;
     let (key, data) = encrypt(&compressed).map_err(|e| CliError::Output(e.to_string()))?;
     let created = client.create(&data).await?;
     let url = short_url(&base, &created.id, &key, client.base());

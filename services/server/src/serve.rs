@@ -91,6 +91,7 @@ impl Server {
             settings.admin.clone(),
             settings.limits.clone(),
             settings.reviews.clone(),
+            discovery_portal(&settings.portal),
         );
         state.spawn_maintenance();
         let admin = match settings.admin.addr.trim() {
@@ -543,6 +544,20 @@ fn read_buffer_cap(max_header_bytes: usize) -> usize {
 
 /// The default tenant (which anonymous, upstream clients use) follows the
 /// `[paste]` settings, and `[reviews]` for its review limits.
+/// Where discovery says the portal is: `portal.share_base_url` when set
+/// (links open there), else this origin when the portal is served here,
+/// else nowhere.
+fn discovery_portal(portal: &portal::PortalConfig) -> paste_api::PortalBase {
+    let base = portal.share_base_url.trim();
+    if !base.is_empty() {
+        paste_api::PortalBase::At(base.to_owned())
+    } else if portal.enabled {
+        paste_api::PortalBase::SameOrigin
+    } else {
+        paste_api::PortalBase::Off
+    }
+}
+
 fn default_tenant(settings: &Settings) -> TenantUpdate {
     let paste = &settings.paste;
     let ttl = i64::try_from(paste.ttl_secs).unwrap_or(i64::MAX);

@@ -87,6 +87,8 @@ fn the_document_lists_every_route() {
         "DELETE /api/v1/reviews/{id}/comments",
         "POST /api/v1/reviews/{id}/decision",
         "GET /api/v1/reviews/{id}/events",
+        "GET /api/v1/discovery",
+        "GET /.well-known/planshare",
     ];
     expected.sort_unstable();
     assert_eq!(operations, expected);

@@ -1,6 +1,7 @@
 //! Request handlers, one module per resource.
 
 pub(crate) mod admin;
+pub(crate) mod discovery;
 pub(crate) mod health;
 pub(crate) mod metrics;
 pub(crate) mod paste;

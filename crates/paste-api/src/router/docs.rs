@@ -17,7 +17,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use super::tables::{admin_api, paste_api, probe_api, review_api, with_method_fallback};
+use super::tables::{
+    admin_api, discovery_api, paste_api, probe_api, review_api, with_method_fallback,
+};
 use crate::error::ApiError;
 use crate::openapi::{ADMIN_TOKEN, API_KEY, ApiDoc, DELETE_TOKEN, REVIEW_TOKEN};
 use crate::response::JSON_CONTENT_TYPE;
@@ -44,6 +46,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.merge(paste_api().into_openapi());
     doc.merge(review_api().into_openapi());
+    doc.merge(discovery_api().into_openapi());
     doc.merge(probe_api().into_openapi());
     doc.merge(document_api().into_openapi());
     let mut doc = doc.nest("/admin", admin_api().into_openapi());

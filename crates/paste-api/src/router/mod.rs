@@ -22,7 +22,7 @@ mod tables;
 
 pub use docs::{openapi, openapi_json};
 
-use tables::{admin_api, paste_api, probe_api, review_api, route_not_found};
+use tables::{admin_api, discovery_api, paste_api, probe_api, review_api, route_not_found};
 
 /// The API router with all its layers.
 ///
@@ -33,6 +33,7 @@ use tables::{admin_api, paste_api, probe_api, review_api, route_not_found};
 /// | `/api/v1/pastes` | `GET`, `POST` | new |
 /// | `/api/v1/pastes/{id}` | `GET` (and `HEAD`), `DELETE` | new |
 /// | `/api/v1/reviews…` | see `handlers/reviews.rs` | new |
+/// | `/api/v1/discovery`, `/.well-known/planshare` | `GET` (and `HEAD`) | new, unauthenticated, cacheable |
 /// | `/healthz`, `/readyz` | `GET` (and `HEAD`) | new |
 /// | `/api/openapi.json`, `/api/docs/…` | `GET` | new, main listener only |
 /// | `/admin/v1/tenants` | `GET`, `POST` | new, admin |
@@ -57,7 +58,8 @@ use tables::{admin_api, paste_api, probe_api, review_api, route_not_found};
 /// (metrics, CORS, logging, client IP and penalty limiters, load shedding).
 ///
 /// The documented routes are declared once, as utoipa-axum
-/// `OpenApiRouter`s ([`paste_api`], [`admin_api`], [`probe_api`]): the same
+/// `OpenApiRouter`s ([`paste_api`], [`review_api`], [`discovery_api`],
+/// [`admin_api`], [`probe_api`]): the same
 /// tables give this router its routes and [`crate::openapi()`] its paths.
 pub fn router(state: AppState, metrics: Option<RenderMetrics>) -> Router {
     let separate_admin = !state.inner.admin.addr.trim().is_empty();
@@ -112,7 +114,10 @@ fn admin_routes(state: &AppState) -> Router<AppState> {
 
 /// The paste routes, behind the per-IP limiter.
 fn paste_routes(state: &AppState) -> Router<AppState> {
-    let (routes, _) = paste_api().merge(review_api()).split_for_parts();
+    let (routes, _) = paste_api()
+        .merge(review_api())
+        .merge(discovery_api())
+        .split_for_parts();
     routes.layer(option_layer(ip_limiter(state)))
 }
 

@@ -7,7 +7,7 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::handlers::{admin, health, paste, pastes, review_events, reviews};
+use crate::handlers::{admin, discovery, health, paste, pastes, review_events, reviews};
 use crate::state::AppState;
 
 /// The paste routes and their documentation, without layers.
@@ -52,6 +52,20 @@ pub(crate) fn review_api() -> OpenApiRouter<AppState> {
         .routes(with_method_fallback(routes!(reviews::decide), "POST"))
         .routes(with_method_fallback(
             routes!(review_events::events),
+            "GET, HEAD",
+        ))
+}
+
+/// Discovery (`/api/v1/discovery`, `/.well-known/planshare`) and its
+/// documentation.
+pub(crate) fn discovery_api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(with_method_fallback(
+            routes!(discovery::discovery),
+            "GET, HEAD",
+        ))
+        .routes(with_method_fallback(
+            routes!(discovery::well_known),
             "GET, HEAD",
         ))
 }

@@ -11,7 +11,7 @@ use api_types::reviews as wire;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
-use crate::client::{Answer, PasteClient, describe};
+use crate::client::{Answer, PasteClient, printable, review_unavailable};
 use crate::error::CliError;
 
 /// A review API at a base URL, acting with one bearer token (or, for
@@ -35,9 +35,9 @@ impl ReviewApi {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("planshare/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| CliError::Unavailable(format!("cannot set up HTTP: {e}")))?;
+            .map_err(|e| review_unavailable(client.base(), &format!("cannot set up HTTP: {e}")))?;
         Ok(ReviewApi {
-            client,
+            client: client.for_reviews(),
             stream_http,
         })
     }
@@ -62,7 +62,7 @@ impl ReviewApi {
                 false,
             )
             .await?;
-        expect(&answer, &[StatusCode::CREATED])
+        expect(&answer, self.base(), &[StatusCode::CREATED])
     }
 
     /// `GET /api/v1/reviews/{id}`.
@@ -71,7 +71,7 @@ impl ReviewApi {
             .client
             .send_json(Method::GET, &path(id, ""), Some(token), None, true)
             .await?;
-        expect(&answer, &[StatusCode::OK])
+        expect(&answer, self.base(), &[StatusCode::OK])
     }
 
     /// `GET /api/v1/reviews/{id}/versions/{n}`.
@@ -91,7 +91,7 @@ impl ReviewApi {
                 true,
             )
             .await?;
-        expect(&answer, &[StatusCode::OK])
+        expect(&answer, self.base(), &[StatusCode::OK])
     }
 
     /// `POST /api/v1/reviews/{id}/versions`. Retrying is safe: a repeat of
@@ -112,7 +112,7 @@ impl ReviewApi {
                 true,
             )
             .await?;
-        expect(&answer, &[StatusCode::CREATED, StatusCode::OK])
+        expect(&answer, self.base(), &[StatusCode::CREATED, StatusCode::OK])
     }
 
     /// `POST /api/v1/reviews/{id}/links`.
@@ -127,7 +127,7 @@ impl ReviewApi {
                 false,
             )
             .await?;
-        expect(&answer, &[StatusCode::CREATED])
+        expect(&answer, self.base(), &[StatusCode::CREATED])
     }
 
     /// `DELETE /api/v1/reviews/{id}/links/{link}`.
@@ -144,7 +144,7 @@ impl ReviewApi {
             .await?;
         match answer.status {
             StatusCode::NO_CONTENT | StatusCode::OK => Ok(()),
-            _ => Err(failure(&answer)),
+            _ => Err(failure(&answer, self.base())),
         }
     }
 
@@ -165,7 +165,7 @@ impl ReviewApi {
                 false,
             )
             .await?;
-        expect(&answer, &[StatusCode::OK])
+        expect(&answer, self.base(), &[StatusCode::OK])
     }
 
     /// Opens the event stream after `last` (as `Last-Event-ID`). `Ok(Err)`:
@@ -186,12 +186,12 @@ impl ReviewApi {
             .header("Last-Event-ID", last.to_string())
             .send()
             .await
-            .map_err(|e| CliError::Unavailable(describe(&e, self.client.base())))?;
+            .map_err(|e| self.client.unreachable(&e))?;
         if response.status() == StatusCode::OK {
             return Ok(Ok(response));
         }
-        let answer = Answer::read(response, self.client.base()).await?;
-        Ok(Err(failure(&answer)))
+        let answer = Answer::read(response, &self.client).await?;
+        Ok(Err(failure(&answer, self.base())))
     }
 }
 
@@ -203,21 +203,35 @@ fn to_json(value: &impl serde::Serialize) -> Result<String, CliError> {
     serde_json::to_string(value).map_err(|e| CliError::Output(e.to_string()))
 }
 
-/// The body of an answer with one of `ok`'s statuses, else its error.
-fn expect<T: DeserializeOwned>(answer: &Answer, ok: &[StatusCode]) -> Result<T, CliError> {
-    if ok.contains(&answer.status) {
-        serde_json::from_slice(&answer.body)
-            .map_err(|e| CliError::Service(format!("unreadable review API answer: {e}")))
-    } else {
-        Err(failure(answer))
+/// The body of an answer with one of `ok`'s statuses, else its error. A
+/// success that is not JSON at all (a web page) is not a review API.
+fn expect<T: DeserializeOwned>(
+    answer: &Answer,
+    base: &str,
+    ok: &[StatusCode],
+) -> Result<T, CliError> {
+    if !ok.contains(&answer.status) {
+        return Err(failure(answer, base));
     }
+    serde_json::from_slice(&answer.body).map_err(|e| {
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&answer.body).is_err() {
+            CliError::NoReviewApi(printable(base))
+        } else {
+            CliError::ReviewService(format!("unreadable review API answer: {e}"))
+        }
+    })
 }
 
-/// The error for a review API answer that is not a success.
-pub fn failure(answer: &Answer) -> CliError {
+/// The error for a review API answer that is not a success. Every 404 and
+/// 405 of a planshare review API carries a `code`; one without (upstream's
+/// generic 404, or another service's) means there is no review API there.
+pub fn failure(answer: &Answer, base: &str) -> CliError {
     let message = answer.message().unwrap_or_default();
     let code = answer.code();
     match (answer.status, code.as_deref()) {
+        (StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED, None) => {
+            CliError::NoReviewApi(printable(base))
+        }
         (StatusCode::NOT_FOUND, Some("review-not-found")) => CliError::ReviewNotFound,
         (StatusCode::NOT_FOUND, _) if !message.is_empty() => CliError::AdminNotFound(message),
         (StatusCode::CONFLICT, Some("stale-parent")) => {
@@ -236,6 +250,66 @@ pub fn failure(answer: &Answer) -> CliError {
         } else {
             message
         }),
-        _ => PasteClient::unexpected(answer),
+        _ => match PasteClient::unexpected(answer) {
+            CliError::Unavailable(why) => review_unavailable(&printable(base), &why),
+            CliError::Service(why) => CliError::ReviewService(why),
+            other => other,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, body: &str) -> Answer {
+        Answer::for_tests(StatusCode::from_u16(status).unwrap(), body)
+    }
+
+    #[test]
+    fn a_404_without_a_code_means_no_review_api() {
+        let base = "http://127.0.0.1:9";
+        let generic = r#"{"error":"Not found. Valid paths: POST /api/paste, GET /api/paste/:id"}"#;
+        for (status, body) in [(404, generic), (404, "<html>nope</html>"), (405, "")] {
+            let error = failure(&answer(status, body), base);
+            assert!(matches!(error, CliError::NoReviewApi(_)), "{status} {body}");
+            assert!(
+                error
+                    .to_string()
+                    .contains("the paste service at http://127.0.0.1:9 has no review API"),
+                "{error}"
+            );
+        }
+        let ours = r#"{"error":"review not found","code":"review-not-found"}"#;
+        assert!(matches!(
+            failure(&answer(404, ours), base),
+            CliError::ReviewNotFound
+        ));
+        let part = r#"{"error":"this review has no such link","code":"link-not-found"}"#;
+        assert!(matches!(
+            failure(&answer(404, part), base),
+            CliError::AdminNotFound(_)
+        ));
+        // A web page where JSON was expected: not a review API either.
+        let page: Result<wire::ReviewView, _> =
+            expect(&answer(200, "<!doctype html>"), base, &[StatusCode::OK]);
+        assert!(matches!(page, Err(CliError::NoReviewApi(_))));
+        let odd: Result<wire::ReviewView, _> =
+            expect(&answer(200, r#"{"id":1}"#), base, &[StatusCode::OK]);
+        assert!(matches!(odd, Err(CliError::ReviewService(_))));
+    }
+
+    #[test]
+    fn outages_and_odd_answers_speak_of_the_review_service() {
+        let base = "http://127.0.0.1:9";
+        let down = failure(&answer(503, r#"{"error":"overloaded"}"#), base);
+        assert_eq!(
+            down.to_string(),
+            "review service at http://127.0.0.1:9 unavailable: HTTP 503: overloaded"
+        );
+        assert_eq!(down.exit_code(), 7);
+        let odd = failure(&answer(418, "{}"), base);
+        assert_eq!(odd.to_string(), "review service error: HTTP 418");
+        assert_eq!(odd.exit_code(), 11);
     }
 }

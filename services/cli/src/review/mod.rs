@@ -9,6 +9,7 @@
 //! owner and reviewer links are results, printed on stdout only.
 
 mod api;
+mod export;
 pub mod sse;
 mod watch;
 
@@ -24,6 +25,8 @@ use share_codec::{
 };
 
 use crate::annotations;
+use crate::client::printable;
+use crate::discovery::{Purpose, is_upstream, portal_base};
 use crate::env::Env;
 use crate::error::CliError;
 use crate::open::{Format, MAX_INFLATED_BYTES};
@@ -63,7 +66,7 @@ pub struct StartArgs {
     /// [default: the server's default paste lifetime].
     #[arg(long, value_parser = parse_duration)]
     ttl: Option<u64>,
-    /// Print `{"id","owner","reviewers":[…]}` as JSON.
+    /// Print `{"id","owner","reviewers":[…],"expiresAt","links":[{"id","url"}]}` as JSON.
     #[arg(long)]
     json: bool,
     /// Also print each reviewer link as a QR code (terminal).
@@ -72,7 +75,8 @@ pub struct StartArgs {
     /// Treat the input as a raw HTML document.
     #[arg(long)]
     html: bool,
-    /// Portal base for the links [default: $PLANNOTATOR_SHARE_URL, else https://share.plannotator.ai].
+    /// Portal base for the links [default: $PLANNOTATOR_SHARE_URL, else the
+    /// portal the paste server's discovery names].
     #[arg(long)]
     share_url: Option<String>,
     #[command(flatten)]
@@ -108,6 +112,10 @@ pub struct LinksArgs {
     /// Revoke the reviewer link with this id.
     #[arg(long, value_name = "ID")]
     revoke: Option<String>,
+    /// Print `{"id","expiresAt","links":[{"id","name","createdAt"}]}` (with
+    /// `--add`: `{"id","url"}`) as JSON.
+    #[arg(long, conflicts_with = "revoke")]
+    json: bool,
     #[command(flatten)]
     api: ApiArgs,
 }
@@ -166,22 +174,40 @@ impl Linked {
             api: named,
         } = parsed;
         let key = ShareKey::parse(&key).map_err(|e| match e {
-            CodecError::InvalidKey(why) => {
-                CliError::InvalidLink(format!("the review link's key is invalid: {why}"))
-            }
-            other => CliError::InvalidLink(other.to_string()),
+            CodecError::InvalidKey(why) => CliError::InvalidReviewLink(format!(
+                "its key is invalid ({why}): the link is damaged; copy it again"
+            )),
+            other => CliError::InvalidReviewLink(other.to_string()),
         })?;
         let token = token.ok_or_else(|| {
-            CliError::InvalidLink(
-                "the review link has no token (&t=…): it cannot be used; ask the review's owner for a reviewer link"
+            CliError::InvalidReviewLink(
+                "it has no token (&t=…): it cannot be used; ask the review's owner for a reviewer link"
                     .into(),
             )
         })?;
+        if !api_types::rules::is_review_token(&token) {
+            return Err(CliError::InvalidReviewLink(
+                "its token (&t=…) is not 43 letters, digits, '-' or '_': the link is damaged; copy it again"
+                    .into(),
+            ));
+        }
+        if !is_id(&id) {
+            return Err(CliError::InvalidReviewLink(
+                "its review id is not 6-16 letters or digits: the link is damaged; copy it again"
+                    .into(),
+            ));
+        }
         let api_base = match (&api.paste_url, named) {
             (Some(chosen), _) => chosen.clone(),
             (None, Some(named)) => named,
             (None, None) => origin_of(&base)?,
         };
+        if is_upstream(&api_base) {
+            // Upstream's hosted services keep no reviews.
+            return Err(CliError::NoReviewApi(printable(
+                api_base.trim_end_matches('/'),
+            )));
+        }
         Ok(Linked {
             api: ReviewApi::new(api.client_for(&api_base, env)?)?,
             id,
@@ -196,20 +222,77 @@ impl Linked {
         self.api.get(&self.id, &self.token).await
     }
 
+    /// A review command's first read, before it acts or waits: the review
+    /// as this link sees it, a refusal said as such (the server answers a
+    /// wrong token and an absent review alike, 404; a missing or malformed
+    /// one is caught before sending). With `key`, the latest version is
+    /// also read and decrypted with the link's key, so a damaged key is
+    /// said before anything is encrypted with it or waited for.
+    pub async fn check(&self, key: bool) -> Result<Checked, CliError> {
+        let view = self.view().await.map_err(|e| self.refused(e))?;
+        let latest = if key {
+            Some(self.latest(&view).await?)
+        } else {
+            None
+        };
+        Ok(Checked { view, latest })
+    }
+
+    /// The latest version's payload, decrypted with the link's key.
+    pub async fn latest(&self, view: &wire::ReviewView) -> Result<SharePayload, CliError> {
+        let version = self
+            .api
+            .version(&self.id, &self.token, view.latest)
+            .await
+            .map_err(|e| self.refused(e))?;
+        let json = unseal(&self.key, &version.data).map_err(|e| self.key_error(e))?;
+        SharePayload::from_json(&json).map_err(|e| {
+            CliError::ReviewService(format!("version {} does not read: {e}", view.latest))
+        })
+    }
+
+    /// `error` of a read with this link's token: a review that does not
+    /// answer it is a refusal of the link.
+    fn refused(&self, error: CliError) -> CliError {
+        match error {
+            CliError::ReviewNotFound | CliError::Unauthorized(_) => {
+                CliError::ReviewLinkRefused(safe_text(&self.id).into_owned())
+            }
+            other => other,
+        }
+    }
+
+    /// `error` of decrypting the review's plan: a key that does not open
+    /// it is a damaged link.
+    fn key_error(&self, error: CliError) -> CliError {
+        match error {
+            CliError::Decrypt => CliError::ReviewKey(safe_text(&self.id).into_owned()),
+            other => other,
+        }
+    }
+
     /// A link to this review with `token`, for the same portal and API.
     pub fn link_with(&self, token: &str) -> Result<String, CliError> {
         make_link(&self.base, &self.id, &self.key, token, self.api.base())
     }
 }
 
+/// What [`Linked::check`] read.
+pub struct Checked {
+    /// The review as the link sees it.
+    pub view: wire::ReviewView,
+    /// The latest version, decrypted (when the key was checked).
+    pub latest: Option<SharePayload>,
+}
+
 /// The origin (`scheme://host[:port]`) of a portal base.
 fn origin_of(base: &str) -> Result<String, CliError> {
     let url = url::Url::parse(base)
-        .map_err(|e| CliError::InvalidLink(format!("the review link's address is invalid: {e}")))?;
+        .map_err(|e| CliError::InvalidReviewLink(format!("its address is invalid: {e}")))?;
     match url.origin() {
         origin @ url::Origin::Tuple(..) => Ok(origin.ascii_serialization()),
-        url::Origin::Opaque(_) => Err(CliError::InvalidLink(
-            "the review link's address has no host".into(),
+        url::Origin::Opaque(_) => Err(CliError::InvalidReviewLink(
+            "its address has no host".into(),
         )),
     }
 }
@@ -225,7 +308,7 @@ fn make_link(
     api: &str,
 ) -> Result<String, CliError> {
     if !api_types::rules::is_review_token(token) {
-        return Err(CliError::Service(
+        return Err(CliError::ReviewService(
             "the review API answered a token that is not 43 base64url characters".into(),
         ));
     }
@@ -235,8 +318,8 @@ fn make_link(
 
 fn link_error(error: CodecError) -> CliError {
     match error {
-        CodecError::InvalidLink(message) => CliError::InvalidLink(message),
-        other => CliError::InvalidLink(format!("bad &paste= value: {other}")),
+        CodecError::InvalidLink(message) => CliError::InvalidReviewLink(message),
+        other => CliError::InvalidReviewLink(format!("bad &paste= value: {other}")),
     }
 }
 
@@ -292,10 +375,10 @@ fn unseal(key: &ShareKey, data: &str) -> Result<String, CliError> {
         | CodecError::CiphertextTooShort { .. }
         | CodecError::InvalidUtf8
         | CodecError::InvalidBase64(_) => CliError::Decrypt,
-        other => CliError::InvalidLink(other.to_string()),
+        other => CliError::ReviewService(format!("the review's data does not decrypt: {other}")),
     })?;
     decompress(&compressed, MAX_INFLATED_BYTES)
-        .map_err(|e| CliError::InvalidLink(format!("the review's data does not decode: {e}")))
+        .map_err(|e| CliError::ReviewService(format!("the review's data does not decode: {e}")))
 }
 
 /// A version's plaintext: the share payload.
@@ -362,44 +445,130 @@ pub fn comment_set_json(
 /// Reads a decrypted comment set (or decision feedback).
 fn parse_comment_set(json: &str) -> Result<(Vec<Annotation>, Vec<ImageAttachment>), CliError> {
     let value: Value = serde_json::from_str(json)
-        .map_err(|e| CliError::InvalidLink(format!("a comment set is not JSON: {e}")))?;
+        .map_err(|e| CliError::ReviewService(format!("a comment set is not JSON: {e}")))?;
     let payload = SharePayload::from_value(&value)
-        .map_err(|e| CliError::InvalidLink(format!("a comment set does not read: {e}")))?;
+        .map_err(|e| CliError::ReviewService(format!("a comment set does not read: {e}")))?;
     Ok((payload.annotations, payload.global_attachments))
 }
 
-/// The plan of the latest version with every writer's annotations merged
-/// in (each annotation's author: the writer's name), the decision's
-/// feedback included. A set that does not decrypt is skipped with a
-/// warning naming its writer.
-pub async fn merged_payload(
+/// The version a decrypted comment set says it was made on (`"v"`).
+fn comment_set_version(json: &str) -> Option<u64> {
+    serde_json::from_str::<Value>(json)
+        .ok()?
+        .get("v")
+        .and_then(Value::as_u64)
+}
+
+/// Who wrote an annotation of a review, and on which version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The writer as the export names it: a reviewer's name, or "the
+    /// owner (name)".
+    pub label: String,
+    /// The version it was made on.
+    pub version: u64,
+    /// Where it came from.
+    pub part: Part,
+}
+
+/// The part of a review an annotation came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The version itself (the owner's `--annotations`).
+    Version,
+    /// A writer's comment set.
+    Comments,
+    /// The decision's feedback.
+    Decision,
+}
+
+/// The owner's decision, as the export states it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecisionNote {
+    /// "the owner" or "the owner (name)".
+    pub by: String,
+    /// `approved` or `changes_requested`.
+    pub decision: String,
+}
+
+/// The latest version with every writer's annotations merged in.
+pub struct Merged {
+    /// The plan of the latest version; each annotation's author is its
+    /// writer's name (the version's own annotations keep theirs).
+    pub payload: SharePayload,
+    /// Per annotation of `payload`: who wrote it, on which version.
+    pub sources: Vec<Source>,
+    /// The latest version's number.
+    pub latest: u64,
+    /// The decision, once made.
+    pub decision: Option<DecisionNote>,
+}
+
+/// The latest version (`latest`, when already read) with every writer's
+/// annotations merged in, the decision's feedback included. A set that
+/// does not decrypt is skipped with a warning naming its writer.
+pub async fn merged(
     linked: &Linked,
     view: &wire::ReviewView,
-) -> Result<SharePayload, CliError> {
-    let latest = linked
-        .api
-        .version(&linked.id, &linked.token, view.latest)
-        .await?;
-    let mut payload = SharePayload::from_json(&unseal(&linked.key, &latest.data)?)
-        .map_err(|e| CliError::InvalidLink(format!("the version does not read: {e}")))?;
-    let mut sets: Vec<(String, &str)> = view
+    latest: Option<SharePayload>,
+) -> Result<Merged, CliError> {
+    let mut payload = match latest {
+        Some(payload) => payload,
+        None => linked.latest(view).await?,
+    };
+    let owner = owner_label(view);
+    let mut sources: Vec<Source> = payload
+        .annotations
+        .iter()
+        .map(|_| Source {
+            label: owner.clone(),
+            version: view.latest,
+            part: Part::Version,
+        })
+        .collect();
+    let mut sets: Vec<(String, String, u64, Part, &str)> = view
         .comments
         .iter()
-        .map(|c| (c.name.clone(), c.data.as_str()))
+        .map(|c| {
+            let label = if c.writer == "owner" {
+                owner.clone()
+            } else {
+                c.name.clone()
+            };
+            (
+                c.name.clone(),
+                label,
+                c.version,
+                Part::Comments,
+                c.data.as_str(),
+            )
+        })
         .collect();
     if let Some(data) = view.decision.as_ref().and_then(|d| d.data.as_deref()) {
-        sets.push((owner_name(view), data));
+        sets.push((
+            owner_name(view),
+            owner.clone(),
+            view.latest,
+            Part::Decision,
+            data,
+        ));
     }
-    for (name, data) in sets {
-        let opened = unseal(&linked.key, data).and_then(|json| parse_comment_set(&json));
+    for (name, label, version, part, data) in sets {
+        let opened = unseal(&linked.key, data).and_then(|json| {
+            let version = comment_set_version(&json).unwrap_or(version);
+            parse_comment_set(&json).map(|(a, g)| (a, g, version))
+        });
         match opened {
-            Ok((annotations, global)) => {
-                payload
-                    .annotations
-                    .extend(annotations.into_iter().map(|mut a| {
-                        a.author = Some(name.clone());
-                        a
-                    }));
+            Ok((annotations, global, version)) => {
+                for mut annotation in annotations {
+                    annotation.author = Some(name.clone());
+                    payload.annotations.push(annotation);
+                    sources.push(Source {
+                        label: label.clone(),
+                        version,
+                        part,
+                    });
+                }
                 payload.global_attachments.extend(global);
             }
             Err(error) => warn(&format!(
@@ -408,11 +577,28 @@ pub async fn merged_payload(
             )),
         }
     }
-    Ok(payload)
+    Ok(Merged {
+        payload,
+        sources,
+        latest: view.latest,
+        decision: view.decision.as_ref().map(|d| DecisionNote {
+            by: owner.clone(),
+            decision: d.decision.clone(),
+        }),
+    })
 }
 
-/// The owner's name: the one it bound with comments, else "owner".
-fn owner_name(view: &wire::ReviewView) -> String {
+/// The owner as the export names it: "the owner (name)" once it bound a
+/// name, else "the owner".
+pub(crate) fn owner_label(view: &wire::ReviewView) -> String {
+    match bound_owner_name(view) {
+        Some(name) => format!("the owner ({name})"),
+        None => "the owner".to_owned(),
+    }
+}
+
+/// The name the owner bound with comments, if it did.
+fn bound_owner_name(view: &wire::ReviewView) -> Option<String> {
     view.comments
         .iter()
         .find(|c| c.writer == "owner")
@@ -422,7 +608,11 @@ fn owner_name(view: &wire::ReviewView) -> String {
                 .then(|| view.you.name.clone())
                 .flatten()
         })
-        .unwrap_or_else(|| "owner".to_owned())
+}
+
+/// The owner's name: the one it bound with comments, else "owner".
+fn owner_name(view: &wire::ReviewView) -> String {
+    bound_owner_name(view).unwrap_or_else(|| "owner".to_owned())
 }
 
 /// The number of annotations in `writer`'s comment set, decrypted.
@@ -436,10 +626,72 @@ pub(crate) fn warn(message: &str) {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct StartOutput {
     id: String,
     owner: String,
+    /// The reviewer links, as before `links` was added.
     reviewers: Vec<String>,
+    /// When the review expires (Unix milliseconds).
+    expires_at: u64,
+    /// Each reviewer link with its id (for `review links --revoke`).
+    links: Vec<LinkOutput>,
+}
+
+#[derive(Serialize)]
+struct LinkOutput {
+    id: String,
+    url: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LinksOutput<'a> {
+    id: &'a str,
+    expires_at: u64,
+    links: &'a [wire::LinkInfo],
+}
+
+/// Now, in Unix milliseconds.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `2026-05-08 12:00 UTC (in 7 days)` for an expiry at `expires_ms`.
+fn expiry_text(expires_ms: u64, now_ms: u64) -> String {
+    let secs = expires_ms / 1000;
+    let days = secs / 86_400;
+    let (year, month, day) = civil_from_days(days);
+    let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    let left = expires_ms.saturating_sub(now_ms);
+    let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    let relative = if expires_ms <= now_ms {
+        "already expired".to_owned()
+    } else if left >= 86_400_000 {
+        format!("in {}", plural((left + 43_200_000) / 86_400_000, "day"))
+    } else if left >= 3_600_000 {
+        format!("in {}", plural((left + 1_800_000) / 3_600_000, "hour"))
+    } else {
+        format!("in {}", plural(left.div_ceil(60_000), "minute"))
+    };
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC ({relative})")
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
 }
 
 async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
@@ -448,8 +700,17 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
     }
     let payload = version_payload(&args.plan, args.html, args.annotations.as_deref())?;
     let key = ShareKey::generate().map_err(|e| CliError::Output(e.to_string()))?;
-    let portal = args.share_url.clone().unwrap_or_else(|| env.share_url());
-    let api = ReviewApi::new(args.api.client(env)?)?;
+    let configured = args.api.configured(env);
+    let client = args.api.client(env)?;
+    let portal = portal_base(
+        args.share_url.as_deref(),
+        env,
+        &configured,
+        Some(&client),
+        Purpose::Review,
+    )
+    .await?;
+    let api = ReviewApi::new(client)?;
     let created = api
         .create(&wire::CreateReviewRequest {
             version: version_input(&key, &payload)?,
@@ -457,7 +718,7 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
         })
         .await?;
     if !is_id(&created.id) {
-        return Err(CliError::Service(
+        return Err(CliError::ReviewService(
             "the review API answered an id that is not 6-16 letters or digits".into(),
         ));
     }
@@ -491,16 +752,24 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
         let output = StartOutput {
             id: created.id,
             owner,
-            reviewers: reviewers.into_iter().map(|(_, link)| link).collect(),
+            reviewers: reviewers.iter().map(|(_, link)| link.clone()).collect(),
+            expires_at: created.expires_at,
+            links: reviewers
+                .into_iter()
+                .map(|(id, url)| LinkOutput { id, url })
+                .collect(),
         };
         return json_line(&output);
     }
     let mut out = format!(
-        "Review {} (version 1)\n\nOwner link (keep it private: it pushes, decides and manages links):\n  {owner}\n",
-        created.id
+        "Review {} (version 1), expires {}\n\nOwner link (keep it private: it pushes, decides and manages links):\n  {owner}\n",
+        created.id,
+        expiry_text(created.expires_at, now_ms())
     );
     if !reviewers.is_empty() {
-        out.push_str("\nReviewer links (one per reviewer):\n");
+        out.push_str(
+            "\nReviewer links (one per reviewer; `review links OWNER_LINK --revoke ID` revokes one):\n",
+        );
     }
     for (id, link) in &reviewers {
         out.push_str(&format!("  {}  {link}\n", safe_text(id)));
@@ -529,7 +798,9 @@ fn qr(text: &str) -> Result<String, CliError> {
 async fn push(args: PushArgs, env: &Env) -> Result<String, CliError> {
     let linked = Linked::from_link(&args.review, &args.api, env)?;
     let payload = version_payload(&args.plan, args.html, args.annotations.as_deref())?;
-    let view = linked.view().await?;
+    // The new version is encrypted with the link's key: check that it opens
+    // the review first, or nobody could read what is pushed.
+    let Checked { view, .. } = linked.check(true).await?;
     if view.you.role != "owner" {
         return Err(CliError::Unauthorized(
             "only the review's owner can push: this is a reviewer link".into(),
@@ -557,13 +828,18 @@ async fn push(args: PushArgs, env: &Env) -> Result<String, CliError> {
 
 async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
     let linked = Linked::from_link(&args.link, &args.api, env)?;
+    // A new link carries the key: check that it opens the review first.
+    let Checked { view, .. } = linked.check(args.add).await?;
     if args.add {
         let created = linked.api.add_link(&linked.id, &linked.token).await?;
-        return Ok(format!(
-            "{}  {}\n",
-            safe_text(&created.id),
-            linked.link_with(&created.token)?
-        ));
+        let link = linked.link_with(&created.token)?;
+        if args.json {
+            return json_line(&LinkOutput {
+                id: created.id,
+                url: link,
+            });
+        }
+        return Ok(format!("{}  {link}\n", safe_text(&created.id)));
     }
     if let Some(link) = &args.revoke {
         if !is_id(link) {
@@ -575,12 +851,23 @@ async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
         linked.api.revoke(&linked.id, &linked.token, link).await?;
         return Ok(format!("revoked {link}\n"));
     }
-    let view = linked.view().await?;
-    let Some(links) = view.links else {
+    let Some(links) = &view.links else {
         return Err(CliError::Unauthorized(
             "only the review's owner can list links: this is a reviewer link".into(),
         ));
     };
+    if args.json {
+        return json_line(&LinksOutput {
+            id: &view.id,
+            expires_at: view.expires_at,
+            links,
+        });
+    }
+    warn(&format!(
+        "review {} expires {}",
+        safe_text(&view.id),
+        expiry_text(view.expires_at, now_ms())
+    ));
     let mut out = String::new();
     for link in links {
         let name = link.name.as_deref().map_or_else(
@@ -599,17 +886,24 @@ async fn decide(args: DecideArgs, env: &Env) -> Result<String, CliError> {
     } else {
         "changes_requested"
     };
-    let data = match &args.feedback {
+    let feedback = match &args.feedback {
         None => None,
-        Some(file) => {
-            let text = read_input(file)?;
-            let view = linked.view().await?;
-            let (annotations, global) = feedback_annotations(&text)?;
-            Some(seal(
-                &linked.key,
-                &comment_set_json(view.latest, &annotations, &global),
-            )?)
-        }
+        Some(file) => Some(feedback_annotations(&read_input(file)?)?),
+    };
+    // Feedback is encrypted with the link's key: check that it opens the
+    // review first.
+    let Checked { view, .. } = linked.check(feedback.is_some()).await?;
+    if view.you.role != "owner" {
+        return Err(CliError::Unauthorized(
+            "only the review's owner can decide: this is a reviewer link".into(),
+        ));
+    }
+    let data = match feedback {
+        None => None,
+        Some((annotations, global)) => Some(seal(
+            &linked.key,
+            &comment_set_json(view.latest, &annotations, &global),
+        )?),
     };
     let decided = linked
         .api
@@ -658,9 +952,14 @@ pub async fn open(
     env: &Env,
 ) -> Result<String, CliError> {
     let linked = Linked::from_link(link, api, env)?;
-    let view = linked.view().await?;
-    let payload = merged_payload(&linked, &view).await?;
-    crate::open::render(&payload, Some(&linked.id), "review", format)
+    let Checked { view, latest } = linked.check(true).await?;
+    let merged = merged(&linked, &view, latest).await?;
+    match format {
+        Format::Feedback => Ok(export::feedback(&merged)),
+        Format::Json | Format::Markdown => {
+            crate::open::render(&merged.payload, Some(&linked.id), "review", format)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -728,9 +1027,82 @@ mod tests {
         let error = Linked::from_link(&link, &ApiArgs::default(), &Env::default())
             .err()
             .unwrap();
-        assert!(matches!(error, CliError::InvalidLink(_)));
+        assert!(matches!(error, CliError::InvalidReviewLink(_)));
         assert!(error.to_string().contains("no token"), "{error}");
         assert!(!error.to_string().contains(&key));
+    }
+
+    #[test]
+    fn damaged_links_and_upstreams_services_are_refused_before_any_request() {
+        let key = ShareKey::from_bytes([3; 32]).to_base64url();
+        let token = "t".repeat(43);
+        let refused = |link: &str| {
+            Linked::from_link(link, &ApiArgs::default(), &Env::default())
+                .err()
+                .unwrap()
+        };
+        let short_token = refused(&format!(
+            "http://127.0.0.1:9/r/abcdefgh#key={key}&t={}",
+            &token[..40]
+        ));
+        assert_eq!(short_token.exit_code(), 4);
+        assert!(
+            short_token
+                .to_string()
+                .starts_with("invalid review link: its token"),
+            "{short_token}"
+        );
+        let bad_key = refused(&format!(
+            "http://127.0.0.1:9/r/abcdefgh#key={}&t={token}",
+            &key[..30]
+        ));
+        assert!(
+            bad_key
+                .to_string()
+                .contains("the link is damaged; copy it again"),
+            "{bad_key}"
+        );
+        let upstream = refused(&format!(
+            "https://share.plannotator.ai/r/abcdefgh#key={key}&t={token}"
+        ));
+        assert!(matches!(upstream, CliError::NoReviewApi(_)), "{upstream}");
+        assert!(
+            upstream
+                .to_string()
+                .starts_with("the paste service at https://share.plannotator.ai has no review API"),
+            "{upstream}"
+        );
+        for error in [short_token, bad_key, upstream] {
+            assert!(!error.to_string().contains(&key));
+            assert!(!error.to_string().contains(&token));
+        }
+    }
+
+    #[test]
+    fn expiry_is_an_absolute_utc_time_and_how_long_is_left() {
+        // 2026-05-08 12:00:00 UTC.
+        let at = 1_778_241_600_000;
+        let day = 86_400_000;
+        assert_eq!(
+            expiry_text(at, at - 7 * day + 5_000),
+            "2026-05-08 12:00 UTC (in 7 days)"
+        );
+        assert_eq!(expiry_text(at, at - day), "2026-05-08 12:00 UTC (in 1 day)");
+        assert_eq!(
+            expiry_text(at, at - 5 * 3_600_000),
+            "2026-05-08 12:00 UTC (in 5 hours)"
+        );
+        assert_eq!(
+            expiry_text(at, at - 90_000),
+            "2026-05-08 12:00 UTC (in 2 minutes)"
+        );
+        assert_eq!(
+            expiry_text(at, at + 1),
+            "2026-05-08 12:00 UTC (already expired)"
+        );
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
     }
 
     #[test]

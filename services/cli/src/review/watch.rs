@@ -6,10 +6,15 @@
 //!   with `--json` each event as one JSON line `{"id","event","data"}` on
 //!   stdout.
 //! - On the decision: the feedback export (every writer's comments
-//!   re-anchored on the latest version, author = writer's name) on stdout
+//!   re-anchored on the latest version, each naming its writer, the
+//!   decision first, see `export.rs`) on stdout
 //!   (with `--json`: as `"feedback"` of the decision's line); exit 0 for
 //!   `approved`, 15 for `changes_requested`.
-//! - Exit 16: the review was deleted or expired, or this link was revoked.
+//! - Before waiting, the link is checked: a review that refuses its token
+//!   (mistyped, revoked, or the review is gone) exits 6; a key that does
+//!   not open the latest version (a damaged link) exits 5.
+//! - Exit 16: the review was deleted or expired, or this link was revoked,
+//!   while watching.
 //! - Exit 11: an event larger than [`MAX_EVENT_BYTES`] (the API is not a
 //!   planshare server); it is not buffered, and not reconnected to.
 //! - A dropped stream or a restarted server: reconnects with
@@ -26,11 +31,10 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::sse::{MAX_EVENT_BYTES, SseEvent, SseParser};
-use super::{Linked, count_annotations, merged_payload};
+use super::{Checked, Linked, count_annotations, export, merged};
 use crate::client::printable;
 use crate::env::Env;
 use crate::error::CliError;
-use crate::open::{Format, render};
 use crate::paste::ApiArgs;
 use crate::terminal::{json_line, safe_text};
 
@@ -74,7 +78,9 @@ struct Watcher {
 /// print (or the exit-code-carrying error).
 pub async fn run(args: WatchArgs, env: &Env) -> Result<String, CliError> {
     let linked = Linked::from_link(&args.link, &args.api, env)?;
-    let view = linked.view().await.map_err(gone)?;
+    // The link is checked before anything is waited for: its token (a
+    // refusal: exit 6) and its key (a plan it does not open: exit 5).
+    let Checked { view, .. } = linked.check(true).await?;
     let mut watcher = Watcher {
         me: view.you.link.clone(),
         names: HashMap::new(),
@@ -308,8 +314,8 @@ impl Watcher {
     }
 
     async fn feedback(&self, view: &wire::ReviewView) -> Result<String, CliError> {
-        let payload = merged_payload(&self.linked, view).await?;
-        render(&payload, Some(&self.linked.id), "review", Format::Feedback)
+        let merged = merged(&self.linked, view, None).await?;
+        Ok(export::feedback(&merged))
     }
 
     /// Prints the decision and the feedback; the exit status.
@@ -329,11 +335,12 @@ impl Watcher {
             let data = json!({ "decision": decision.decision });
             self.json_line(id, "decision", &data, Some(&feedback))?;
         } else {
-            self.say(if approved {
-                "approved"
+            let by = super::owner_label(&view);
+            self.say(&safe_text(&if approved {
+                format!("approved by {by}")
             } else {
-                "changes requested"
-            });
+                format!("changes requested by {by}")
+            }));
             let mut out = std::io::stdout().lock();
             out.write_all(feedback.as_bytes())
                 .and_then(|()| out.flush())

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod admin;
+mod discovery;
 mod paste;
 mod portal;
 mod review;

@@ -54,14 +54,19 @@ async fn start(env: &[(&str, &str)], plan: &str) -> (String, String, Run) {
 /// Stores `name`'s comment set through the HTTP API, encrypted with the
 /// link's key as the portal would: `{"v":1,"a":[tuples]}`.
 async fn comment(api: &str, link: &str, name: &str, tuples: Value) {
+    comment_on(api, link, name, 1, tuples).await;
+}
+
+/// [`comment`] on version `version`.
+async fn comment_on(api: &str, link: &str, name: &str, version: u64, tuples: Value) {
     let parsed = parse_review_link(link).unwrap();
     let key = ShareKey::parse(&parsed.key).unwrap();
-    let plaintext = json!({ "v": 1, "a": tuples }).to_string();
+    let plaintext = json!({ "v": version, "a": tuples }).to_string();
     let data = encrypt_with(&key, &[9; 12], &compress(&plaintext));
     let response = reqwest::Client::new()
         .put(format!("{api}/api/v1/reviews/{}/comments", parsed.id))
         .bearer_auth(parsed.token.unwrap())
-        .json(&json!({ "name": name, "version": 1, "data": data }))
+        .json(&json!({ "name": name, "version": version, "data": data }))
         .send()
         .await
         .unwrap();
@@ -616,4 +621,350 @@ async fn watch_json_escapes_controls_and_invisible_characters() {
     for escape in [r"\u001b", r"\u202e", r"\u200b", r"\u009b"] {
         assert!(stdout.contains(escape), "{escape} not in {stdout}");
     }
+}
+
+/// `link` with another key (the same token and API): a link whose `key=`
+/// was damaged into another valid-looking key.
+fn with_other_key(link: &str) -> String {
+    let parsed = parse_review_link(link).unwrap();
+    let portal = link.split("/r/").next().unwrap();
+    share_codec::review_url(
+        portal,
+        &parsed.id,
+        &ShareKey::from_bytes([0x5a; 32]),
+        parsed.token.as_deref().unwrap(),
+        parsed.api.as_deref(),
+    )
+}
+
+/// `link` with its token's first character changed (still 43 base64url
+/// characters): a mistyped token.
+fn with_mistyped_token(link: &str) -> String {
+    let parsed = parse_review_link(link).unwrap();
+    let token = parsed.token.unwrap();
+    let swapped = if token.starts_with('A') { "B" } else { "A" };
+    link.replace(
+        &format!("&t={token}"),
+        &format!("&t={swapped}{}", &token[1..]),
+    )
+}
+
+#[tokio::test]
+async fn commands_check_the_link_before_acting_or_waiting() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(&dir, "plan.md", PLAN);
+    let (owner, reviewer, _) = start(&env, &plan).await;
+    let id = parse_review_link(&owner).unwrap().id;
+    let mut secrets = secrets(&owner);
+    secrets.extend(self::secrets(&reviewer));
+    let damaged_key = format!(
+        "planshare: the key in this link does not open review {id}'s plan: the link is damaged; copy it again\n"
+    );
+    let refused = format!(
+        "planshare: this link's token is not valid for review {id} (mistyped or revoked), or the review no longer exists\n"
+    );
+
+    // `watch` answers at once instead of waiting forever or saying the
+    // review was closed.
+    for (link, code, message) in [
+        (with_other_key(&reviewer), 5, &damaged_key),
+        (with_other_key(&owner), 5, &damaged_key),
+        (with_mistyped_token(&reviewer), 6, &refused),
+    ] {
+        let run = planshare(&["review", "watch", &link], &env, "").await;
+        assert_eq!(run.code, code, "{}", run.stderr);
+        assert_eq!(&run.stderr, message);
+        assert_eq!(run.stdout, "");
+        let json = planshare(&["review", "watch", &link, "--json"], &env, "").await;
+        assert_eq!(json.code, code, "{}", json.stderr);
+        assert_eq!(json.stdout, "");
+    }
+
+    // The owner's commands that encrypt with the key, or mint links with
+    // it, refuse a key that does not open the review; nothing is changed.
+    let bad_owner = with_other_key(&owner);
+    let v2 = write(&dir, "v2.md", &format!("{PLAN}\n## Step 3\n\nDeploy.\n"));
+    let feedback = write(&dir, "feedback.txt", "Split step 2.\n");
+    for args in [
+        vec![
+            "review",
+            "push",
+            v2.as_str(),
+            "--review",
+            bad_owner.as_str(),
+        ],
+        vec!["review", "links", bad_owner.as_str(), "--add"],
+        vec![
+            "review",
+            "decide",
+            bad_owner.as_str(),
+            "--request-changes",
+            "--feedback",
+            feedback.as_str(),
+        ],
+        vec!["open", bad_owner.as_str()],
+    ] {
+        let run = planshare(&args, &env, "").await;
+        assert_eq!(run.code, 5, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr, damaged_key, "{args:?}");
+        assert_no_secret(&run.stderr, &secrets, "a damaged link's command");
+    }
+    let bad_token = with_mistyped_token(&owner);
+    for args in [
+        vec![
+            "review",
+            "push",
+            v2.as_str(),
+            "--review",
+            bad_token.as_str(),
+        ],
+        vec!["review", "links", bad_token.as_str()],
+        vec!["review", "decide", bad_token.as_str(), "--approve"],
+        vec!["open", bad_token.as_str()],
+    ] {
+        let run = planshare(&args, &env, "").await;
+        assert_eq!(run.code, 6, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr, refused, "{args:?}");
+    }
+    let listed = planshare(&["review", "links", &owner], &env, "").await;
+    assert_eq!(listed.stdout.lines().count(), 1, "no link was added");
+    let read = planshare(&["open", &owner, "--format", "json"], &env, "").await;
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert!(
+        read.stdout.contains("\"annotations\": []"),
+        "{}",
+        read.stdout
+    );
+
+    // A revoked link is refused up front as well (not "closed"), while a
+    // watcher already following it is told its link was revoked (16).
+    let reviewer_id = listed.stdout.split_whitespace().next().unwrap().to_owned();
+    let revoked = planshare(
+        &["review", "links", &owner, "--revoke", &reviewer_id],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(revoked.code, 0, "{}", revoked.stderr);
+    let run = planshare(&["review", "watch", &reviewer], &env, "").await;
+    assert_eq!((run.code, run.stderr.as_str()), (6, refused.as_str()));
+    app.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn start_and_links_say_when_the_review_expires_and_name_the_link_ids() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(&dir, "plan.md", PLAN);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+
+    let text = planshare(
+        &["review", "start", &plan, "--ttl", "7d", "--links", "2"],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    let first = text.stdout.lines().next().unwrap();
+    assert!(first.starts_with("Review "), "{first}");
+    assert!(
+        first.contains(" (version 1), expires 20") && first.ends_with(" UTC (in 7 days)"),
+        "{first}"
+    );
+
+    let run = planshare(
+        &[
+            "review", "start", &plan, "--ttl", "3d", "--links", "2", "--json",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    let expires = out["expiresAt"].as_u64().unwrap();
+    let three_days = 3 * 86_400_000;
+    assert!(
+        expires >= now + three_days - 60_000 && expires <= now + three_days + 60_000,
+        "{expires} vs {now}"
+    );
+    let links = out["links"].as_array().unwrap();
+    assert_eq!(links.len(), 2);
+    // The existing fields stay, and agree with the new ones.
+    for (link, reviewer) in links.iter().zip(out["reviewers"].as_array().unwrap()) {
+        assert_eq!(&link["url"], reviewer);
+    }
+    let owner = out["owner"].as_str().unwrap();
+
+    // `review links`: the expiry on stderr, the ids on stdout, and JSON.
+    let listed = planshare(&["review", "links", owner], &env, "").await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert!(
+        listed.stderr.contains("expires 20") && listed.stderr.contains("UTC (in 3 days)"),
+        "{}",
+        listed.stderr
+    );
+    let json = planshare(&["review", "links", owner, "--json"], &env, "").await;
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let listed_json: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(listed_json["expiresAt"].as_u64(), Some(expires));
+    assert_eq!(listed_json["links"][1]["id"], links[1]["id"]);
+
+    // The id from `start --json` revokes without guessing.
+    let id = links[1]["id"].as_str().unwrap();
+    let revoked = planshare(&["review", "links", owner, "--revoke", id], &env, "").await;
+    assert_eq!(revoked.code, 0, "{}", revoked.stderr);
+    let after = planshare(&["review", "links", owner], &env, "").await;
+    assert_eq!(after.stdout.lines().count(), 1, "{}", after.stdout);
+    assert!(!after.stdout.contains(id), "{}", after.stdout);
+    app.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_review_export_names_writers_and_the_decider_and_skips_removals_already_made() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let v1 = format!("{PLAN}\n## Step 3\n\nDrop the old tables.\n");
+    let plan = write(&dir, "plan.md", &v1);
+    let (owner, reviewer, _) = start(&env, &plan).await;
+    // alice asks, on v1, to remove step 3's text and comments on step 1.
+    comment(
+        &app.base_url,
+        &reviewer,
+        "alice",
+        json!([
+            ["D", "Drop the old tables.", null, null],
+            ["C", "auth middleware", "add rate limiting", null, null]
+        ]),
+    )
+    .await;
+    // The owner (bob) pushes v2 without that text, and comments on it.
+    let v2 = write(&dir, "v2.md", PLAN);
+    let pushed = planshare(&["review", "push", &v2, "--review", &owner], &env, "").await;
+    assert_eq!(pushed.stdout, "v2\n", "{}", pushed.stderr);
+    comment_on(
+        &app.base_url,
+        &owner,
+        "bob",
+        2,
+        json!([[
+            "C",
+            "Write the migration.",
+            "keep it reversible",
+            null,
+            null
+        ]]),
+    )
+    .await;
+    let feedback = write(&dir, "feedback.txt", "Split step 2 into two.\n");
+    let decided = planshare(
+        &[
+            "review",
+            "decide",
+            &owner,
+            "--request-changes",
+            "--feedback",
+            &feedback,
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(decided.code, 0, "{}", decided.stderr);
+
+    let open = planshare(&["open", &reviewer], &env, "").await;
+    assert_eq!(open.code, 0, "{}", open.stderr);
+    let export = open.stdout.as_str();
+    assert!(
+        export.starts_with(
+            "Decision by the owner (bob): changes requested\n> Split step 2 into two.\n\n# Plan Feedback\n\nI've reviewed this plan and have 2 pieces of feedback:\n\n"
+        ),
+        "{export}"
+    );
+    assert!(
+        export
+            .contains("Feedback on: \"auth middleware\"\n> add rate limiting\nWritten by alice\n"),
+        "{export}"
+    );
+    assert!(
+        export.contains(
+            "Feedback on: \"Write the migration.\"\n> keep it reversible\nWritten by the owner (bob)\n"
+        ),
+        "{export}"
+    );
+    // The removal alice asked for is done: listed, not asked for again.
+    assert!(!export.contains("Remove this"), "{export}");
+    assert!(
+        export.ends_with(
+            "## Already removed\n\nThese removals were asked for on an earlier version; their text is no longer in the latest version (v2), so there is nothing to do for them:\n\n- Asked by alice on v1:\n```\nDrop the old tables.\n```\n"
+        ),
+        "{export}"
+    );
+    assert_eq!(open.stderr, "", "nothing is reported missing");
+
+    // `watch` prints the same export, and says who decided.
+    let watch = planshare(&["review", "watch", &owner], &env, "").await;
+    assert_eq!(watch.code, 15, "{}", watch.stderr);
+    assert_eq!(watch.stdout, open.stdout);
+    assert!(
+        watch
+            .stderr
+            .contains("changes requested by the owner (bob)"),
+        "{}",
+        watch.stderr
+    );
+    // JSON keeps each writer's name as the author.
+    let json = planshare(&["open", &reviewer, "--format", "json"], &env, "").await;
+    let opened: Value = serde_json::from_str(&json.stdout).unwrap();
+    let mut authors: Vec<&str> = opened["annotations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["author"].as_str().unwrap())
+        .collect();
+    authors.sort_unstable();
+    assert_eq!(authors, ["alice", "alice", "bob", "bob"]);
+    app.shutdown().await.unwrap();
+}
+
+/// A plain share link's export is upstream's, without any of the review's
+/// additions.
+#[tokio::test]
+async fn a_share_links_export_names_no_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let annotations = write(
+        &dir,
+        "a.json",
+        r#"[["C","auth middleware","add rate limiting","alice",null],["D","Write the migration.","alice",null]]"#,
+    );
+    let env = [("PLANNOTATOR_SHARE_URL", "https://portal.example")];
+    let shared = planshare(
+        &["share", "-", "--hash", "--annotations", &annotations],
+        &env,
+        PLAN,
+    )
+    .await;
+    assert_eq!(shared.code, 0, "{}", shared.stderr);
+    let open = planshare(&["open", shared.stdout.trim_end()], &[], "").await;
+    assert_eq!(open.code, 0, "{}", open.stderr);
+    assert_eq!(
+        open.stdout,
+        "# Plan Feedback\n\nI've reviewed this plan and have 2 pieces of feedback:\n\n## 1. (line 5) Feedback on: \"auth middleware\"\n> add rate limiting\n\n## 2. (line 9) Remove this\n```\nWrite the migration.\n```\n> I don't want this in the plan.\n\n---\n"
+    );
 }

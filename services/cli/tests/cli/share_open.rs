@@ -85,8 +85,9 @@ async fn share_short_then_open_round_trips_through_the_server() {
     assert_eq!(out["kind"], "short");
     let url = out["url"].as_str().unwrap();
     let id = out["id"].as_str().unwrap();
+    // The server's discovery names its own portal (this origin).
     assert!(
-        url.starts_with(&format!("https://share.plannotator.ai/p/{id}#key=")),
+        url.starts_with(&format!("{}/p/{id}#key=", app.base_url)),
         "{url}"
     );
     assert!(
@@ -188,8 +189,7 @@ async fn the_key_never_leaves_the_fragment() {
         .to_owned();
     let key = share_codec::decode_forgiving(&key_b64url).unwrap();
     let stored = {
-        let requests = stub.recorded();
-        let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+        let body: Value = serde_json::from_slice(&created(&stub).body).unwrap();
         body["data"].as_str().unwrap().to_owned()
     };
 
@@ -257,7 +257,7 @@ async fn tampered_ciphertext_or_a_wrong_key_fails_with_exit_5_and_no_output() {
     .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let url = run.stdout.trim_end().to_owned();
-    let body: Value = serde_json::from_slice(&stub.recorded()[0].body).unwrap();
+    let body: Value = serde_json::from_slice(&created(&stub).body).unwrap();
     let stored = body["data"].as_str().unwrap().to_owned();
 
     let mut flipped = share_codec::decode_forgiving(&stored).unwrap();
@@ -705,4 +705,13 @@ async fn a_link_cannot_drive_the_terminal() {
     let json = planshare(&["open", link, "--format", "json"], &[], "").await;
     let opened: Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(opened["plan"], plan.as_str(), "JSON keeps the text exactly");
+}
+
+/// The create a stub received (the command may ask for discovery first);
+/// fails the test when there was none.
+fn created(stub: &Stub) -> crate::support::Recorded {
+    stub.recorded()
+        .into_iter()
+        .find(|r| r.method == axum::http::Method::POST && r.uri.path() == "/api/paste")
+        .unwrap()
 }

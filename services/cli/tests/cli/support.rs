@@ -199,7 +199,8 @@ pub const FLOOD_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// A review API that is not planshare's, over raw TCP: every `GET
 /// /api/v1/reviews/{id}` answers an open review (version 1, no comments, no
-/// links) to its owner, and `…/events` answers `events`. It counts the
+/// links) to its owner, `…/versions/1` that version (encrypted with the
+/// link's key), and `…/events` answers `events`. It counts the
 /// bytes its event streams sent.
 pub struct FakeReview {
     /// The owner link of its review (the API is the portal's origin).
@@ -248,6 +249,22 @@ async fn fake_review_answer(
     }
     let head = String::from_utf8_lossy(&request);
     let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+    if path.contains("/versions/") {
+        // Version 1, encrypted with the link's key (`watch` checks it opens).
+        let key = share_codec::ShareKey::from_bytes([7; 32]);
+        let plan = r##"{"p":"# Plan\n","a":[]}"##;
+        let data = share_codec::encrypt_with(&key, &[1; 12], &share_codec::compress(plan));
+        let body = format!(
+            r#"{{"n":1,"digest":"{}","data":"{data}","createdAt":1}}"#,
+            "D".repeat(43)
+        );
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = socket.write_all(answer.as_bytes()).await;
+        return;
+    }
     if !path.ends_with("/events") {
         let digest = "D".repeat(43);
         let view = format!(

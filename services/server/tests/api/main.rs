@@ -15,6 +15,7 @@ mod attack;
 mod bad_input;
 mod connections;
 mod delete;
+mod discovery;
 mod early_errors;
 mod fs_only;
 mod lifecycle;

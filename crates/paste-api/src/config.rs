@@ -286,3 +286,26 @@ impl std::fmt::Debug for AdminConfig {
 fn redact_secret<S: serde::Serializer>(secret: &str, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(if secret.is_empty() { "" } else { "<redacted>" })
 }
+
+/// Where the portal is, as discovery tells it (`portal` of the answer).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum PortalBase {
+    /// No portal is served here and none is named: `null`.
+    #[default]
+    Off,
+    /// The portal is served on this same origin: `""`.
+    SameOrigin,
+    /// Links open on this absolute base URL.
+    At(String),
+}
+
+impl PortalBase {
+    /// The `portal` field of the answer.
+    pub(crate) fn answer(&self) -> Option<String> {
+        match self {
+            PortalBase::Off => None,
+            PortalBase::SameOrigin => Some(String::new()),
+            PortalBase::At(url) => Some(url.trim_end_matches('/').to_owned()),
+        }
+    }
+}

@@ -34,10 +34,10 @@ mod shared_limit;
 mod state;
 mod tenants;
 
+pub use config::PortalBase;
 pub use config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, ReviewConfig, split_origins};
 pub use connection::{ClientGone, GoneFuture};
 pub use error::ApiError;
-pub use handlers::discovery::PortalBase;
 pub use handlers::metrics::RenderMetrics;
 pub use ratelimit::LimitsConfig;
 pub use router::{admin_router, router};

@@ -11,8 +11,7 @@ use tokio::sync::{Mutex, Semaphore};
 
 use crate::answer::ResponseBudget;
 use crate::body::{BodyBudget, BodyClients};
-use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, ReviewConfig};
-use crate::handlers::discovery::PortalBase;
+use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, PortalBase, ReviewConfig};
 use crate::purge::Purger;
 use crate::ratelimit::{Limiters, LimitsConfig};
 use crate::reviews::ReviewService;

@@ -16,29 +16,6 @@ use crate::state::AppState;
 /// How long clients and caches may keep the answer.
 const CACHE: HeaderValue = HeaderValue::from_static("public, max-age=300");
 
-/// Where the portal is, as discovery tells it (`portal` of the answer).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum PortalBase {
-    /// No portal is served here and none is named: `null`.
-    #[default]
-    Off,
-    /// The portal is served on this same origin: `""`.
-    SameOrigin,
-    /// Links open on this absolute base URL.
-    At(String),
-}
-
-impl PortalBase {
-    /// The `portal` field of the answer.
-    fn answer(&self) -> Option<String> {
-        match self {
-            PortalBase::Off => None,
-            PortalBase::SameOrigin => Some(String::new()),
-            PortalBase::At(url) => Some(url.trim_end_matches('/').to_owned()),
-        }
-    }
-}
-
 /// `GET /api/v1/discovery`: what this server is and where its review API
 /// and portal are, without credentials.
 #[utoipa::path(
@@ -93,7 +70,7 @@ fn answer(state: &AppState) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::config::PortalBase;
 
     #[test]
     fn the_portal_is_null_empty_or_a_base_without_its_trailing_slash() {

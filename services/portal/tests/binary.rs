@@ -239,11 +239,18 @@ async fn serves_the_app_for_any_get_with_config_assets_and_headers() {
     assert!(csp.contains("sandbox allow-scripts") && csp.contains("style-src 'unsafe-inline'"));
     assert!(!csp.contains("allow-same-origin"), "{csp}");
 
+    // The icon browsers ask for on their own: the portal's SVG.
+    let icon = get("/favicon.ico").await.unwrap();
+    assert_eq!(icon.status(), 200);
+    assert_secured(&icon, "/favicon.ico");
+    assert_eq!(header(&icon, "content-type"), "image/svg+xml");
+    assert!(icon.text().await.unwrap().contains("<svg"));
+
     // Files that are not there: 404, with the headers.
     for path in [
         "/assets/nope.0123456789.js",
         "/assets/app.js",
-        "/favicon.ico",
+        "/apple-touch-icon.png",
     ] {
         let response = get(path).await.unwrap();
         assert_eq!(response.status(), 404, "{path}");

@@ -556,6 +556,8 @@ pub(crate) fn review_unavailable(base: &str, why: &str) -> CliError {
 fn reason(error: &reqwest::Error) -> &'static str {
     if error.is_timeout() {
         "it did not answer in time"
+    } else if untrusted_certificate(error) {
+        UNTRUSTED
     } else if error.is_connect() {
         "cannot connect"
     } else {
@@ -563,10 +565,36 @@ fn reason(error: &reqwest::Error) -> &'static str {
     }
 }
 
+/// What to say when the server's certificate is not trusted: the usual
+/// cause on a team instance is a private CA or a self-signed certificate,
+/// which `SSL_CERT_FILE` makes trusted without turning checks off.
+const UNTRUSTED: &str = "its TLS certificate is not trusted here; for a private CA or a self-signed \
+     certificate, set SSL_CERT_FILE to a PEM file holding it";
+
+/// Whether the connection failed because the server's certificate did not
+/// verify (rustls says "invalid peer certificate: …" somewhere down the
+/// error's sources).
+fn untrusted_certificate(error: &reqwest::Error) -> bool {
+    let mut source: Option<&dyn std::error::Error> = Some(error);
+    while let Some(e) = source {
+        if certificate_refused(&e.to_string()) {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
+fn certificate_refused(message: &str) -> bool {
+    message.contains("invalid peer certificate")
+}
+
 /// A one-line description of a transport failure talking to `base`.
 pub(crate) fn describe(error: &reqwest::Error, base: &str) -> String {
     if error.is_timeout() {
         format!("{base} did not answer in time")
+    } else if untrusted_certificate(error) {
+        format!("{base}: {UNTRUSTED}")
     } else if error.is_connect() {
         format!("cannot connect to {base}")
     } else {
@@ -585,6 +613,18 @@ fn suffix(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rustls_certificate_refusals_are_told_from_other_connect_failures() {
+        assert!(certificate_refused(
+            "invalid peer certificate: UnknownIssuer"
+        ));
+        assert!(certificate_refused(
+            "invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))"
+        ));
+        assert!(!certificate_refused("Connection refused (os error 111)"));
+        assert!(!certificate_refused("dns error: failed to lookup address"));
+    }
 
     #[test]
     fn the_api_key_goes_only_to_the_configured_origin() {

@@ -12,3 +12,4 @@ mod portal;
 mod review;
 mod share_open;
 mod support;
+mod tls;

@@ -472,12 +472,13 @@ pub(crate) async fn put_comments(
     operation_id = "deleteReviewComments",
     params(
         ("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The review id"),
-        ("base" = Option<u64>, Query, minimum = 0, description = "Compare-and-set: withdraw only when the caller's set is still this revision (`seq`; 0: none), else 409 comments-changed"),
+        ("base" = Option<u64>, Query, minimum = 0, maximum = 9223372036854775807_u64, description = "Compare-and-set: withdraw only when the caller's set is still this revision (`seq`; 0: none), else 409 comments-changed"),
     ),
     responses(
         (status = 204, description = "Withdrawn (also when there was none)"),
         (status = 400, response = crate::openapi::responses::BadRequest),
         (status = 409, response = crate::openapi::responses::Conflict),
+        (status = 422, response = crate::openapi::responses::Unprocessable),
     ),
     security(("reviewToken" = [])),
 )]

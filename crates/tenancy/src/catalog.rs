@@ -540,6 +540,20 @@ impl Catalog {
         let now = now_ms();
         let tenant = with_pool!(self, p => {
             let mut tx = p.begin().await?;
+            // The write first: it takes the row's lock on PostgreSQL and the
+            // write lock on SQLite before the read, so two updates of one
+            // tenant run one after the other — neither puts back a field
+            // the other changed, and SQLite never fails the second with
+            // SQLITE_BUSY by upgrading a read made before the first committed.
+            let locked = sqlx::query("UPDATE tenants SET updated_at = $2 WHERE id = $1")
+                .bind(id.as_str())
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if locked == 0 {
+                return Err(CatalogError::NotFound);
+            }
             let row: Option<TenantRow> =
                 sqlx::query_as(SELECT_TENANT).bind(id.as_str()).fetch_optional(&mut *tx).await?;
             let hosts: Vec<String> =

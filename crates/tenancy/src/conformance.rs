@@ -22,6 +22,7 @@ use crate::{
 pub async fn run(catalog: &Catalog) {
     default_tenant_exists_and_allows_anonymous(catalog).await;
     tenant_crud_round_trips(catalog).await;
+    concurrent_updates_keep_every_field(catalog).await;
     namespace_and_host_uniqueness_is_a_conflict(catalog).await;
     a_host_name_is_one_tenants_whatever_the_port(catalog).await;
     keys_are_shown_once_and_listed_without_secrets(catalog).await;
@@ -176,6 +177,63 @@ async fn tenant_crud_round_trips(c: &Catalog) {
         c.update_tenant(&missing, &TenantUpdate::default()).await,
         Err(CatalogError::NotFound)
     ));
+}
+
+/// Updates of one tenant that change different fields, all at once: each
+/// succeeds (no SQLITE_BUSY from a read upgraded to a write), and the
+/// stored tenant has every field (none put back by a stale read).
+async fn concurrent_updates_keep_every_field(c: &Catalog) {
+    let t = ok(
+        c.create_tenant(&new_tenant("concurrent-update")).await,
+        "create",
+    );
+    let updates = [
+        TenantUpdate {
+            name: Some("Renamed at once".into()),
+            ..TenantUpdate::default()
+        },
+        TenantUpdate {
+            quota_bytes: Some(4321),
+            ..TenantUpdate::default()
+        },
+        TenantUpdate {
+            quota_pastes: Some(77),
+            ..TenantUpdate::default()
+        },
+        TenantUpdate {
+            rate_burst: Some(33),
+            ..TenantUpdate::default()
+        },
+        TenantUpdate {
+            allow_anonymous: Some(true),
+            ..TenantUpdate::default()
+        },
+        TenantUpdate {
+            review_max_links: Some(9),
+            ..TenantUpdate::default()
+        },
+    ];
+    let tasks: Vec<_> = updates
+        .into_iter()
+        .map(|u| {
+            let (c, id) = (c.clone(), t.id.clone());
+            tokio::spawn(async move { c.update_tenant(&id, &u).await })
+        })
+        .collect();
+    for (n, task) in tasks.into_iter().enumerate() {
+        let result = task
+            .await
+            .unwrap_or_else(|e| panic!("update task {n}: {e}"));
+        ok(result, &format!("concurrent update {n}"));
+    }
+    let got = ok(c.tenant(&t.id).await, "get after the updates");
+    assert_eq!(got.name, "Renamed at once");
+    assert_eq!(got.settings.quota_bytes, 4321);
+    assert_eq!(got.settings.quota_pastes, 77);
+    assert_eq!(got.settings.rate_burst, 33);
+    assert!(got.settings.allow_anonymous);
+    assert_eq!(got.settings.review_max_links, 9);
+    ok(c.delete_tenant(&t.id).await, "delete");
 }
 
 async fn namespace_and_host_uniqueness_is_a_conflict(c: &Catalog) {

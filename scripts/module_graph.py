@@ -2,7 +2,15 @@
 """The import graph among one crate's modules, and its cycles.
 
     scripts/module_graph.py crates/paste-api            edges, then cycles
-    scripts/module_graph.py --check crates/paste-api    only cycles; exit 1 if any
+    scripts/module_graph.py --check crates/paste-api    only the checks; exit 1 if any fails
+
+Besides cycles, a crate may have levels, written in ARCHITECTURE.md as a
+fenced block headed `levels <crate dir>`: lines `N: pattern …` (a
+module name, or one ending in `*` for a module and everything below it;
+the longest pattern that matches a module gives its level), and one line
+`families: a b …`. A module may import only modules of its own level or
+below, and no module of one family (`a`, `a::…`) may import another
+family's. Every module must have a level.
 
 A module is a file (`lib.rs` is the root, `a.rs` and `a/mod.rs` are `a`,
 `a/b.rs` is `a::b`). An edge `a -> b` means a file of `a` names an item of
@@ -244,6 +252,60 @@ def cycles(nodes, edges):
     return found
 
 
+def levels_of(crate_dir):
+    """The `levels` block of ARCHITECTURE.md for `crate_dir`, if any:
+    ([(pattern, level)], [family])."""
+    doc = Path(__file__).resolve().parent.parent / "ARCHITECTURE.md"
+    if not doc.exists():
+        return None
+    name = str(Path(crate_dir)).rstrip("/")
+    m = re.search(r"```levels " + re.escape(name) + r"\n(.*?)```", doc.read_text(), re.S)
+    if not m:
+        return None
+    patterns, families = [], []
+    for line in m.group(1).splitlines():
+        key, _, rest = line.partition(":")
+        if key.strip() == "families":
+            families = rest.split()
+        elif key.strip().isdigit():
+            patterns.extend((p, int(key)) for p in rest.split())
+    return patterns, families
+
+
+def level(module, patterns):
+    best = None
+    for pattern, lvl in patterns:
+        if pattern.endswith("*"):
+            stem = pattern[:-1].rstrip(":")
+            hit = module == stem or module.startswith(stem + "::")
+        else:
+            hit = module == pattern
+        if hit and (best is None or len(pattern.rstrip("*")) > len(best[0].rstrip("*"))):
+            best = (pattern, lvl)
+    return None if best is None else best[1]
+
+
+def family(module, families):
+    top = module.split("::")[0]
+    return top if top in families else None
+
+
+def level_faults(nodes, edges, rules):
+    patterns, families = rules
+    faults = []
+    for n in nodes:
+        if level(n, patterns) is None:
+            faults.append(f"module {n} has no level in ARCHITECTURE.md")
+    for a, b in edges:
+        la, lb = level(a, patterns), level(b, patterns)
+        if la is not None and lb is not None and lb > la:
+            faults.append(f"{a} (level {la}) imports {b} (level {lb}), a higher level")
+        fa, fb = family(a, families), family(b, families)
+        if fa and fb and fa != fb:
+            faults.append(f"{a} imports {b}: family {fa} imports family {fb}")
+    return faults
+
+
 def main(argv):
     check = "--check" in argv
     crates = [a for a in argv if not a.startswith("--")]
@@ -260,8 +322,14 @@ def main(argv):
             bad = True
             print(f"module cycle in {crate}: {' -> '.join(path)} (modules in the loop: {', '.join(comp)})",
                   file=sys.stderr)
+        rules = levels_of(crate)
+        if rules is not None:
+            for fault in level_faults(nodes, edges, rules):
+                bad = True
+                print(f"module levels in {crate}: {fault}", file=sys.stderr)
         if check and not bad:
-            print(f"modules: {crate} ok ({len(nodes)} modules, {len(edges)} imports, no cycle)")
+            extra = ", levels and families as ARCHITECTURE.md says" if rules else ""
+            print(f"modules: {crate} ok ({len(nodes)} modules, {len(edges)} imports, no cycle{extra})")
     return 1 if bad else 0
 
 

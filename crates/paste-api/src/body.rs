@@ -23,6 +23,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ApiError;
 
+/// Marks a request whose handler must take its place of
+/// `http.max_in_flight` itself, once its body has arrived: the edge's
+/// load shedder sets it for the routes whose bodies may be large, and the
+/// body reader (`extract::read_within`) takes the place.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlaceAfterBody;
+
 /// Room for the JSON around `data` (`{"data":""}`, ignored extra fields).
 pub(crate) const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
 
@@ -546,6 +553,20 @@ impl<'de> Visitor<'de> for DataVisitor {
     fn visit_f64<E>(self, _: f64) -> Result<DataField<'de>, E> {
         Ok(DataField(None))
     }
+}
+
+/// A ciphertext field of a strict body: not empty, and within `max`
+/// counted as upstream counts (UTF-16 units); 422 or 413 otherwise.
+pub(crate) fn check_data(field: &str, data: &str, max: usize) -> Result<(), ApiError> {
+    if data.is_empty() {
+        return Err(ApiError::InvalidField(format!(
+            "\"{field}\" must not be empty"
+        )));
+    }
+    if js_length(data) > max {
+        return Err(ApiError::DataTooLarge { max_size: max });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

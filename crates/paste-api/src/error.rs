@@ -11,8 +11,6 @@ use paste_store::StoreError;
 use tenancy::CatalogError;
 
 use crate::response::json_response;
-use crate::reviews::ReviewError;
-use crate::service::PasteError;
 
 /// Upstream's body for any path or method it does not serve.
 pub(crate) const ROUTE_NOT_FOUND: &str =
@@ -539,112 +537,6 @@ impl ApiError {
 }
 
 impl ApiError {
-    /// Maps a paste operation's failure; `compat` picks the paste-not-found
-    /// answer of the calling route.
-    pub(crate) fn from_paste(err: PasteError, compat: bool) -> Self {
-        match err {
-            PasteError::NotFound => ApiError::PasteNotFound { compat },
-            PasteError::Damaged { reason } => ApiError::PasteDamaged { reason },
-            PasteError::CredentialRequired => ApiError::Unauthorized,
-            PasteError::QuotaExceeded => ApiError::QuotaExceeded,
-            PasteError::IdempotencyInProgress { retry_after } => {
-                ApiError::IdempotencyInProgress { retry_after }
-            }
-            PasteError::IdempotencyMismatch => ApiError::IdempotencyMismatch,
-            PasteError::Store(e) => ApiError::from_store(e, compat),
-            PasteError::CatalogOpen(e) => ApiError::from_catalog_open(e),
-            PasteError::Catalog(e) => ApiError::from_catalog(e),
-            PasteError::CatalogTimeout => ApiError::CatalogUnavailable {
-                retry_after: Duration::from_secs(1),
-                source: None,
-            },
-            err @ (PasteError::Draw(_) | PasteError::IdsExhausted(_)) => {
-                ApiError::PasteFailed(Box::new(err))
-            }
-        }
-    }
-
-    /// Maps a review operation's failure.
-    pub(crate) fn from_review(err: ReviewError) -> Self {
-        use tenancy::ReviewRefusal as R;
-        let conflict =
-            |message: String, code: &'static str| ApiError::ReviewConflict { message, code };
-        match err {
-            ReviewError::NotFound => ApiError::ReviewNotFound,
-            ReviewError::OwnerOnly => ApiError::OwnerOnly,
-            ReviewError::CredentialRequired => ApiError::Unauthorized,
-            ReviewError::NoSuch(what) => ApiError::ReviewPartNotFound(what),
-            ReviewError::Refused(refusal) => match refusal {
-                R::NotOpen(state) => conflict(
-                    match state {
-                        tenancy::ReviewState::Approved => {
-                            "the owner already approved this review: it takes no more changes".into()
-                        }
-                        tenancy::ReviewState::ChangesRequested => {
-                            "the owner already requested changes on this review: it takes no more changes".into()
-                        }
-                        other => format!("the review is no longer open ({other}): it takes no more changes"),
-                    },
-                    "review-decided",
-                ),
-                R::StaleParent { latest } => conflict(
-                    format!(
-                        "the parent is not the latest version: version {latest} is (someone else pushed); fetch it and push on it"
-                    ),
-                    "stale-parent",
-                ),
-                R::TooManyVersions(max) => conflict(
-                    format!("this review has {max} versions, the most a review may have"),
-                    "too-many-versions",
-                ),
-                R::TooManyLinks(max) => conflict(
-                    format!(
-                        "this review has {max} live reviewer links, the most it may have: revoke one first"
-                    ),
-                    "too-many-links",
-                ),
-                R::NameBound { bound } => conflict(
-                    format!("this link already writes as {bound:?}; a link's name cannot change"),
-                    "name-bound",
-                ),
-                R::NameTaken => conflict(
-                    "another link of this review already writes under this name".into(),
-                    "name-taken",
-                ),
-                R::UnknownVersion => ApiError::InvalidValue(
-                    "\"version\" names a version this review does not have".into(),
-                ),
-                R::OverQuota => ApiError::QuotaExceeded,
-                R::CommentsChanged { current } => conflict(
-                    if current == 0 {
-                        "your comment set was withdrawn since you read it (another tab or device of this link): read the review again, add your changes to what is there now, and send with \"base\": 0".into()
-                    } else {
-                        format!(
-                            "your comment set changed since you read it (another tab or device of this link wrote revision {current}): read the review again, add your changes to what is there now, and send with \"base\": {current}"
-                        )
-                    },
-                    "comments-changed",
-                ),
-                R::TooManyEvents(max) => conflict(
-                    format!(
-                        "this review has had {max} changes, the most one review may have: start a new review for further rounds"
-                    ),
-                    "too-many-changes",
-                ),
-            },
-            ReviewError::Damaged { reason } => ApiError::ReviewDamaged { reason },
-            ReviewError::Store(e) => ApiError::from_store(e, false),
-            ReviewError::CatalogOpen(e) => ApiError::from_catalog_open(e),
-            ReviewError::Catalog(e) => ApiError::from_catalog(e),
-            ReviewError::CatalogTimeout => ApiError::CatalogUnavailable {
-                retry_after: Duration::from_secs(1),
-                source: None,
-            },
-            ReviewError::Contended => ApiError::Overloaded,
-            err @ ReviewError::Draw => ApiError::PasteFailed(Box::new(err)),
-        }
-    }
-
     /// Maps a catalog failure of an admin operation.
     pub(crate) fn from_catalog(err: CatalogError) -> Self {
         match err {
@@ -673,6 +565,37 @@ impl ApiError {
             | CatalogError::Protected(_)
             | CatalogError::Invalid(_)
             | CatalogError::Internal { .. } => ApiError::CatalogFailed(err),
+        }
+    }
+}
+
+impl From<crate::context::CredentialRequired> for ApiError {
+    fn from(_: crate::context::CredentialRequired) -> Self {
+        ApiError::Unauthorized
+    }
+}
+
+impl From<crate::context::TtlOutOfRange> for ApiError {
+    fn from(range: crate::context::TtlOutOfRange) -> Self {
+        ApiError::InvalidField(format!(
+            "\"ttl\" must be between 1 and {} seconds for this tenant",
+            range.max_secs
+        ))
+    }
+}
+
+/// A bounded catalog call's failure (`crate::within`), mapped as the
+/// catalog's: a late answer is an outage.
+impl From<crate::within::CatalogStep> for ApiError {
+    fn from(step: crate::within::CatalogStep) -> Self {
+        use crate::within::CatalogStep;
+        match step {
+            CatalogStep::Timeout => ApiError::CatalogUnavailable {
+                retry_after: Duration::from_secs(1),
+                source: None,
+            },
+            CatalogStep::Open(e) => ApiError::from_catalog_open(e),
+            CatalogStep::Failed(e) => ApiError::from_catalog(e),
         }
     }
 }
@@ -721,15 +644,11 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<ReviewError> for ApiError {
-    fn from(err: ReviewError) -> Self {
-        ApiError::from_review(err)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pastes::service::PasteError;
+    use crate::reviews::service::ReviewError;
 
     /// One of every variant (the match below has no wildcard, so a new
     /// variant must be added here to compile).

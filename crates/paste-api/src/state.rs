@@ -9,13 +9,14 @@ use paste_store::{PasteStore, StoreError};
 use tenancy::LazyCatalog;
 use tokio::sync::{Mutex, Semaphore};
 
+use crate::admin::service::AdminService;
 use crate::answer::ResponseBudget;
 use crate::body::{BodyBudget, BodyClients};
 use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, PortalBase, ReviewConfig};
+use crate::pastes::service::PasteService;
 use crate::purge::Purger;
 use crate::ratelimit::{Limiters, LimitsConfig};
-use crate::reviews::ReviewService;
-use crate::service::PasteService;
+use crate::reviews::service::ReviewService;
 use crate::tenants::{CACHE_TTL, Directory};
 
 /// Everything a handler needs; cheap to clone.
@@ -31,9 +32,11 @@ pub(crate) struct Inner {
     /// The admin API's settings (off when the token is empty).
     pub(crate) admin: AdminConfig,
     /// Tenants and key checks, cached.
-    pub(crate) directory: Directory,
+    pub(crate) directory: Arc<Directory>,
     /// The paste operations (store, catalog index, idempotency).
     pub(crate) pastes: PasteService,
+    /// The operator's operations (tenants, keys, usage).
+    pub(crate) admin_ops: AdminService,
     /// The review operations and their event fan-out.
     pub(crate) reviews: Arc<ReviewService>,
     pub(crate) limits: LimitsConfig,
@@ -75,20 +78,24 @@ impl AppState {
     ) -> Self {
         // Every store operation is timed and counted (`paste_store::instrument`).
         let store = paste_store::instrument::Instrumented::wrap(store);
+        let timeout = Duration::from_secs(http.store_timeout_secs.max(1));
+        let directory = Arc::new(Directory::new(catalog.clone(), &paste));
         AppState {
             inner: Arc::new(Inner {
-                directory: Directory::new(catalog.clone(), &paste),
-                pastes: PasteService::new(
-                    store.clone(),
-                    catalog.clone(),
-                    Duration::from_secs(http.store_timeout_secs.max(1)),
-                ),
+                pastes: PasteService::new(store.clone(), catalog.clone(), timeout),
                 reviews: Arc::new(ReviewService::new(
                     store.clone(),
                     catalog.clone(),
-                    Duration::from_secs(http.store_timeout_secs.max(1)),
+                    timeout,
                     reviews,
                 )),
+                admin_ops: AdminService::new(
+                    catalog.clone(),
+                    store.clone(),
+                    directory.clone(),
+                    timeout,
+                ),
+                directory,
                 limiters: Limiters::new(&limits),
                 limits,
                 in_flight: Arc::new(Semaphore::new(http.max_in_flight.max(1))),
@@ -128,9 +135,9 @@ impl AppState {
     /// following of review changes committed by other replicas. Call once,
     /// inside a runtime.
     pub fn spawn_maintenance(&self) {
-        tokio::spawn(crate::reviews::hub::Hub::follow_notices(Arc::downgrade(
-            &self.inner.reviews.hub,
-        )));
+        tokio::spawn(crate::reviews::service::hub::Hub::follow_notices(
+            Arc::downgrade(&self.inner.reviews.hub),
+        ));
         // Review blobs whose removal failed (a store outage), on a loop of
         // their own: a store that is still down must not hold up the rest.
         let reviews = Arc::downgrade(&self.inner.reviews);
@@ -186,10 +193,6 @@ impl AppState {
     /// Entries held by the rate limiters (bounded by the upkeep).
     pub fn limiter_entries(&self) -> usize {
         self.inner.limiters.entries()
-    }
-
-    pub(crate) fn store_timeout(&self) -> Duration {
-        Duration::from_secs(self.inner.http.store_timeout_secs.max(1))
     }
 }
 

@@ -12,7 +12,13 @@
 //! query can never forget the tenant (cross-tenant ids read as
 //! [`CatalogError::NotFound`]).
 //!
-//! `pastes.rs` keeps the per-tenant paste index ([`PasteRecord`]: quota
+//! The catalog is split the way the HTTP crate's resource families are:
+//! `tenants/` (tenants and hosts, `keys.rs` API keys, `usage.rs` usage and
+//! quota), `pastes/` and `reviews/`, each an `impl Catalog` over the one
+//! pool of `catalog.rs`; `quota.rs` holds the reserve/release statements
+//! every area's writes share.
+//!
+//! `pastes/` keeps the per-tenant paste index ([`PasteRecord`]: quota
 //! accounting, listings, burn-after-read claims, expiry sweeps) and the
 //! Idempotency-Key records of paste creates ([`Idempotency`]), in the same
 //! transactions as the `usage` quota counter.
@@ -38,33 +44,35 @@ mod catalog;
 mod config;
 mod error;
 mod ids;
-mod index_writer;
 mod keys;
 mod lazy;
 mod model;
 mod pastes;
+mod quota;
 mod reviews;
+mod tenants;
 mod time;
 
 #[cfg(feature = "testsuite")]
 pub mod conformance;
 
 pub use audit::UsageCount;
-pub use catalog::{Backend, Catalog, NamespacePurge, PURGE_SETTLE_MS};
+pub use catalog::{Backend, Catalog};
 pub use config::CatalogConfig;
 pub use error::{BoxError, CatalogError};
 pub use ids::{KeyId, TenantId};
-pub use index_writer::IndexWriter;
 pub use keys::{ApiKey, KeyDigest, KeyFormatError};
 pub use lazy::LazyCatalog;
 pub use model::{
     CreatedKey, KeyInfo, NewTenant, Tenant, TenantSettings, TenantStatus, TenantUpdate, Usage,
     validate_key_name, validate_name, validate_namespace,
 };
+pub use pastes::index_writer::IndexWriter;
 pub use pastes::{DEFAULT_IDEMPOTENCY_LEASE_MS, Idempotency, PastePage, PasteRecord};
 pub use reviews::{
     BlobRef, CommentRow, CommentsStored, DecisionRow, EventKind, LinkRow, MAX_EVENTS_PER_READ,
     NewReview, OWNER_WRITER, Outcome, Principal, Pushed, RemovedReview, ReviewEvent, ReviewHead,
     ReviewLimits, ReviewNotice, ReviewRefusal, ReviewSnapshot, ReviewState, Role, VersionRow,
 };
+pub use tenants::{NamespacePurge, PURGE_SETTLE_MS};
 pub use time::now_ms;

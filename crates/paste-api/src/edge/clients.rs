@@ -9,10 +9,11 @@ use axum::response::{IntoResponse, Response};
 use http::{Method, StatusCode, header};
 use tower::Service;
 
-use super::shed::{Shedding, shed_load};
+use super::shed::shed_load;
 use crate::error::{ApiError, LoggedError};
 use crate::metrics::rate_limited;
 use crate::ratelimit::{ClientIp, client_ip, peer_of};
+use crate::routing::Shedding;
 use crate::state::AppState;
 
 /// Attributes the request to a client IP and applies the penalty limiters:

@@ -19,35 +19,38 @@ mod shed;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
 use axum::response::{IntoResponse, Response};
-use http::Method;
 use tower::{Layer, Service};
 
 use crate::extract::TenantSlot;
+use crate::routing::RoutePolicies;
 use crate::state::AppState;
-
-pub(crate) use shed::PlaceAfterBody;
 
 use access_log::log_requests;
 use clients::limit_clients;
 use head::check_head;
 use headers::cors_and_headers;
-use shed::Shedding;
 
 /// The layer of [`Edge`]. Apply with `Router::layer` after every route is
 /// defined, so that [`MatchedPath`] is known.
 #[derive(Clone)]
 pub(crate) struct EdgeLayer {
     state: AppState,
+    policies: Arc<RoutePolicies>,
 }
 
 impl EdgeLayer {
-    pub(crate) fn new(state: AppState) -> Self {
-        EdgeLayer { state }
+    /// `policies`: every route table's rows (how each route is shed).
+    pub(crate) fn new(state: AppState, policies: RoutePolicies) -> Self {
+        EdgeLayer {
+            state,
+            policies: Arc::new(policies),
+        }
     }
 }
 
@@ -58,6 +61,7 @@ impl<S> Layer<S> for EdgeLayer {
         Edge {
             inner,
             state: self.state.clone(),
+            policies: self.policies.clone(),
         }
     }
 }
@@ -70,6 +74,7 @@ impl<S> Layer<S> for EdgeLayer {
 pub(crate) struct Edge<S> {
     inner: S,
     state: AppState,
+    policies: Arc<RoutePolicies>,
 }
 
 impl<S> Service<Request> for Edge<S>
@@ -91,7 +96,8 @@ where
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
         let state = self.state.clone();
-        Box::pin(async move { Ok(edge(state, request, inner).await) })
+        let policies = self.policies.clone();
+        Box::pin(async move { Ok(edge(state, &policies, request, inner).await) })
     }
 }
 
@@ -99,7 +105,12 @@ where
 /// `OPTIONS` answered here (204); anything else logged, passed through the
 /// client limiters and the load shedder to `inner`, and given the CORS and
 /// security headers on the way out.
-async fn edge<S>(state: AppState, mut request: Request, inner: S) -> Response
+async fn edge<S>(
+    state: AppState,
+    policies: &RoutePolicies,
+    mut request: Request,
+    inner: S,
+) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
@@ -108,15 +119,8 @@ where
     let method = request.method().clone();
     let route = request.extensions().get::<MatchedPath>().cloned();
     let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    // Probes and scrapes are never shed: an overloaded instance must still
-    // say so, and not be restarted for it.
-    let shed = if NEVER_SHED.contains(&route) {
-        Shedding::Exempt
-    } else if (method == Method::POST || method == Method::PUT) && BODY_FIRST.contains(&route) {
-        Shedding::AfterBody
-    } else {
-        Shedding::Applies
-    };
+    // The route's row says how it is shed (`crate::routing`).
+    let shed = policies.shedding(&method, route);
     // Filled by the `Tenant` extractor of the paste routes.
     let tenant = TenantSlot::default();
     request.extensions_mut().insert(tenant.clone());
@@ -138,25 +142,3 @@ where
         .record(route, &method, &response, started.elapsed());
     response
 }
-
-/// Routes answered however loaded the instance is.
-/// Review event streams are not shed either: they hold no place among the
-/// requests in flight (a long poll would, for up to 25 s) and are bounded by
-/// their own caps (`[reviews]`).
-const NEVER_SHED: [&str; 4] = [
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/api/v1/reviews/{id}/events",
-];
-
-/// Routes whose `POST` or `PUT` bodies may be large: they take their place
-/// once the body has arrived ([`Shedding::AfterBody`]).
-const BODY_FIRST: [&str; 6] = [
-    "/api/paste",
-    "/api/v1/pastes",
-    "/api/v1/reviews",
-    "/api/v1/reviews/{id}/versions",
-    "/api/v1/reviews/{id}/comments",
-    "/api/v1/reviews/{id}/decision",
-];

@@ -6,28 +6,10 @@ use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use tower::Service;
 
+use crate::body::PlaceAfterBody;
 use crate::error::ApiError;
+use crate::routing::Shedding;
 use crate::state::AppState;
-
-/// Whether a request counts against `http.max_in_flight`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Shedding {
-    /// It takes a place, or is shed when there is none.
-    Applies,
-    /// Probes and scrapes: served without a place.
-    Exempt,
-    /// Creates: the handler takes a place once the body has arrived, so
-    /// that bodies trickling in do not hold the places of requests that
-    /// are ready to be served. Bodies under way are bounded on their own
-    /// (per client, by rate and by memory).
-    AfterBody,
-}
-
-/// Marks a request whose handler must take its place of
-/// `http.max_in_flight` itself, once its body has arrived
-/// ([`crate::handlers::paste::read_body`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PlaceAfterBody;
 
 /// Sheds requests beyond `http.max_in_flight` with 503 + `Retry-After`
 /// instead of queueing them without bound.

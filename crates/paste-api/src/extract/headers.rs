@@ -51,6 +51,18 @@ pub(crate) fn idempotency_key(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Option<(String, [u8; 32])>, ApiError> {
+    Ok(idempotency_key_only(headers)?.map(|key| (key, Sha256::digest(body).into())))
+}
+
+/// Whether the request names an `Idempotency-Key` at all (the body's
+/// digest is then worth taking).
+pub(crate) fn has_idempotency_key(headers: &HeaderMap) -> bool {
+    headers.contains_key("idempotency-key")
+}
+
+/// `Idempotency-Key`, checked: one header of 1-255 printable ASCII
+/// characters (400 otherwise).
+pub(crate) fn idempotency_key_only(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let mut values = headers.get_all("idempotency-key").iter();
     let Some(value) = values.next() else {
         return Ok(None);
@@ -64,7 +76,7 @@ pub(crate) fn idempotency_key(
                 && k.bytes().all(|b| b.is_ascii_graphic())
         })
         .ok_or(ApiError::InvalidIdempotencyKey)?;
-    Ok(Some((key.to_owned(), Sha256::digest(body).into())))
+    Ok(Some(key.to_owned()))
 }
 
 #[cfg(test)]

@@ -17,9 +17,10 @@ use http::request::Parts;
 use http::{HeaderMap, header};
 
 use super::headers::bearer_token;
+use super::json::DataLimit;
+use crate::context::TenantCtx;
 use crate::error::ApiError;
 use crate::metrics::rate_limited;
-use crate::service::TenantCtx;
 use crate::shared_limit::Verdict;
 use crate::state::AppState;
 use crate::tenants::{KeyOwner, ResolveError, TenantView};
@@ -38,7 +39,23 @@ impl FromRequestParts<AppState> for Tenant {
         if let Some(slot) = parts.extensions.get::<TenantSlot>() {
             slot.fill(ctx.clone());
         }
+        parts.extensions.insert(DataLimit(ctx.tenant.max_size));
         Ok(Tenant(ctx))
+    }
+}
+
+/// Who a create is for: a [`Tenant`] that may create (an API key, or a
+/// tenant that allows anonymous creates; else 401 before the body is read).
+pub(crate) struct Creator(pub(crate) Arc<TenantCtx>);
+
+impl FromRequestParts<AppState> for Creator {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let Tenant(ctx) = Tenant::from_request_parts(parts, state).await?;
+        ctx.may_create()
+            .map_err(|_| ApiError::Unauthorized.into_response())?;
+        Ok(Creator(ctx))
     }
 }
 
@@ -49,7 +66,7 @@ impl FromRequestParts<AppState> for Tenant {
 pub(crate) struct TenantSlot(Arc<OnceLock<Arc<TenantCtx>>>);
 
 impl TenantSlot {
-    pub(super) fn fill(&self, ctx: Arc<TenantCtx>) {
+    pub(crate) fn fill(&self, ctx: Arc<TenantCtx>) {
         // A handler extracts its tenant once; a second fill keeps the first.
         let _ = self.0.set(ctx);
     }

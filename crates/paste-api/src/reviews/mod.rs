@@ -1,29 +1,22 @@
-//! Live shared reviews, with no HTTP in them: creating a review, finding
-//! who a token belongs to, versions, reviewer links, comment sets, the
-//! owner's decision, deletion, and the event fan-out ([`hub`]) that streams
-//! read.
+//! The review family: live shared reviews on `/api/v1/reviews`.
 //!
-//! Content never reaches the catalog: each version, comment set and
-//! feedback is a blob in the paste store under the tenant's namespace
-//! (`PasteKey::review_blob`, which no paste id reaches), written and made
-//! durable *before* the catalog transaction that names it. So an
-//! acknowledged change is never missing its blob; a crash between the two
-//! leaves at worst an unnamed blob, which expires with the review. A blob
-//! the catalog stops naming (a replaced comment set, a deleted review) is
-//! removed after the commit.
+//! - `service/` — [`ReviewService`](service::ReviewService), the review
+//!   rules with no HTTP in them, and the event fan-out (`hub.rs`) and
+//!   followers (`stream.rs`).
+//! - `caller.rs` — [`ReviewCaller`](caller::ReviewCaller), who a request
+//!   comes from (the holder of one of the review's tokens).
+//! - `handlers.rs` — one handler per operation, named after its
+//!   operationId; `events.rs` — the event stream and long poll; `view.rs`
+//!   — the wire views and field checks the handlers share; `errors.rs` —
+//!   the service's errors as API errors.
+//! - `routes.rs` — the route table.
 //!
-//! [`ReviewService`] answers plain values or a [`ReviewError`]; the handlers
-//! map them (`error.rs`).
+//! Like every family, it imports no other family.
 
-mod context;
-mod error;
-pub(crate) mod hub;
-mod ops;
-pub(crate) mod stream;
-#[cfg(test)]
-mod tests;
-mod tokens;
-
-pub(crate) use context::ReviewService;
-pub(crate) use error::ReviewError;
-pub(crate) use ops::{Admit, Caller, Decision, NewReviewInput, ReviewRead, presented_digest};
+pub(crate) mod caller;
+mod errors;
+pub(crate) mod events;
+pub(crate) mod handlers;
+pub(crate) mod routes;
+pub(crate) mod service;
+mod view;

@@ -9,21 +9,18 @@
 use std::sync::OnceLock;
 
 use axum::Router;
-use axum::response::{IntoResponse as _, Response};
-use http::{HeaderValue, StatusCode, header};
+use http::{HeaderValue, header};
 use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa::OpenApi as _;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use super::tables::{
-    admin_api, discovery_api, paste_api, probe_api, review_api, with_method_fallback,
-};
 use crate::error::ApiError;
 use crate::openapi::{ADMIN_TOKEN, API_KEY, ApiDoc, DELETE_TOKEN, REVIEW_TOKEN};
-use crate::response::JSON_CONTENT_TYPE;
+use crate::routing::{Auth, RouteRow, Shedding, row, with_method_fallback};
 use crate::state::AppState;
+use crate::{admin, pastes, reviews, system};
 
 /// Where the document is served.
 const DOCUMENT_PATH: &str = "/api/openapi.json";
@@ -44,12 +41,12 @@ const DOCS_CSP: HeaderValue = HeaderValue::from_static(
 /// its own listener, or is off).
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
-    doc.merge(paste_api().into_openapi());
-    doc.merge(review_api().into_openapi());
-    doc.merge(discovery_api().into_openapi());
-    doc.merge(probe_api().into_openapi());
+    doc.merge(pastes::routes::routes().into_openapi());
+    doc.merge(reviews::routes::routes().into_openapi());
+    doc.merge(system::routes::discovery_routes().into_openapi());
+    doc.merge(system::routes::probe_routes().into_openapi());
     doc.merge(document_api().into_openapi());
-    let mut doc = doc.nest("/admin", admin_api().into_openapi());
+    let mut doc = doc.nest("/admin", admin::routes::routes().into_openapi());
     add_common_answers(&mut doc);
     headers_are_never_null(&mut doc);
     add_paste_links(&mut doc);
@@ -241,26 +238,43 @@ pub(crate) fn docs_routes() -> Router<AppState> {
     document.merge(page)
 }
 
+/// The document's own row (the reference page below `/api/docs/` is not
+/// a documented route, and takes a place like any other request).
+pub(crate) const ROWS: &[RouteRow] = &[row("GET", DOCUMENT_PATH, Shedding::Applies, Auth::Anyone)];
+
 fn document_api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(with_method_fallback(routes!(openapi_document), "GET, HEAD"))
+    OpenApiRouter::new().routes(with_method_fallback(
+        routes!(document::openapi),
+        "GET, HEAD",
+    ))
 }
 
-/// The OpenAPI document of this API (this document).
-#[utoipa::path(
-    get,
-    path = "/api/openapi.json",
-    tag = "docs",
-    operation_id = "openapi",
-    responses(
-        (status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object),
-    ),
-)]
-pub(crate) async fn openapi_document() -> Response {
-    let mut response = (StatusCode::OK, openapi_json()).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, JSON_CONTENT_TYPE);
-    response
+/// The handler, in a module of its own: named after its operationId, like
+/// every handler, which is also the name of the document's builder.
+mod document {
+    use axum::response::{IntoResponse as _, Response};
+    use http::{StatusCode, header};
+
+    use crate::response::JSON_CONTENT_TYPE;
+    use crate::router::docs::openapi_json;
+
+    /// The OpenAPI document of this API (this document).
+    #[utoipa::path(
+        get,
+        path = "/api/openapi.json",
+        tag = "docs",
+        operation_id = "openapi",
+        responses(
+            (status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object),
+        ),
+    )]
+    pub(crate) async fn openapi() -> Response {
+        let mut response = (StatusCode::OK, openapi_json()).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, JSON_CONTENT_TYPE);
+        response
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,8 @@ use super::{
     ReviewSnapshot, ReviewState, Role, VersionData, VersionRow, check_blob, check_digest,
     check_link_id, check_name, check_review_id, check_writer, event_data, fold_name, is_review_id,
 };
-use crate::catalog::{RELEASE_USAGE, RESERVE_USAGE, with_pool};
+use crate::catalog::with_pool;
+use crate::quota::{RELEASE_USAGE, RESERVE_USAGE};
 use crate::{Backend, Catalog, CatalogError, TenantId};
 
 /// The PostgreSQL channel review changes are announced on.

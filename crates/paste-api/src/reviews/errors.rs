@@ -1,0 +1,96 @@
+//! The review service's errors as API errors (their statuses and codes are
+//! `ApiError`'s, in `crate::error`).
+
+use std::time::Duration;
+
+use super::service::ReviewError;
+use crate::error::ApiError;
+
+impl ApiError {
+    /// Maps a review operation's failure.
+    pub(crate) fn from_review(err: ReviewError) -> Self {
+        use tenancy::ReviewRefusal as R;
+        let conflict =
+            |message: String, code: &'static str| ApiError::ReviewConflict { message, code };
+        match err {
+            ReviewError::NotFound => ApiError::ReviewNotFound,
+            ReviewError::OwnerOnly => ApiError::OwnerOnly,
+            ReviewError::CredentialRequired => ApiError::Unauthorized,
+            ReviewError::NoSuch(what) => ApiError::ReviewPartNotFound(what),
+            ReviewError::Refused(refusal) => match refusal {
+                R::NotOpen(state) => conflict(
+                    match state {
+                        tenancy::ReviewState::Approved => {
+                            "the owner already approved this review: it takes no more changes".into()
+                        }
+                        tenancy::ReviewState::ChangesRequested => {
+                            "the owner already requested changes on this review: it takes no more changes".into()
+                        }
+                        other => format!("the review is no longer open ({other}): it takes no more changes"),
+                    },
+                    "review-decided",
+                ),
+                R::StaleParent { latest } => conflict(
+                    format!(
+                        "the parent is not the latest version: version {latest} is (someone else pushed); fetch it and push on it"
+                    ),
+                    "stale-parent",
+                ),
+                R::TooManyVersions(max) => conflict(
+                    format!("this review has {max} versions, the most a review may have"),
+                    "too-many-versions",
+                ),
+                R::TooManyLinks(max) => conflict(
+                    format!(
+                        "this review has {max} live reviewer links, the most it may have: revoke one first"
+                    ),
+                    "too-many-links",
+                ),
+                R::NameBound { bound } => conflict(
+                    format!("this link already writes as {bound:?}; a link's name cannot change"),
+                    "name-bound",
+                ),
+                R::NameTaken => conflict(
+                    "another link of this review already writes under this name".into(),
+                    "name-taken",
+                ),
+                R::UnknownVersion => ApiError::InvalidValue(
+                    "\"version\" names a version this review does not have".into(),
+                ),
+                R::OverQuota => ApiError::QuotaExceeded,
+                R::CommentsChanged { current } => conflict(
+                    if current == 0 {
+                        "your comment set was withdrawn since you read it (another tab or device of this link): read the review again, add your changes to what is there now, and send with \"base\": 0".into()
+                    } else {
+                        format!(
+                            "your comment set changed since you read it (another tab or device of this link wrote revision {current}): read the review again, add your changes to what is there now, and send with \"base\": {current}"
+                        )
+                    },
+                    "comments-changed",
+                ),
+                R::TooManyEvents(max) => conflict(
+                    format!(
+                        "this review has had {max} changes, the most one review may have: start a new review for further rounds"
+                    ),
+                    "too-many-changes",
+                ),
+            },
+            ReviewError::Damaged { reason } => ApiError::ReviewDamaged { reason },
+            ReviewError::Store(e) => ApiError::from_store(e, false),
+            ReviewError::CatalogOpen(e) => ApiError::from_catalog_open(e),
+            ReviewError::Catalog(e) => ApiError::from_catalog(e),
+            ReviewError::CatalogTimeout => ApiError::CatalogUnavailable {
+                retry_after: Duration::from_secs(1),
+                source: None,
+            },
+            ReviewError::Contended => ApiError::Overloaded,
+            err @ ReviewError::Draw => ApiError::PasteFailed(Box::new(err)),
+        }
+    }
+}
+
+impl From<ReviewError> for ApiError {
+    fn from(err: ReviewError) -> Self {
+        ApiError::from_review(err)
+    }
+}

@@ -1,0 +1,234 @@
+//! The HTTP halves the review handlers share: the wire views of what the
+//! service answers, the checks of body fields, and the part of the
+//! response budget an answer made of blobs holds (see `crate::answer`).
+
+use api_types::reviews as wire;
+use api_types::rules;
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::RawPathParams;
+use axum::response::Response;
+use http::header;
+
+use super::service::{Admit, Caller, ReviewRead};
+use crate::answer::{self, PasteBody, Reserved, ResponseBudget};
+use crate::error::ApiError;
+use crate::ratelimit::ClientIp;
+use crate::response::JSON_CONTENT_TYPE;
+
+pub(crate) use crate::body::check_data;
+
+/// The first part of an answer's room in the response budget, counted
+/// against the request's client.
+pub(crate) async fn reserve(
+    budget: &ResponseBudget,
+    client: Option<Extension<ClientIp>>,
+) -> Result<Reserved, ApiError> {
+    let client = client.map(|Extension(ClientIp(ip))| ip);
+    Ok(budget.reserve(answer::PART, client).await?)
+}
+
+/// Makes room in the response budget for an answer before its blobs are
+/// read (see `answer`): a client that asks and never reads holds its share,
+/// and no more, and with the budget spent no more blobs are loaded.
+pub(crate) struct BudgetAdmit<'a> {
+    budget: &'a ResponseBudget,
+    held: &'a mut Reserved,
+}
+
+impl<'a> BudgetAdmit<'a> {
+    pub(crate) fn new(budget: &'a ResponseBudget, held: &'a mut Reserved) -> Self {
+        BudgetAdmit { budget, held }
+    }
+}
+
+impl Admit<ApiError> for BudgetAdmit<'_> {
+    async fn admit(&mut self, bytes: usize) -> Result<(), ApiError> {
+        // The blobs' text and the answer's JSON are both held while it is
+        // built; the JSON alone afterwards (`held_json`).
+        self.held
+            .grow_to(self.budget, bytes.saturating_mul(2), true)
+            .await
+            .map_err(ApiError::from)
+    }
+}
+
+/// A `200` JSON answer that holds its share of the response budget until
+/// the client has taken it (or the connection is dropped).
+pub(crate) async fn held_json<T: serde::Serialize>(
+    budget: &ResponseBudget,
+    mut held: Reserved,
+    value: &T,
+) -> Response {
+    // Serialising the API's own types cannot fail.
+    let json = serde_json::to_vec(value).unwrap_or_default();
+    // What is held now is the JSON alone. The estimate can fall short when
+    // the text needs escaping; the answer is built by then, so a budget
+    // with no more room does not refuse it.
+    held.shrink_to(json.len());
+    let _ = held.grow_to(budget, json.len(), false).await;
+    let mut response = Response::new(Body::new(PasteBody::whole(json, held)));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, JSON_CONTENT_TYPE);
+    response
+}
+
+/// The `202` body of a deletion that left `pending` blobs to remove later.
+pub(crate) fn deleted(pending: usize) -> wire::ReviewDeleted {
+    wire::ReviewDeleted {
+        deleted: true,
+        pending_blobs: pending as u64,
+        message: format!(
+            "the review is deleted and can no longer be read; {pending} of its stored parts could not be removed now (storage is unavailable): the server removes them in the background, and they expire with the review at the latest"
+        ),
+    }
+}
+
+/// One version as the wire carries it.
+pub(crate) fn version(row: tenancy::VersionRow, data: String) -> wire::VersionBody {
+    wire::VersionBody {
+        n: unsigned(row.n),
+        digest: row.digest,
+        data,
+        created_at: unsigned(row.created_at),
+    }
+}
+
+pub(crate) fn check_digest(digest: &str) -> Result<(), ApiError> {
+    if rules::is_review_digest(digest) {
+        Ok(())
+    } else {
+        Err(ApiError::InvalidField(
+            "\"digest\" must be 43 base64url characters (an HMAC-SHA256 of the plan)".into(),
+        ))
+    }
+}
+
+pub(crate) fn bad_name() -> ApiError {
+    ApiError::InvalidField(format!(
+        "\"name\" must be 1-{} characters, not only spaces, without control characters or invisible formatting characters (zero-width spaces, direction overrides)",
+        rules::REVIEW_NAME_MAX_CHARS
+    ))
+}
+
+pub(crate) fn bad_decision() -> ApiError {
+    ApiError::InvalidField("\"decision\" must be \"approved\" or \"changes_requested\"".into())
+}
+
+/// A comment set's revision as the client read it (`base`).
+pub(crate) fn base_revision(base: u64) -> Result<i64, ApiError> {
+    i64::try_from(base).map_err(|_| {
+        ApiError::InvalidField(
+            "\"base\" must be the revision (seq) of your comment set as you read it, or 0 for none"
+                .into(),
+        )
+    })
+}
+
+pub(crate) fn signed(n: u64, field: &str) -> Result<i64, ApiError> {
+    i64::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
+        ApiError::InvalidField(format!("\"{field}\" must be a version number (1 or more)"))
+    })
+}
+
+pub(crate) fn unsigned(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+pub(crate) fn path_param<'a>(params: &'a RawPathParams, name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+}
+
+/// The wire view of a review for `caller`.
+pub(crate) fn review(caller: &Caller, read: ReviewRead) -> wire::ReviewView {
+    let ReviewRead {
+        snapshot,
+        comments,
+        feedback,
+    } = read;
+    let principal = &caller.principal;
+    let owner = principal.role == tenancy::Role::Owner;
+    // The name bound now (the extractor's may predate this request's read).
+    let bound = snapshot
+        .comments
+        .iter()
+        .find(|c| c.writer == principal.link)
+        .map(|c| c.name.clone())
+        .or_else(|| principal.name.clone());
+    wire::ReviewView {
+        id: snapshot.head.id.clone(),
+        state: snapshot.head.state.as_str().to_owned(),
+        you: wire::You {
+            role: principal.role.as_str().to_owned(),
+            link: principal.link.clone(),
+            name: bound,
+        },
+        latest: unsigned(snapshot.head.latest),
+        versions: snapshot
+            .versions
+            .iter()
+            .map(|v| wire::VersionInfo {
+                n: unsigned(v.n),
+                digest: v.digest.clone(),
+                created_at: unsigned(v.created_at),
+                size: unsigned(v.blob.bytes),
+            })
+            .collect(),
+        comments: snapshot
+            .comments
+            .iter()
+            .zip(comments)
+            .map(|(row, data)| wire::CommentSet {
+                writer: row.writer.clone(),
+                name: row.name.clone(),
+                version: unsigned(row.version),
+                data,
+                updated_at: unsigned(row.updated_at),
+                seq: unsigned(row.seq),
+            })
+            .collect(),
+        links: owner.then(|| {
+            snapshot
+                .links
+                .iter()
+                .map(|l| wire::LinkInfo {
+                    id: l.id.clone(),
+                    name: l.name.clone(),
+                    created_at: unsigned(l.created_at),
+                })
+                .collect()
+        }),
+        decision: snapshot.decision.as_ref().map(|d| wire::DecisionInfo {
+            decision: d.state.as_str().to_owned(),
+            data: feedback,
+            decided_at: unsigned(d.decided_at),
+        }),
+        seq: unsigned(snapshot.head.seq),
+        expires_at: unsigned(snapshot.head.expires_at),
+    }
+}
+
+/// The `base=<revision>` of a withdrawal's query, if any.
+pub(crate) fn base_of(query: Option<&str>) -> Result<Option<i64>, ApiError> {
+    let bad = || {
+        ApiError::InvalidField(
+            "query: expected nothing or base=<the revision (seq) of your comment set, 0 for none>"
+                .into(),
+        )
+    };
+    let mut base = None;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("base", value)) if base.is_none() => {
+                let value: u64 = value.parse().map_err(|_| bad())?;
+                base = Some(i64::try_from(value).map_err(|_| bad())?);
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(base)
+}

@@ -13,6 +13,7 @@
 //! check before it sends a request.
 
 mod admin;
+mod codes;
 pub mod reviews;
 pub mod rules;
 
@@ -22,6 +23,7 @@ pub use admin::{
 };
 #[cfg(feature = "openapi")]
 pub use admin::{Host, Origin};
+pub use codes::ErrorCode;
 
 use serde::{Deserialize, Serialize};
 
@@ -111,9 +113,17 @@ pub struct GetPasteResponse {
 pub struct ErrorBody {
     /// Human-readable message.
     pub error: String,
-    /// Stable error code, e.g. `paste-not-found`.
+    /// Stable error code, e.g. `paste-not-found` (one of the `ErrorCode` values).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<ErrorCode>))]
     pub code: Option<String>,
+}
+
+impl ErrorBody {
+    /// The body's code, when it is one this build knows.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        self.code.as_deref().and_then(ErrorCode::parse)
+    }
 }
 
 /// `GET /healthz` and `GET /readyz` success body.

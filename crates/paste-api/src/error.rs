@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_types::ErrorCode;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use paste_store::StoreError;
@@ -217,7 +218,7 @@ pub enum ApiError {
         /// What to tell the client.
         message: String,
         /// The stable code.
-        code: &'static str,
+        code: ErrorCode,
     },
     /// A stored part of the review is damaged.
     #[error("review damaged: {reason}")]
@@ -235,8 +236,9 @@ pub enum ApiError {
 
 impl ApiError {
     /// Status, message and stable code (`None`: upstream's exact body, no code).
-    fn parts(&self) -> (StatusCode, String, Option<&'static str>) {
+    fn parts(&self) -> (StatusCode, String, Option<ErrorCode>) {
         use ApiError::*;
+        use ErrorCode as C;
         match self {
             RouteNotFound => (StatusCode::NOT_FOUND, ROUTE_NOT_FOUND.into(), None),
             InvalidJsonBody => (StatusCode::BAD_REQUEST, "Invalid JSON body".into(), None),
@@ -256,84 +258,84 @@ impl ApiError {
             PasteNotFound { compat } => (
                 StatusCode::NOT_FOUND,
                 "Paste not found or expired".into(),
-                (!compat).then_some("paste-not-found"),
+                (!compat).then_some(C::PasteNotFound),
             ),
             PasteDamaged { .. } => (
                 StatusCode::GONE,
                 "the paste's stored data is damaged and cannot be read; \
                  it can be deleted (with an API key of its tenant when its delete token cannot be checked)"
                     .into(),
-                Some("paste-damaged"),
+                Some(C::PasteDamaged),
             ),
             InvalidPasteId => (
                 StatusCode::BAD_REQUEST,
                 "invalid paste id: expected 6-16 characters of A-Z, a-z, 0-9".into(),
-                Some("invalid-paste-id"),
+                Some(C::InvalidPasteId),
             ),
             Unauthorized => (
                 StatusCode::UNAUTHORIZED,
                 "missing or malformed credentials: send Authorization: Bearer <token>".into(),
-                Some("unauthorized"),
+                Some(C::Unauthorized),
             ),
             MethodNotAllowed { .. } => (
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method not allowed on this path".into(),
-                Some("method-not-allowed"),
+                Some(C::MethodNotAllowed),
             ),
             BodyTimeout => (
                 StatusCode::REQUEST_TIMEOUT,
                 "the request body was not received in time".into(),
-                Some("body-timeout"),
+                Some(C::BodyTimeout),
             ),
             BodyTooSlow { min_rate } => (
                 StatusCode::REQUEST_TIMEOUT,
                 format!("the request body arrived slower than {min_rate} bytes per second"),
-                Some("body-too-slow"),
+                Some(C::BodyTooSlow),
             ),
             BodyRead => (
                 StatusCode::BAD_REQUEST,
                 "the request body could not be read".into(),
-                Some("body-unreadable"),
+                Some(C::BodyUnreadable),
             ),
             StoreUnavailable { .. } => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "storage is temporarily unavailable, retry later".into(),
-                Some("store-unavailable"),
+                Some(C::StoreUnavailable),
             ),
             Overloaded => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the server is overloaded, retry later".into(),
-                Some("overloaded"),
+                Some(C::Overloaded),
             ),
             ShuttingDown => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the server is shutting down".into(),
-                Some("shutting-down"),
+                Some(C::ShuttingDown),
             ),
             Internal(_) | StoreFailed(_) | CatalogFailed(_) | PasteFailed(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal server error".into(),
-                Some("internal"),
+                Some(C::Internal),
             ),
             Forbidden => (
                 StatusCode::FORBIDDEN,
                 "these credentials may not use this route".into(),
-                Some("forbidden"),
+                Some(C::Forbidden),
             ),
             UnsupportedMediaType => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "send the body as Content-Type: application/json".into(),
-                Some("unsupported-media-type"),
+                Some(C::UnsupportedMediaType),
             ),
             MalformedJson => (
                 StatusCode::BAD_REQUEST,
                 "the request body must be one valid JSON object".into(),
-                Some("invalid-json"),
+                Some(C::InvalidJson),
             ),
             BodyTooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "the request body is too large".into(),
-                Some("body-too-large"),
+                Some(C::BodyTooLarge),
             ),
             UnknownField { field } => (
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -341,34 +343,34 @@ impl ApiError {
                     Some(f) => format!("unknown field \"{f}\""),
                     None => "the body has an unknown field".into(),
                 },
-                Some("unknown-field"),
+                Some(C::UnknownField),
             ),
             InvalidField(message) => (
                 StatusCode::UNPROCESSABLE_ENTITY,
                 message.clone(),
-                Some("invalid-field"),
+                Some(C::InvalidField),
             ),
             InvalidValue(message) => (
                 StatusCode::UNPROCESSABLE_ENTITY,
                 message.clone(),
-                Some("invalid-value"),
+                Some(C::InvalidValue),
             ),
             InvalidId { what } => (
                 StatusCode::BAD_REQUEST,
                 format!("invalid {what}"),
-                Some("invalid-id"),
+                Some(C::InvalidId),
             ),
-            NotFound => (StatusCode::NOT_FOUND, "not found".into(), Some("not-found")),
+            NotFound => (StatusCode::NOT_FOUND, "not found".into(), Some(C::NotFound)),
             Conflict(subject) => (
                 StatusCode::CONFLICT,
                 format!("{subject} already exists"),
-                Some("conflict"),
+                Some(C::Conflict),
             ),
-            Protected(why) => (StatusCode::CONFLICT, (*why).into(), Some("protected")),
+            Protected(why) => (StatusCode::CONFLICT, (*why).into(), Some(C::Protected)),
             TooManyRequests { .. } => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "too many requests, retry later".into(),
-                Some("rate-limited"),
+                Some(C::RateLimited),
             ),
             DataTooLarge { max_size } => (
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -376,86 +378,86 @@ impl ApiError {
                     "Payload too large (max {} encrypted)",
                     size_label(*max_size)
                 ),
-                Some("payload-too-large"),
+                Some(C::PayloadTooLarge),
             ),
             TenantDisabled => (
                 StatusCode::FORBIDDEN,
                 "this tenant is disabled".into(),
-                Some("tenant-disabled"),
+                Some(C::TenantDisabled),
             ),
             QuotaExceeded => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "the tenant's storage quota is used up: delete pastes or ask for a larger quota"
                     .into(),
-                Some("quota-exceeded"),
+                Some(C::QuotaExceeded),
             ),
             IdempotencyInProgress { .. } => (
                 StatusCode::CONFLICT,
                 "a request with this Idempotency-Key is still in progress, retry later".into(),
-                Some("idempotency-in-progress"),
+                Some(C::IdempotencyInProgress),
             ),
             IdempotencyMismatch => (
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "this Idempotency-Key was already used with a different request body".into(),
-                Some("idempotency-key-reused"),
+                Some(C::IdempotencyKeyReused),
             ),
             InvalidIdempotencyKey => (
                 StatusCode::BAD_REQUEST,
                 "Idempotency-Key must be one header of 1-255 printable ASCII characters".into(),
-                Some("invalid-idempotency-key"),
+                Some(C::InvalidIdempotencyKey),
             ),
-            MalformedHead(why) => (StatusCode::BAD_REQUEST, (*why).into(), Some("bad-request")),
+            MalformedHead(why) => (StatusCode::BAD_REQUEST, (*why).into(), Some(C::BadRequest)),
             HeadTooLarge => (
                 StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
                 "the request's header fields are too large or too many: send fewer or smaller headers"
                     .into(),
-                Some("headers-too-large"),
+                Some(C::HeadersTooLarge),
             ),
             UnsupportedTransferCoding => (
                 StatusCode::NOT_IMPLEMENTED,
                 "unsupported Transfer-Encoding: only chunked is accepted".into(),
-                Some("unsupported-transfer-coding"),
+                Some(C::UnsupportedTransferCoding),
             ),
             CatalogUnavailable { .. } => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the tenant catalog is temporarily unavailable, retry later".into(),
-                Some("catalog-unavailable"),
+                Some(C::CatalogUnavailable),
             ),
             ReviewNotFound => (
                 StatusCode::NOT_FOUND,
                 "review not found: the link is wrong, revoked or expired, or the review was deleted"
                     .into(),
-                Some("review-not-found"),
+                Some(C::ReviewNotFound),
             ),
             ReviewTokenMissing => (
                 StatusCode::UNAUTHORIZED,
                 "this route needs the review link's token as `Authorization: Bearer <token>` (the `t` of the link's fragment)"
                     .into(),
-                Some("unauthorized"),
+                Some(C::Unauthorized),
             ),
             OwnerOnly => (
                 StatusCode::FORBIDDEN,
                 "only the review's owner can do this; a reviewer link cannot".into(),
-                Some("owner-only"),
+                Some(C::OwnerOnly),
             ),
             ReviewPartNotFound(what) => (
                 StatusCode::NOT_FOUND,
                 format!("this review has no such {what}"),
                 Some(match *what {
-                    "version" => "version-not-found",
-                    _ => "link-not-found",
+                    "version" => C::VersionNotFound,
+                    _ => C::LinkNotFound,
                 }),
             ),
-            ReviewConflict { message, code } => (StatusCode::CONFLICT, message.clone(), Some(code)),
+            ReviewConflict { message, code } => (StatusCode::CONFLICT, message.clone(), Some(*code)),
             ReviewDamaged { .. } => (
                 StatusCode::GONE,
                 "a stored part of this review is damaged and cannot be read".into(),
-                Some("review-damaged"),
+                Some(C::ReviewDamaged),
             ),
             TooManyStreams { message } => (
                 StatusCode::TOO_MANY_REQUESTS,
                 message.clone(),
-                Some("too-many-streams"),
+                Some(C::TooManyStreams),
             ),
         }
     }
@@ -621,7 +623,7 @@ impl IntoResponse for ApiError {
         let (status, message, code) = self.parts();
         let body = api_types::ErrorBody {
             error: message,
-            code: code.map(str::to_owned),
+            code: code.map(|c| c.as_str().to_owned()),
         };
         let mut response = json_response(status, &body);
         let headers = response.headers_mut();
@@ -712,7 +714,7 @@ mod tests {
             ApiError::ReviewPartNotFound("version"),
             ApiError::ReviewConflict {
                 message: "x".into(),
-                code: "stale-parent",
+                code: ErrorCode::StaleParent,
             },
             ApiError::ReviewDamaged { reason: "x".into() },
             ApiError::TooManyStreams {
@@ -788,6 +790,42 @@ mod tests {
                 || name.starts_with("IdempotencyInProgress");
             assert_eq!(retry_after.is_some(), promises, "{name}: {status}");
         }
+    }
+
+    /// Every code of `api_types::ErrorCode` is one some answer carries (the
+    /// enum lists no code the server never sends), and every answer's code
+    /// is one of them (by construction: `parts` names them).
+    #[test]
+    fn every_error_code_is_answered() {
+        use tenancy::{ReviewRefusal as R, ReviewState};
+        let mut answered: std::collections::BTreeSet<&str> = every_variant()
+            .iter()
+            .filter_map(|e| e.parts().2)
+            .map(ErrorCode::as_str)
+            .collect();
+        // The variants with a code that depends on their fields.
+        for error in [
+            ApiError::PasteNotFound { compat: false },
+            ApiError::ReviewPartNotFound("link"),
+        ] {
+            answered.extend(error.parts().2.map(ErrorCode::as_str));
+        }
+        for refusal in [
+            R::NotOpen(ReviewState::Approved),
+            R::StaleParent { latest: 2 },
+            R::TooManyVersions(1),
+            R::TooManyLinks(1),
+            R::NameBound { bound: "a".into() },
+            R::NameTaken,
+            R::TooManyEvents(1),
+            R::CommentsChanged { current: 1 },
+        ] {
+            let error = ApiError::from_review(ReviewError::Refused(refusal));
+            answered.extend(error.parts().2.map(ErrorCode::as_str));
+        }
+        let listed: std::collections::BTreeSet<&str> =
+            ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(answered, listed);
     }
 
     /// A store or catalog failure answered 500 keeps the error it came from,

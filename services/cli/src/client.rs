@@ -25,9 +25,6 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 pub const MAX_ANSWER_BYTES: usize = 6 * 1024 * 1024;
 /// Error answers are read this far at most (they carry one message).
 const MAX_ERROR_BYTES: usize = 64 * 1024;
-/// The error code of a create whose `Idempotency-Key` is still being served
-/// (the server answers 409 with `Retry-After`).
-const IDEMPOTENCY_IN_PROGRESS: &str = "idempotency-in-progress";
 
 /// How long discovery (`GET /api/v1/discovery`) may take: it is asked
 /// before making a link, so a server that does not answer must not hold
@@ -468,7 +465,7 @@ impl Answer {
     fn is_in_progress(&self) -> bool {
         self.status == StatusCode::CONFLICT
             && serde_json::from_slice::<api_types::ErrorBody>(&self.body)
-                .is_ok_and(|b| b.code.as_deref() == Some(IDEMPOTENCY_IN_PROGRESS))
+                .is_ok_and(|b| b.error_code() == Some(api_types::ErrorCode::IdempotencyInProgress))
     }
 }
 

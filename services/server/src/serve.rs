@@ -341,7 +341,7 @@ fn is_probe(path: &str) -> bool {
 fn at_connection_limit() -> axum::response::Response {
     let body = serde_json::json!({
         "error": "the server is serving as many connections as it may: retry later",
-        "code": "overloaded",
+        "code": api_types::ErrorCode::Overloaded.as_str(),
     });
     let mut response = axum::response::Response::new(axum::body::Body::from(body.to_string()));
     *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use api_types::ErrorCode;
+
 use super::service::ReviewError;
 use crate::error::ApiError;
 
@@ -11,7 +13,7 @@ impl ApiError {
     pub(crate) fn from_review(err: ReviewError) -> Self {
         use tenancy::ReviewRefusal as R;
         let conflict =
-            |message: String, code: &'static str| ApiError::ReviewConflict { message, code };
+            |message: String, code: ErrorCode| ApiError::ReviewConflict { message, code };
         match err {
             ReviewError::NotFound => ApiError::ReviewNotFound,
             ReviewError::OwnerOnly => ApiError::OwnerOnly,
@@ -28,31 +30,31 @@ impl ApiError {
                         }
                         other => format!("the review is no longer open ({other}): it takes no more changes"),
                     },
-                    "review-decided",
+                    ErrorCode::ReviewDecided,
                 ),
                 R::StaleParent { latest } => conflict(
                     format!(
                         "the parent is not the latest version: version {latest} is (someone else pushed); fetch it and push on it"
                     ),
-                    "stale-parent",
+                    ErrorCode::StaleParent,
                 ),
                 R::TooManyVersions(max) => conflict(
                     format!("this review has {max} versions, the most a review may have"),
-                    "too-many-versions",
+                    ErrorCode::TooManyVersions,
                 ),
                 R::TooManyLinks(max) => conflict(
                     format!(
                         "this review has {max} live reviewer links, the most it may have: revoke one first"
                     ),
-                    "too-many-links",
+                    ErrorCode::TooManyLinks,
                 ),
                 R::NameBound { bound } => conflict(
                     format!("this link already writes as {bound:?}; a link's name cannot change"),
-                    "name-bound",
+                    ErrorCode::NameBound,
                 ),
                 R::NameTaken => conflict(
                     "another link of this review already writes under this name".into(),
-                    "name-taken",
+                    ErrorCode::NameTaken,
                 ),
                 R::UnknownVersion => ApiError::InvalidValue(
                     "\"version\" names a version this review does not have".into(),
@@ -66,13 +68,13 @@ impl ApiError {
                             "your comment set changed since you read it (another tab or device of this link wrote revision {current}): read the review again, add your changes to what is there now, and send with \"base\": {current}"
                         )
                     },
-                    "comments-changed",
+                    ErrorCode::CommentsChanged,
                 ),
                 R::TooManyEvents(max) => conflict(
                     format!(
                         "this review has had {max} changes, the most one review may have: start a new review for further rounds"
                     ),
-                    "too-many-changes",
+                    ErrorCode::TooManyChanges,
                 ),
             },
             ReviewError::Damaged { reason } => ApiError::ReviewDamaged { reason },

@@ -81,22 +81,11 @@ pub(crate) async fn review_events(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let query = EventsQuery::parse(query.as_deref())?;
-    let after = match headers.get("last-event-id") {
-        Some(value) => value
-            .to_str()
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .ok_or(ApiError::InvalidField(
-                "Last-Event-ID must be the `id` of an event (a number)".into(),
-            ))?,
-        None => query.after,
-    };
-    let after = i64::try_from(after).unwrap_or(i64::MAX);
+    let after = resume_after(&headers, query.after)?;
     let service = &state.inner.reviews;
     let client = client.map(|Extension(ClientIp(ip))| ip);
     let feed = Feed::open(service, caller, after, client)
-        .await
-        .map_err(ApiError::from_review)?
+        .await?
         .map_err(|refusal| ApiError::TooManyStreams {
             message: refused_because(refusal),
         })?;
@@ -112,6 +101,22 @@ pub(crate) async fn review_events(
     }
     let keep_alive = Duration::from_secs(service.config().keep_alive_secs);
     Ok(sse(feed, keep_alive, gone))
+}
+
+/// Where a stream resumes: after `Last-Event-ID` when the client sends one
+/// (a reconnecting `EventSource` does), else after the query's `after`.
+fn resume_after(headers: &HeaderMap, after: u64) -> Result<i64, ApiError> {
+    let after = match headers.get("last-event-id") {
+        Some(value) => value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or(ApiError::InvalidField(
+                "Last-Event-ID must be the `id` of an event (a number)".into(),
+            ))?,
+        None => after,
+    };
+    Ok(i64::try_from(after).unwrap_or(i64::MAX))
 }
 
 /// The `429 too-many-streams` message for `refusal`.

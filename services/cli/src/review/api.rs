@@ -5,6 +5,7 @@
 //! answers become [`CliError`]s whose text is the service's, escaped, and
 //! never echoes a token.
 
+use api_types::ErrorCode;
 use std::time::Duration;
 
 use api_types::reviews as wire;
@@ -228,13 +229,16 @@ fn expect<T: DeserializeOwned>(
 pub fn failure(answer: &Answer, base: &str) -> CliError {
     let message = answer.message().unwrap_or_default();
     let code = answer.code();
-    match (answer.status, code.as_deref()) {
+    // `None`: no code at all (not a planshare review API); `Some(None)`: a
+    // code this build does not know.
+    let known = code.as_deref().map(ErrorCode::parse);
+    match (answer.status, known) {
         (StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED, None) => {
             CliError::NoReviewApi(printable(base))
         }
-        (StatusCode::NOT_FOUND, Some("review-not-found")) => CliError::ReviewNotFound,
+        (StatusCode::NOT_FOUND, Some(Some(ErrorCode::ReviewNotFound))) => CliError::ReviewNotFound,
         (StatusCode::NOT_FOUND, _) if !message.is_empty() => CliError::AdminNotFound(message),
-        (StatusCode::CONFLICT, Some("stale-parent")) => {
+        (StatusCode::CONFLICT, Some(Some(ErrorCode::StaleParent))) => {
             CliError::Rejected(format!("someone else pushed a version first ({message})"))
         }
         (StatusCode::CONFLICT, _) => CliError::Rejected(message),

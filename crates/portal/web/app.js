@@ -19,9 +19,9 @@ import {
   payloadOf,
   shortUrl,
 } from "{{codec.js}}";
-import { clearHighlights, highlight, placeable } from "{{anchor.js}}";
-import { disableSanitizerForTests, ready as sanitizerReady, render, renderHtml } from "{{render.js}}";
-import { feedbackText } from "{{feedback.js}}";
+import { clearHighlights, highlight, placeable } from "{{highlighter.js}}";
+import { disableSanitizerForTests, ready as sanitizerReady, render, renderHtml } from "{{plan-view.js}}";
+import { feedbackText } from "{{plandoc-export.js}}";
 import { deleteLink, ownsLink, rememberLink } from "{{owned.js}}";
 import { annotationHeading, kindLabel, stateLabel } from "{{words.js}}";
 import { addShortcuts, listen as listenForShortcuts, showHelp } from "{{keys.js}}";
@@ -43,8 +43,12 @@ import { linkCard } from "{{linkcard.js}}";
 import { showVersions } from "{{versions.js}}";
 
 export * from "{{codec.js}}";
-export * from "{{anchor.js}}";
-export * from "{{feedback.js}}";
+export * from "{{highlighter.js}}";
+export * from "{{plandoc-anchor.js}}";
+export * from "{{plandoc-blocks.js}}";
+export * from "{{plandoc-export.js}}";
+export * from "{{plandoc-render.js}}";
+export * from "{{plandoc-text.js}}";
 
 const HASH_ERROR = "Failed to load shared plan — the URL may have been truncated by your browser.";
 const SHORT_ERROR = "Failed to load shared plan — the link may be expired or incomplete.";

@@ -20,8 +20,9 @@ use sha2::{Digest as _, Sha256};
 /// instead of one by one on the page's thread when first called. Measured
 /// together with the in-page inflate (loadtests/JOURNAL.md, "Portal
 /// (2026-12-06, night)"): ~15–25 ms less to the highlights. Not for the
-/// app's own module or highlight.js, most of whose code a load never runs.
-/// Every name must be a file of `web/`.
+/// app's loader and page modules (app.js, share-page.js, review-page.js,
+/// annotating.js, sharing.js, page-common.js …) or highlight.js, most of
+/// whose code a load never runs. Every name must be a file of `web/`.
 const EAGER_MODULES: &[&str] = &[
     "codec.js",
     "highlighter.js",

@@ -12,20 +12,30 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest as _, Sha256};
 
 /// The modules whose functions nearly all run while a link opens (decode,
-/// render, re-find and highlight). Each is served with V8's compile hint
+/// render, re-find and highlight), and the ports of plan-doc
+/// (`plandoc-*.js`). Each is served with V8's compile hint
 /// (`EAGER_HINT`, Chromium 136 and later; a plain comment to other
 /// engines): their
 /// functions are compiled on a background thread as the module streams in,
 /// instead of one by one on the page's thread when first called. Measured
 /// together with the in-page inflate (loadtests/JOURNAL.md, "Portal
 /// (2026-12-06, night)"): ~15–25 ms less to the highlights. Not for the
-/// app's own module or highlight.js, most of whose code a load never runs.
+/// app's loader and page modules (app.js, share-page.js, review-page.js,
+/// annotating.js, sharing.js, page-common.js …) or highlight.js, most of
+/// whose code a load never runs. Every name must be a file of `web/`.
 const EAGER_MODULES: &[&str] = &[
-    "anchor.js",
     "codec.js",
-    "feedback.js",
+    "highlighter.js",
     "marked.esm.js",
-    "render.js",
+    "plan-view.js",
+    "plandoc-anchor.js",
+    "plandoc-blocks.js",
+    "plandoc-export.js",
+    "plandoc-html.js",
+    "plandoc-refs.js",
+    "plandoc-render.js",
+    "plandoc-steps.js",
+    "plandoc-text.js",
     "sanitize.js",
 ];
 const EAGER_HINT: &str = "//# allFunctionsCalledOnLoad\n";
@@ -39,11 +49,17 @@ fn main() -> Result<(), Box<dyn Error>> {
         .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
         .collect::<Result<_, _>>()?;
     names.sort();
+    if let Some(missing) = EAGER_MODULES
+        .iter()
+        .find(|m| !names.iter().any(|n| n == *m))
+    {
+        return Err(format!("EAGER_MODULES names {missing}, which web/ does not have").into());
+    }
 
     let mut table = String::from("&[\n");
     let mut index_html = None;
     // Files may name others as `{{file}}` (index.html its script and style,
-    // app.js the modules it imports): a file is hashed once the files it
+    // the modules those they import): a file is hashed once the files it
     // names have their hashed names.
     let mut sources: Vec<(String, Vec<u8>)> = Vec::new();
     for name in &names {

@@ -1,8 +1,8 @@
 //! Step progress of checklist plans: the plan's steps, which are done, and
 //! which one is current. The portal shows it as an `n/m` meter with the
-//! current step (`crates/portal/web/steps.js` is a port, held to this module
-//! by the differential test `tests/js_ports.rs`); `planshare open --format
-//! json` reports it as `"steps"`.
+//! current step (`crates/portal/web/plandoc-steps.js` is a port, held to
+//! this module by the differential test `tests/js_ports.rs`); `planshare
+//! open --format json` reports it as `"steps"`.
 //!
 //! The rules, line by line (lines split at `\n`, one trailing `\r` dropped,
 //! numbered from 1 counting every line of the markdown, frontmatter

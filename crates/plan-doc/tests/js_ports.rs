@@ -2,11 +2,13 @@
 //! under Node (no browser), against plan-doc itself on generated plans and
 //! annotations.
 //!
-//! - `crates/portal/web/feedback.js` (the block parser, the re-anchoring
-//!   search and the feedback export): its blocks must equal
-//!   [`parse_blocks`]'s, and `feedbackText` must equal what `planshare open
-//!   --format feedback` prints ([`reanchor`], then [`export_annotations`]).
-//! - `crates/portal/web/anchor.js` (the portal's highlighter): for every
+//! - `crates/portal/web/plandoc-*.js` (the block parser with its raw-HTML
+//!   and reference-link passes, the rendered text, the re-anchoring search
+//!   and the feedback export, a file per module of this crate): their
+//!   blocks must equal [`parse_blocks`]'s, and `feedbackText` must equal
+//!   what `planshare open --format feedback` prints ([`reanchor`], then
+//!   [`export_annotations`]).
+//! - `crates/portal/web/highlighter.js` (the portal's highlighter): for every
 //!   annotation text, its answer must be [`find_text`]'s — found or not, the
 //!   step that found it, and the blocks and offsets it covers — and when
 //!   plan-doc finds the text, the highlighter must place it on a page
@@ -15,7 +17,7 @@
 //!   page, marked's rendering, a few constructs show differently, so there
 //!   the fixed cases below check it.)
 //!
-//! - `crates/portal/web/steps.js` (the step progress of checklist plans):
+//! - `crates/portal/web/plandoc-steps.js` (the step progress of checklist plans):
 //!   `planSteps` must answer [`plan_steps`]'s JSON exactly, on the cases
 //!   above and on [`DEFAULT_CHECKLISTS`] generated checklist plans of their
 //!   own (nested task lists, several sections, fences, headings named Steps
@@ -50,7 +52,7 @@ use share_codec::{Annotation, AnnotationType};
 
 /// Cases per run (each a plan with a few annotation texts).
 const DEFAULT_CASES: usize = 800;
-/// Generated checklist plans per run (for steps.js alone).
+/// Generated checklist plans per run (for plandoc-steps.js alone).
 const DEFAULT_CHECKLISTS: usize = 1500;
 /// Cases sent to Node at once.
 const BATCH: usize = 200;
@@ -669,7 +671,7 @@ fn differences(case: &Case, result: &Value) -> Vec<String> {
     let expected_blocks = serde_json::to_value(&blocks).unwrap();
     if result["blocks"] != expected_blocks {
         out.push(format!(
-            "feedback.js parseBlocks differs:\n  plan-doc: {expected_blocks}\n  js:       {}",
+            "plandoc-blocks.js parseBlocks differs:\n  plan-doc: {expected_blocks}\n  js:       {}",
             result["blocks"]
         ));
     }
@@ -702,7 +704,7 @@ fn differences(case: &Case, result: &Value) -> Vec<String> {
             .unwrap_or_default();
         if Value::Object(got.clone()) != expected {
             out.push(format!(
-                "anchor.js differs for needle {i} {needle:?}:\n  plan-doc: {expected} covering {:?}\n  js:       {}",
+                "highlighter.js differs for needle {i} {needle:?}:\n  plan-doc: {expected} covering {:?}\n  js:       {}",
                 covered(&blocks, &a),
                 Value::Object(got)
             ));
@@ -717,7 +719,7 @@ fn differences(case: &Case, result: &Value) -> Vec<String> {
             });
             if !placed.is_some_and(|(f, t)| f < to && from < t) {
                 out.push(format!(
-                    "anchor.js found needle {i} {needle:?} ({:?}, covering {:?}, shown at {from}..{to}) \
+                    "highlighter.js found needle {i} {needle:?} ({:?}, covering {:?}, shown at {from}..{to}) \
                      but placed it at {placed:?} on the page {:?}",
                     a.how,
                     covered(&blocks, &a),
@@ -737,7 +739,7 @@ fn differences(case: &Case, result: &Value) -> Vec<String> {
     );
     if result["feedback"].as_str() != Some(expected.as_str()) {
         out.push(format!(
-            "feedback.js feedbackText differs:\n  plan-doc: {expected:?}\n  js:       {}",
+            "plandoc-export.js feedbackText differs:\n  plan-doc: {expected:?}\n  js:       {}",
             result["feedback"]
         ));
     }
@@ -745,12 +747,12 @@ fn differences(case: &Case, result: &Value) -> Vec<String> {
     out
 }
 
-/// What steps.js got differently from plan-doc's [`plan_steps`].
+/// What plandoc-steps.js got differently from plan-doc's [`plan_steps`].
 fn steps_difference(markdown: &str, result: &Value) -> Option<String> {
     let expected = serde_json::to_value(plan_steps(markdown)).unwrap();
     (result.get("steps") != Some(&expected)).then(|| {
         format!(
-            "steps.js planSteps differs:\n  plan-doc: {expected}\n  js:       {}",
+            "plandoc-steps.js planSteps differs:\n  plan-doc: {expected}\n  js:       {}",
             result.get("steps").unwrap_or(&Value::Null)
         )
     })
@@ -1001,7 +1003,7 @@ fn the_folding_tables_match_plan_doc() {
     }
 }
 
-// --- Step progress (steps.js) ---------------------------------------------
+// --- Step progress (plandoc-steps.js) -------------------------------------
 
 /// A task item line, or something close to one.
 fn task_line() -> BoxedStrategy<String> {
@@ -1177,10 +1179,13 @@ fn steps_case(markdown: &str) -> Value {
     json!({ "markdown": markdown, "stepsOnly": true })
 }
 
-/// What steps.js got differently, or threw, for one plan.
+/// What plandoc-steps.js got differently, or threw, for one plan.
 fn steps_differences(markdown: &str, result: &Value) -> Option<String> {
     if let Some(error) = result.get("error") {
-        return Some(format!("steps.js threw: {}", error.as_str().unwrap_or("")));
+        return Some(format!(
+            "plandoc-steps.js threw: {}",
+            error.as_str().unwrap_or("")
+        ));
     }
     steps_difference(markdown, result)
 }
@@ -1275,14 +1280,14 @@ fn the_step_progress_port_agrees_with_plan_doc_on_generated_checklists() {
         }
     }
     panic!(
-        "steps.js disagrees with plan-doc (seed {seed}, plan {index} of {cases}; \
+        "plandoc-steps.js disagrees with plan-doc (seed {seed}, plan {index} of {cases}; \
          replay with PLANSHARE_JS_PORTS_SEED={seed}).\nSmallest failing plan found: {best:?}\n\n{}",
         best_diff.unwrap_or_default()
     );
 }
 
 /// Hand-written plans at the edges of the rules: each must get the same
-/// steps from steps.js as from plan-doc, and the answers noted here.
+/// steps from plandoc-steps.js as from plan-doc, and the answers noted here.
 #[test]
 fn the_step_progress_port_agrees_on_the_edge_cases() {
     let cases: Vec<(String, Value)> = vec![

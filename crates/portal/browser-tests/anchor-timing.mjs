@@ -1,11 +1,12 @@
-// Times the portal's highlighter (a version of anchor.js) in headless
+// Times the portal's highlighter (a version of highlighter.js, once anchor.js) in headless
 // Chromium on a large repetitive plan with many annotations that are not in
 // it (issue 22, item 8). A measurement, not a test:
 //
 //   node crates/portal/browser-tests/anchor-timing.mjs ANCHOR_JS [MB] [ANNOTATIONS] [novel|recombined]
 //
-// ANCHOR_JS is the file to time (crates/portal/web/anchor.js, or an older
-// copy); the modules it names as `{{file}}` are read from its directory.
+// ANCHOR_JS is the file to time (crates/portal/web/highlighter.js, or an
+// older copy); the modules it names as `{{file}}`, and those they name in
+// turn, are read from its directory.
 // The plan is built of text nodes (heading, paragraph, two list items per
 // section, a line break between elements) up to MB megabytes of text, and
 // the markdown it shows is passed along (versions that take it use it).
@@ -24,8 +25,13 @@ if (!file) {
   process.exit(2);
 }
 const dataUrl = (text) => `data:text/javascript;charset=utf-8,${encodeURIComponent(text)}`;
-const source = readFileSync(file, "utf8").replace(/\{\{([\w.-]+\.m?js)\}\}/g, (_, name) =>
-  dataUrl(readFileSync(join(dirname(file), name), "utf8")));
+// One data: URL per module, so a module two others name is loaded once.
+const urls = new Map();
+const resolved = (path) => readFileSync(path, "utf8").replace(/\{\{([\w.-]+\.m?js)\}\}/g, (_, name) => {
+  if (!urls.has(name)) urls.set(name, dataUrl(resolved(join(dirname(file), name))));
+  return urls.get(name);
+});
+const source = resolved(file);
 const browser = await chromium.launch({
   executablePath: process.env.PLANSHARE_TEST_CHROMIUM ?? "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],

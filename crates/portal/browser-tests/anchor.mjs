@@ -1,4 +1,4 @@
-// The highlighter (anchor.js): the portal's own module, driven in the page
+// The highlighter (highlighter.js): the portal's own module, driven in the page
 // on a large repetitive plan made of text nodes (its work is bounded), and
 // the real page opening a link whose annotations hold typeset text.
 //

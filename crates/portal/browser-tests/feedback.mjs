@@ -1,4 +1,4 @@
-// The portal's feedback export (web/feedback.js) in headless Chromium,
+// The portal's feedback export (web/plandoc-export.js and the ports it uses) in headless Chromium,
 // against expectations computed in Rust (plan-doc, as the CLI uses it).
 //
 // Input (stdin, JSON): { "chromium", "base",

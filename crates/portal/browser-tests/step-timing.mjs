@@ -46,8 +46,8 @@ const moduleUrl = (name) => {
   return urls.get(name);
 };
 const modules = {
-  render: moduleUrl("render.js"),
-  anchor: moduleUrl("anchor.js"),
+  render: moduleUrl("plan-view.js"),
+  anchor: moduleUrl("highlighter.js"),
   marked: moduleUrl("marked.esm.js"),
   sanitize: moduleUrl("sanitize.js"),
 };

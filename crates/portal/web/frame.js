@@ -1,5 +1,5 @@
 // The loader of `/frame`, the document a raw-HTML plan is shown in (see
-// render.js `renderHtml` and src/frame.rs). It runs in an iframe sandboxed
+// plan-view.js `renderHtml` and src/frame.rs). It runs in an iframe sandboxed
 // with scripts only — an opaque origin, no forms, popups or top
 // navigation — under a CSP that allows this script, inline CSS and data:
 // images and nothing else (no network at all). It asks the portal page

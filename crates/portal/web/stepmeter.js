@@ -1,11 +1,11 @@
 // The step meter of a checklist plan, in the side panel: `n/m` done, a
 // progress bar, the current step, and every step with its state. The
-// steps come from steps.js (a port of plan-doc's, held to it by
+// steps come from plandoc-steps.js (a port of plan-doc's, held to it by
 // `crates/plan-doc/tests/js_ports.rs`), so the page shows the steps
 // `planshare open --format json` reports. Step texts enter as text only.
 
-import { renderInline } from "{{feedback.js}}";
-import { planSteps } from "{{steps.js}}";
+import { renderInline } from "{{plandoc-render.js}}";
+import { planSteps } from "{{plandoc-steps.js}}";
 import { stepStateLabel } from "{{words.js}}";
 
 const $ = (id) => document.getElementById(id);

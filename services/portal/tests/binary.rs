@@ -395,7 +395,7 @@ fn sizes_prints_every_asset_and_the_js_and_css_total() {
         "/assets/highlight.",
         "/assets/frame.",
         "/assets/app.",
-        "/assets/render.",
+        "/assets/plan-view.",
     ] {
         assert!(table.contains(name), "{name} in {table}");
     }

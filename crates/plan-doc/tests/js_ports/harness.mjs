@@ -1,6 +1,7 @@
 // Runs the portal's JavaScript ports of plan-doc (crates/portal/web:
-// feedback.js — block parser, re-anchoring, feedback export —, anchor.js
-// — the highlighter's locate and place — and steps.js — step progress)
+// plandoc-*.js — block parser, rendered text, re-anchoring, feedback
+// export, step progress — and highlighter.js — the highlighter's locate
+// and place)
 // under Node, for the differential
 // test `crates/plan-doc/tests/js_ports.rs`. No browser, no DOM.
 //
@@ -12,7 +13,7 @@
 // batch `{"cases": [{"markdown", "needles": [..], "annotations": [..]}]}`,
 // and each answer a line `{"results": [{"blocks", "anchors", "feedback"}]}`
 // (or `{"error"}` when a case throws): the blocks of `parseBlocks`, per
-// needle the highlighter's answer (`anchor` as feedback.js's `findText`
+// needle the highlighter's answer (`anchor` as plandoc-anchor.js's `findText`
 // gives it; `placed`, where it was placed on a page showing plan-doc's
 // rendered text; `shown`, what it highlights on a page showing the plan as
 // the portal renders it), `feedbackText(markdown, annotations)` and
@@ -32,9 +33,12 @@ for (const name of readdirSync(web).filter((n) => /\.(js|mjs)$/.test(n))) {
   const source = readFileSync(join(web, name), "utf8").replace(/\{\{([\w.-]+\.m?js)\}\}/g, "./$1");
   writeFileSync(join(dir, name), source);
 }
-const feedback = await import(pathToFileURL(join(dir, "feedback.js")));
-const anchor = await import(pathToFileURL(join(dir, "anchor.js")));
-const steps = await import(pathToFileURL(join(dir, "steps.js")));
+const port = (name) => import(pathToFileURL(join(dir, name)));
+const blocksJs = await port("plandoc-blocks.js");
+const renderJs = await port("plandoc-render.js");
+const exportJs = await port("plandoc-export.js");
+const highlighter = await port("highlighter.js");
+const steps = await port("plandoc-steps.js");
 const { marked } = await import(pathToFileURL(join(dir, "marked.esm.js")));
 
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", nbsp: "\u00a0" };
@@ -50,20 +54,20 @@ function pageText(markdown) {
     .replace(/&(#x[0-9a-fA-F]+|#[0-9]+|\w+);/g, (m, name) => {
       if (name.startsWith("#x")) return String.fromCodePoint(parseInt(name.slice(2), 16));
       if (name.startsWith("#")) return String.fromCodePoint(parseInt(name.slice(1), 10));
-      return ENTITIES[name] ?? feedback.renderInline(m).text;
+      return ENTITIES[name] ?? renderJs.renderInline(m).text;
     });
 }
 
 function run({ markdown, needles, annotations, stepsOnly }) {
   if (stepsOnly) return { steps: steps.planSteps(markdown) };
-  const blocks = feedback.parseBlocks(markdown);
+  const blocks = blocksJs.parseBlocks(markdown);
   // Two pages: the plan as plan-doc renders it (its blocks' rendered texts
   // joined by line breaks), where every match that shows text must be
   // placed, at the CLI's occurrence; and as the portal renders it.
-  const model = blocks.map((b) => feedback.renderedText(b).text).join("\n");
+  const model = blocks.map((b) => renderJs.renderedText(b).text).join("\n");
   const page = pageText(markdown);
-  const onModel = new anchor.PlanLocator(model, markdown);
-  const onPage = new anchor.PlanLocator(page, markdown);
+  const onModel = new highlighter.PlanLocator(model, markdown);
+  const onPage = new highlighter.PlanLocator(page, markdown);
   const anchors = needles.map((needle) => {
     const { anchor: found, range } = onModel.locate(needle);
     const shown = onPage.locate(needle).range;
@@ -72,7 +76,7 @@ function run({ markdown, needles, annotations, stepsOnly }) {
   return {
     blocks,
     anchors,
-    feedback: feedback.feedbackText(markdown, annotations),
+    feedback: exportJs.feedbackText(markdown, annotations),
     steps: steps.planSteps(markdown),
     model,
     page,

@@ -1,4 +1,4 @@
-//! The portal's highlighter (`crates/portal/web/anchor.js`). Its work is
+//! The portal's highlighter (`crates/portal/web/highlighter.js`). Its work is
 //! bounded, on the shape of issue 22's link at a scale a test runs
 //! quickly: a large repetitive plan with thousands of annotations that are
 //! not in it (work is counted in characters scanned, the search budget,

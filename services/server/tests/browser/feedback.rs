@@ -1,4 +1,4 @@
-//! Copy feedback: the portal's export (`crates/portal/web/feedback.js`) is
+//! Copy feedback: the portal's export (`crates/portal/web/plandoc-export.js`) is
 //! upstream's `exportAnnotations` (every `export_annotations` vector), its
 //! block parser is `plan_doc::parse_blocks` (the hash_url plans, the vector
 //! plans and hand-written ones), and the "Copy feedback" button gives what

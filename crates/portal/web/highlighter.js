@@ -14,10 +14,11 @@
 // rendering plan-doc models. So the portal takes the plan's markdown too:
 //
 // 1. Locate (pure, no DOM): the markdown is split into upstream's blocks and
-//    searched with the search the feedback export uses (feedback.js, a port
-//    of plan-doc held to it by `crates/plan-doc/tests/js_ports.rs`). This
-//    gives the step, the blocks and the source offsets `planshare open`
-//    gives, so the two can only disagree where the ports do.
+//    searched with the search the feedback export uses (plandoc-blocks.js
+//    and plandoc-anchor.js, ports of plan-doc held to it by
+//    `crates/plan-doc/tests/js_ports.rs`). This gives the step, the blocks
+//    and the source offsets `planshare open` gives, so the two can only
+//    disagree where the ports do.
 // 2. Place (pure, over the page's text as one string): the match is looked
 //    for on the page as what it shows — its rendered text, else its source
 //    text, else the annotation's own text — first verbatim, then with all
@@ -44,15 +45,9 @@
 // (SEARCH_BUDGET code units); annotations whose turn comes after it is
 // spent are reported as not searched.
 
-import {
-  NOT_SEARCHED,
-  SEARCH_BUDGET,
-  SearchIndex,
-  foldPlainText,
-  isSpaceCode,
-  parseBlocks,
-  scanText,
-} from "{{feedback.js}}";
+import { NOT_SEARCHED, SEARCH_BUDGET, SearchIndex, isSpaceCode, scanText } from "{{plandoc-anchor.js}}";
+import { parseBlocks } from "{{plandoc-blocks.js}}";
+import { foldPlainText } from "{{plandoc-render.js}}";
 
 export { SEARCH_BUDGET };
 
@@ -129,8 +124,8 @@ export class PlanLocator {
   /** Re-finds `needle` within `budget` (`{ left }`): `{ anchor, range }`,
    * where `anchor` is the search's answer (`{found, how, blockId,
    * startOffset, endOffset, endBlockId, endBlockOffset}`, as
-   * feedback.js's `findText`; `how` is "not-searched" when the budget ran
-   * out) and `range` is `[from, to)` in the page's text, or null when the
+   * plandoc-anchor.js's `findText`; `how` is "not-searched" when the
+   * budget ran out) and `range` is `[from, to)` in the page's text, or null when the
    * match could not be placed on the page. */
   locate(needle, budget = { left: Infinity }) {
     const anchor = this.index.find(needle, budget);

@@ -190,6 +190,58 @@ mod tests {
         assert_eq!(ErrorCode::parse("no-such-code"), None);
     }
 
+    /// The clients compare codes through the list, never by spelling one:
+    /// in no portal module (but the generated list) and no CLI source
+    /// outside its tests does a line about a `code` hold one as a string
+    /// literal (some codes are plain words, "not-found" a CSS class too).
+    #[test]
+    fn no_client_spells_a_code() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut sources = Vec::new();
+        let vendored = [
+            "error-codes.js",
+            "marked.esm.js",
+            "purify.es.mjs",
+            "qrcode.mjs",
+        ];
+        for entry in std::fs::read_dir(root.join("crates/portal/web")).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".js")
+                && !vendored.contains(&name.as_str())
+                && !name.contains(".min.")
+            {
+                sources.push((path.clone(), std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+        let mut dirs = vec![root.join("services/cli/src")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let code = text.split("#[cfg(test)]").next().unwrap_or("").to_owned();
+                    sources.push((path, code));
+                }
+            }
+        }
+        assert!(sources.len() > 20, "found the sources: {}", sources.len());
+        for (path, text) in &sources {
+            for line in text.lines().filter(|l| l.contains("code")) {
+                for code in ErrorCode::ALL {
+                    let literal = format!("\"{}\"", code.as_str());
+                    assert!(
+                        !line.contains(&literal),
+                        "{}: {line:?} spells {literal}; use ErrorCode / ERROR_CODES",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_portal_imports_the_same_list() {
         let path =

@@ -7,6 +7,7 @@
 // and gives the owner reviewer links and the decision itself.
 
 import { annotationFromTuple } from "{{codec.js}}";
+import { ERROR_CODES } from "{{error-codes.js}}";
 import { stateLabel } from "{{words.js}}";
 import { addShortcuts, listen as listenForShortcuts } from "{{keys.js}}";
 import { keepFragment } from "{{drafts.js}}";
@@ -506,7 +507,7 @@ async function sendComments() {
     try {
       seq = await storeOwn(name, own);
     } catch (error) {
-      if (error.code !== "comments-changed") throw error;
+      if (error.code !== ERROR_CODES.commentsChanged) throw error;
       // Never replace a newer set with this page's older view of it.
       own = await mergeOwn();
       merged = true;
@@ -531,7 +532,7 @@ async function sendComments() {
     const sent = own.length ? `Sent: ${own.length} annotation${own.length === 1 ? "" : "s"}.` : "Your comments are withdrawn.";
     note.textContent = merged ? `${sent} Your comments had changed in another tab or on another device: both are kept.` : sent;
   } catch (error) {
-    note.textContent = error.code === "comments-changed"
+    note.textContent = error.code === ERROR_CODES.commentsChanged
       ? "Your comments changed in another tab or on another device while you sent: check them here and send again."
       : error.message;
   }

@@ -6,6 +6,7 @@
 // Versions hold the share payload `{p, a, g?}`; comment sets hold
 // `{"v": n, "a": [tuples], "g"?: […]}`. No DOM.
 
+import { ERROR_CODES } from "{{error-codes.js}}";
 import {
   annotationFromTuple,
   base64UrlToBytes,
@@ -46,14 +47,14 @@ function sentence(text) {
 /** What a refused request means to the person looking at the page. */
 function explain(status, body, origin) {
   if (status === 404) {
-    return body?.code === "version-not-found"
+    return body?.code === ERROR_CODES.versionNotFound
       ? "That version of the plan is not in this review."
       : "This review does not exist any more, or this link was revoked.";
   }
   if (status === 401) return "This review link has no token: open the whole link you were given.";
   if (status === 403) return "Only the review's owner can do that.";
   if (status === 429 || status >= 500) return `The review service at ${origin} is unavailable (HTTP ${status}); try again shortly.`;
-  if (body?.code === "name-taken") return "Another reviewer of this review already writes under that name: choose another one.";
+  if (body?.code === ERROR_CODES.nameTaken) return "Another reviewer of this review already writes under that name: choose another one.";
   if (typeof body?.error === "string") return sentence(body.error);
   return `The review service at ${origin} refused the request (HTTP ${status}).`;
 }

@@ -17,6 +17,10 @@ impl TenantCtx {
     /// The store key of paste `id` of this tenant: the only way a request
     /// reaches the store.
     pub(crate) fn key(&self, id: PasteId) -> PasteKey {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the one place a paste's store key is made"
+        )]
         PasteKey::new(self.tenant.namespace.clone(), id)
     }
 }

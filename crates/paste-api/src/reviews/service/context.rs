@@ -87,6 +87,10 @@ pub(super) fn blob_key(namespace: &Namespace, id: &str) -> Result<PasteKey, Revi
     let id = PasteId::parse(id).map_err(|_| ReviewError::Damaged {
         reason: format!("the catalog names a blob with an invalid id {id:?}"),
     })?;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the one place a review blob's key is made"
+    )]
     Ok(PasteKey::review_blob(namespace.clone(), id))
 }
 

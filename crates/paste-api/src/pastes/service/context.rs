@@ -11,7 +11,7 @@ use tenancy::{Catalog, CatalogError, IndexWriter, LazyCatalog, TenantId};
 
 use super::error::PasteError;
 use crate::context::TenantCtx;
-use crate::within::{CatalogStep, catalog_within, store_within};
+use crate::within::{catalog_within, store_within};
 
 impl TenantCtx {
     /// The store key of paste `id` of this tenant: the only way a request
@@ -64,13 +64,7 @@ impl PasteService {
         F: FnOnce(Arc<Catalog>) -> Fut,
         Fut: Future<Output = Result<T, CatalogError>>,
     {
-        catalog_within(&self.catalog, self.timeout, op)
-            .await
-            .map_err(|e| match e {
-                CatalogStep::Timeout => PasteError::CatalogTimeout,
-                CatalogStep::Open(e) => PasteError::CatalogOpen(e),
-                CatalogStep::Failed(e) => PasteError::Catalog(e),
-            })
+        Ok(catalog_within(&self.catalog, self.timeout, op).await?)
     }
 
     /// Gives back the index entry (and quota) of paste `id` of `tenant_id`,

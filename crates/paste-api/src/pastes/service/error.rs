@@ -73,3 +73,14 @@ impl From<crate::context::CredentialRequired> for PasteError {
         PasteError::CredentialRequired
     }
 }
+
+impl From<crate::within::CatalogStep> for PasteError {
+    fn from(step: crate::within::CatalogStep) -> Self {
+        use crate::within::CatalogStep;
+        match step {
+            CatalogStep::Timeout => PasteError::CatalogTimeout,
+            CatalogStep::Open(e) => PasteError::CatalogOpen(e),
+            CatalogStep::Failed(e) => PasteError::Catalog(e),
+        }
+    }
+}

@@ -12,7 +12,7 @@ use tenancy::{Catalog, CatalogError, LazyCatalog};
 use super::error::ReviewError;
 use super::hub;
 use crate::config::ReviewConfig;
-use crate::within::{CatalogStep, catalog_within, store_within};
+use crate::within::{catalog_within, store_within};
 
 /// Length of review ids, link ids and blob ids (as long as paste ids).
 pub(super) const ID_LEN: usize = 16;
@@ -70,14 +70,7 @@ impl ReviewService {
         F: FnOnce(Arc<Catalog>) -> Fut,
         Fut: Future<Output = Result<T, CatalogError>>,
     {
-        catalog_within(&self.catalog, self.timeout, op)
-            .await
-            .map_err(|e| match e {
-                CatalogStep::Timeout => ReviewError::CatalogTimeout,
-                CatalogStep::Open(e) => ReviewError::CatalogOpen(e),
-                CatalogStep::Failed(CatalogError::NotFound) => ReviewError::NotFound,
-                CatalogStep::Failed(e) => ReviewError::Catalog(e),
-            })
+        Ok(catalog_within(&self.catalog, self.timeout, op).await?)
     }
 }
 

@@ -65,3 +65,17 @@ impl From<crate::context::CredentialRequired> for ReviewError {
         ReviewError::CredentialRequired
     }
 }
+
+/// A bounded catalog call's failure; the catalog's `NotFound` is the
+/// review's.
+impl From<crate::within::CatalogStep> for ReviewError {
+    fn from(step: crate::within::CatalogStep) -> Self {
+        use crate::within::CatalogStep;
+        match step {
+            CatalogStep::Timeout => ReviewError::CatalogTimeout,
+            CatalogStep::Open(e) => ReviewError::CatalogOpen(e),
+            CatalogStep::Failed(tenancy::CatalogError::NotFound) => ReviewError::NotFound,
+            CatalogStep::Failed(e) => ReviewError::Catalog(e),
+        }
+    }
+}

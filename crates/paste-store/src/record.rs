@@ -65,7 +65,6 @@ pub fn encode(paste: &StoredPaste) -> Vec<u8> {
 }
 
 /// The length of the record [`encode`] gives, without building it.
-#[cfg_attr(not(feature = "redis"), allow(dead_code))]
 pub(crate) fn encoded_len(paste: &StoredPaste) -> usize {
     HEADER_LEN + paste.payload.stored_len()
 }

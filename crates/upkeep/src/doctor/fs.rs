@@ -17,24 +17,22 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use paste_store::{
-    FsEntry, FsEntryKind, FsStore, PasteId, RecordInfo, RecordProblem, check_record_text,
+    FsConfig, FsEntry, FsEntryKind, FsStore, PasteId, RecordInfo, RecordProblem, check_record_text,
     inspect_record, not_followed, shard_of,
 };
 use tenancy::{Catalog, PasteRecord, Tenant, TenantId};
 
 use super::{DoctorOptions, FindingKind, Ledger, Report};
-use crate::Settings;
 
 /// Catalog rows read per query.
 const ROW_PAGE: i64 = 2000;
 
 pub(super) async fn check(
-    settings: &Settings,
+    config: &FsConfig,
     catalog: &Catalog,
     options: &DoctorOptions,
 ) -> anyhow::Result<Report> {
-    let store =
-        FsStore::open_for_inspection(&settings.store.fs).context("cannot open the fs store")?;
+    let store = FsStore::open_for_inspection(config).context("cannot open the fs store")?;
     let (tenants, purging) = super::tenants_to_check(catalog, options).await?;
     let mut walk = Walk {
         store,

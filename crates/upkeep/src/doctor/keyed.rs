@@ -16,13 +16,12 @@ use std::collections::{BTreeSet, HashMap};
 
 use anyhow::Context as _;
 use paste_store::{
-    EntryKind, InventoryEntry, Namespace, PasteId, PasteKey, RecordProblem, RedisStore, S3Repair,
-    S3Store, StoreError, StoreInventory,
+    EntryKind, InventoryEntry, Namespace, PasteId, PasteKey, RecordProblem, RedisConfig,
+    RedisStore, S3Config, S3Repair, S3Store, StoreError, StoreInventory,
 };
 use tenancy::{Catalog, Tenant, TenantId};
 
 use super::{DoctorOptions, FindingKind, Ledger, Report};
-use crate::Settings;
 
 /// Catalog rows read per query.
 const ROW_PAGE: i64 = 1000;
@@ -99,11 +98,11 @@ impl Keyed {
 
 /// Checks a Redis store.
 pub(super) async fn check_redis(
-    settings: &Settings,
+    config: &RedisConfig,
     catalog: &Catalog,
     options: &DoctorOptions,
 ) -> anyhow::Result<Report> {
-    let store = RedisStore::open(&settings.store.redis)
+    let store = RedisStore::open(config)
         .await
         .context("cannot open the Redis store")?;
     check(Keyed::Redis(store), catalog, options).await
@@ -111,11 +110,11 @@ pub(super) async fn check_redis(
 
 /// Checks an S3 store.
 pub(super) async fn check_s3(
-    settings: &Settings,
+    config: &S3Config,
     catalog: &Catalog,
     options: &DoctorOptions,
 ) -> anyhow::Result<Report> {
-    let store = S3Store::open(&settings.store.s3)
+    let store = S3Store::open(config)
         .await
         .context("cannot open the S3 store")?;
     check(Keyed::S3(store), catalog, options).await

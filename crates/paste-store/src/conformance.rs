@@ -1,6 +1,7 @@
 //! The behaviour every [`PasteStore`] backend must show. A backend's test calls
 //! [`run`] with a fresh store; each check uses keys of its own, so the suite can
-//! share a store with other tests.
+//! share a store with other tests. Its listing ([`StoreInventory`]) is checked
+//! by [`inventory`], on a store of its own (the first check is of an empty one).
 
 use std::sync::Arc;
 

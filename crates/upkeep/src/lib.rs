@@ -3,10 +3,11 @@
 //!
 //! - [`doctor`]: every stored entry checked against its record format and
 //!   the tenant catalog against the store, a page at a time; with
-//!   `--repair`, what is safe to fix while a server serves is fixed. The
-//!   store is walked through its [`StoreInventory`](paste_store::StoreInventory)
-//!   listing (Redis, S3), or, on fs, through the file walk that also sees
-//!   what only files can be (links, temporary files, the quarantine).
+//!   `--repair`, what is safe to fix while a server serves is fixed. Every
+//!   store's records are listed through its
+//!   [`StoreInventory`](paste_store::StoreInventory); on fs the doctor also
+//!   walks the directories for what only files can be (links, temporary
+//!   files, the quarantine).
 //! - [`backup`]: a consistent copy of the self-hosted default (fs store,
 //!   SQLite catalog).
 //!

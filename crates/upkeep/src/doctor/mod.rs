@@ -2,7 +2,8 @@
 //! format and the catalog against the store, names what is wrong, and with
 //! `--repair` fixes what is safe to fix while a server serves.
 //!
-//! What is checked (on fs, see `fs.rs` for the walk; on Redis and S3,
+//! What is checked (every store's records as its `StoreInventory` lists
+//! them; on fs, `fs.rs`, also what only files can be; on Redis and S3,
 //! `keyed.rs`, the same less the temporary files):
 //! - each paste file and review blob: its record header (format version,
 //!   checksum, flags), its length against the header's, a text payload's

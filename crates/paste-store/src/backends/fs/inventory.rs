@@ -32,7 +32,8 @@ use std::sync::Arc;
 use super::nofollow::{EntryType, OpenDir};
 use super::{FsStore, TMP_PREFIX, blocking, random_u64};
 use crate::inventory::{
-    EntryKind, InventoryEntry, Page, StoreInventory, TopLevel, check_whole, head_of, page_after,
+    EntryKind, InventoryEntry, Page, RecordHead, StoreInventory, TopLevel, check_whole, head_of,
+    page_after,
 };
 use crate::{Namespace, PasteId, PasteKey, RECORD_HEADER_LEN, RecordProblem, StoreError};
 
@@ -173,6 +174,25 @@ impl FsStore {
             }
         }
         Ok(out)
+    }
+
+    /// The file of `key` as an entry of its shard (opened without following
+    /// a link on the way: one there is [`NotFollowed`]), for the
+    /// operations on entries; whether the file exists is not checked.
+    pub fn record_entry(&self, key: &PasteKey) -> io::Result<FsEntry> {
+        let (dir, file) = key.fs_location();
+        let mut at = OpenDir::root(self.root())?;
+        for part in dir.split('/') {
+            at = at.subdir(OsStr::new(part))?;
+        }
+        let os_name = OsString::from(&file);
+        Ok(FsEntry {
+            path: at.path().join(&os_name),
+            kind: kind_of(&file),
+            name: file,
+            os_name,
+            dir: Arc::new(at),
+        })
     }
 
     /// Where the file of `key` is (whether or not it exists).
@@ -632,7 +652,16 @@ impl FsStore {
                     kind: EntryKind::Unknown,
                     record: None,
                 }),
-                Err(e) => return Err(e),
+                // One file the process cannot read fails no listing.
+                Err(e) => items.push(InventoryEntry {
+                    name,
+                    kind,
+                    record: Some(RecordHead {
+                        len: 0,
+                        header: Err(RecordProblem::Unreadable(e.to_string())),
+                        tag: None,
+                    }),
+                }),
             }
         }
         Ok(Page { items, next })

@@ -1,12 +1,13 @@
 //! The behaviour every [`PasteStore`] backend must show. A backend's test calls
 //! [`run`] with a fresh store; each check uses keys of its own, so the suite can
-//! share a store with other tests.
+//! share a store with other tests. Its listing ([`StoreInventory`]) is checked
+//! by [`inventory`], on a store of its own (the first check is of an empty one).
 
 use std::sync::Arc;
 
 use crate::{
-    DeleteTokenDigest, Namespace, PasteId, PasteKey, PasteStore, Payload, StoreError, StoredPaste,
-    now_ms,
+    DeleteTokenDigest, EntryKind, KeyKind, Namespace, Page, PasteId, PasteKey, PasteStore, Payload,
+    RecordProblem, StoreError, StoreInventory, StoredPaste, TopLevel, now_ms,
 };
 
 /// Runs every check against `store`, panicking with the check's name on failure.
@@ -351,6 +352,366 @@ async fn review_blobs_and_pastes_of_one_id_are_apart(store: &dyn PasteStore) {
 
 async fn health_is_ok(store: &dyn PasteStore) {
     ok(store.health().await, "health");
+}
+
+/// Values the store would never write, written under its feet, for the
+/// inventory checks (a test of one backend provides it).
+#[async_trait::async_trait]
+pub trait Plant: Send + Sync {
+    /// Stores `bytes` as they are (no record made of them) where the value
+    /// of `key` is kept, expiring within the hour where the store can say so.
+    async fn record(&self, key: &PasteKey, bytes: &[u8]);
+    /// Stores a value in `namespace` under a name the store never writes;
+    /// the name a listing gives it.
+    async fn stray_in(&self, namespace: &Namespace) -> String;
+    /// Stores a value at the store's top under a name that is no
+    /// namespace; the name a listing gives it.
+    async fn stray_at_top(&self) -> String;
+}
+
+/// Runs the [`StoreInventory`] checks against `store`, which must be
+/// fresh (nothing stored yet: the first check is of an empty store).
+/// `plant`: how to store what the store never writes (`None` for a
+/// backend that cannot hold such a value, the memory store).
+pub async fn inventory<S: PasteStore + StoreInventory>(store: &S, plant: Option<&dyn Plant>) {
+    an_empty_store_lists_nothing(store).await;
+    let tag = fresh_key("x").id().as_str().to_ascii_lowercase();
+    let namespaces = [
+        format!("inv-{tag}-a"),
+        format!("inv-{tag}-b"),
+        format!("inv-{tag}-c"),
+    ];
+    let stored = entries_come_a_page_at_a_time(store, &namespaces).await;
+    namespaces_of_several_tenants_are_listed_once_in_order(store, &namespaces, &stored).await;
+    if let Some(plant) = plant {
+        foreign_records_are_listed_with_their_problem(store, plant, &namespaces[0]).await;
+        names_the_store_never_writes_are_listed_as_unknown(store, plant, &namespaces[1]).await;
+    }
+}
+
+/// Every page of a listing, by `next` (panics past 10 000 pages).
+async fn all_pages<T, F, Fut>(what: &str, mut page: F) -> (Vec<T>, usize)
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<Page<T>, StoreError>>,
+{
+    let mut items = Vec::new();
+    let mut cursor = None;
+    for pages in 1..=10_000 {
+        let got = ok(page(cursor.take()).await, what);
+        items.extend(got.items);
+        match got.next {
+            Some(next) => cursor = Some(next),
+            None => return (items, pages),
+        }
+    }
+    panic!("{what}: the listing never ended");
+}
+
+async fn an_empty_store_lists_nothing<S: StoreInventory>(store: &S) {
+    let what = "an_empty_store_lists_nothing";
+    let (tops, _) = all_pages(
+        what,
+        |c| async move { store.namespaces(c.as_deref(), 10).await },
+    )
+    .await;
+    assert_eq!(tops, Vec::new(), "{what}: namespaces");
+    let (entries, _) = all_pages(what, |c| async move {
+        store.entries(None, c.as_deref(), 10).await
+    })
+    .await;
+    assert_eq!(entries, Vec::new(), "{what}: entries");
+    let ns = Namespace::parse("nothing-here").unwrap_or_else(|e| panic!("{e}"));
+    let (entries, _) = all_pages(what, |c| {
+        let ns = ns.clone();
+        async move { store.entries(Some(&ns), c.as_deref(), 10).await }
+    })
+    .await;
+    assert_eq!(entries, Vec::new(), "{what}: entries of a namespace");
+}
+
+/// Stores 5 pastes and 2 review blobs in the first namespace and one
+/// paste in each of the others; lists the first 3 entries a page. The
+/// keys stored, with their payloads' stored lengths.
+async fn entries_come_a_page_at_a_time<S: PasteStore + StoreInventory>(
+    store: &S,
+    namespaces: &[String; 3],
+) -> Vec<(PasteKey, u64)> {
+    let what = "entries_come_a_page_at_a_time";
+    let mut stored = Vec::new();
+    for (n, ns) in namespaces.iter().enumerate() {
+        for i in 0..if n == 0 { 7 } else { 1 } {
+            let key = fresh_key(ns);
+            let key = if i >= 5 {
+                PasteKey::review_blob(key.namespace().clone(), key.id().clone())
+            } else {
+                key
+            };
+            let p = paste(&format!("entry {n}.{i}"), HOUR);
+            let len = p.payload.stored_len() as u64;
+            ok(store.put_if_absent(&key, p).await, what);
+            stored.push((key, len));
+        }
+    }
+    let first = stored[0].0.namespace().clone();
+    let (listed, pages) = all_pages(what, |c| {
+        let first = first.clone();
+        async move { store.entries(Some(&first), c.as_deref(), 3).await }
+    })
+    .await;
+    assert!(
+        pages >= 2,
+        "{what}: 7 entries, 3 a page, in {pages} page(s)"
+    );
+    let mut seen = std::collections::BTreeMap::new();
+    for entry in listed {
+        let key = entry
+            .kind
+            .key()
+            .unwrap_or_else(|| panic!("{what}: an unknown name {:?}", entry.name))
+            .clone();
+        assert_eq!(
+            entry.name,
+            store.location(&key),
+            "{what}: the name of {key:?}"
+        );
+        match (&entry.kind, key.kind()) {
+            (EntryKind::Paste(_), KeyKind::Paste)
+            | (EntryKind::ReviewBlob(_), KeyKind::ReviewBlob) => {}
+            (kind, _) => panic!("{what}: {key:?} listed as {kind:?}"),
+        }
+        let head = entry
+            .record
+            .unwrap_or_else(|| panic!("{what}: no record head for {key:?}"));
+        let info = head
+            .header
+            .unwrap_or_else(|p| panic!("{what}: a whole record read as {p:?}"));
+        seen.insert(
+            key.object_key(""),
+            (info.payload_len, info.format, head.len),
+        );
+    }
+    let expected: std::collections::BTreeMap<_, _> = stored[..7]
+        .iter()
+        .map(|(key, len)| {
+            (
+                key.object_key(""),
+                (
+                    *len,
+                    crate::RECORD_FORMAT,
+                    *len + crate::RECORD_HEADER_LEN as u64,
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(seen, expected, "{what}: every entry once, with its head");
+    let present = ok(
+        store
+            .contains(&[
+                stored[0].0.clone(),
+                fresh_key(&namespaces[0]),
+                stored[5].0.clone(),
+            ])
+            .await,
+        what,
+    );
+    assert_eq!(present, [true, false, true], "{what}: contains");
+    stored
+}
+
+async fn namespaces_of_several_tenants_are_listed_once_in_order<S: StoreInventory>(
+    store: &S,
+    namespaces: &[String; 3],
+    stored: &[(PasteKey, u64)],
+) {
+    let what = "namespaces_of_several_tenants_are_listed_once_in_order";
+    let (tops, pages) = all_pages(
+        what,
+        |c| async move { store.namespaces(c.as_deref(), 2).await },
+    )
+    .await;
+    let names: Vec<String> = tops
+        .iter()
+        .map(|top| match top {
+            TopLevel::Namespace(ns) => ns.as_str().to_owned(),
+            TopLevel::Unknown(name) => panic!("{what}: an unknown name {name:?}"),
+        })
+        .collect();
+    assert_eq!(&names[..], &namespaces[..], "{what}: in {pages} page(s)");
+    assert!(
+        pages >= 2,
+        "{what}: 3 namespaces, 2 a page, in {pages} page(s)"
+    );
+    // The whole store: every namespace's entries.
+    let (all, _) = all_pages(what, |c| async move {
+        store.entries(None, c.as_deref(), 4).await
+    })
+    .await;
+    let mut listed: Vec<String> = all
+        .iter()
+        .filter_map(|e| e.kind.key().map(|k| k.object_key("")))
+        .collect();
+    listed.sort();
+    listed.dedup();
+    let mut expected: Vec<String> = stored.iter().map(|(key, _)| key.object_key("")).collect();
+    expected.sort();
+    assert_eq!(listed, expected, "{what}: the whole store");
+    // One namespace: its own entries only.
+    let second = stored[7].0.namespace().clone();
+    let (own, _) = all_pages(what, |c| {
+        let second = second.clone();
+        async move { store.entries(Some(&second), c.as_deref(), 4).await }
+    })
+    .await;
+    let own: Vec<String> = own
+        .iter()
+        .filter_map(|e| e.kind.key().map(|k| k.object_key("")))
+        .collect();
+    assert_eq!(own, [stored[7].0.object_key("")], "{what}: one namespace");
+}
+
+async fn foreign_records_are_listed_with_their_problem<S: StoreInventory>(
+    store: &S,
+    plant: &dyn Plant,
+    namespace: &str,
+) {
+    let what = "foreign_records_are_listed_with_their_problem";
+    let record = crate::encode_record(&paste("héllo", HOUR));
+    let mut future = record.clone();
+    future[3] = b'2';
+    let mut not_utf8 = record.clone();
+    let last = not_utf8.len() - 1;
+    not_utf8[last] = 0xff;
+    let cases: [(&str, Vec<u8>); 3] = [
+        ("future", future),
+        ("truncated", record[..10].to_vec()),
+        ("not_utf8", not_utf8),
+    ];
+    let mut keys = Vec::new();
+    for (_, bytes) in &cases {
+        let key = fresh_key(namespace);
+        plant.record(&key, bytes).await;
+        keys.push(key);
+    }
+    let ns = keys[0].namespace().clone();
+    let (listed, _) = all_pages(what, |c| {
+        let ns = ns.clone();
+        async move { store.entries(Some(&ns), c.as_deref(), 100).await }
+    })
+    .await;
+    let find = |key: &PasteKey| {
+        listed
+            .iter()
+            .find(|e| e.kind.key() == Some(key))
+            .unwrap_or_else(|| panic!("{what}: {key:?} not listed"))
+    };
+    let future = find(&keys[0]);
+    let head = future
+        .record
+        .clone()
+        .unwrap_or_else(|| panic!("{what}: no head"));
+    assert_eq!(
+        head.header,
+        Err(RecordProblem::UnknownFormat('2')),
+        "{what}: future"
+    );
+    assert_eq!(
+        ok(store.check_payload(future).await, what),
+        Some(Err(RecordProblem::UnknownFormat('2'))),
+        "{what}: future, read whole"
+    );
+    let truncated = find(&keys[1])
+        .record
+        .clone()
+        .unwrap_or_else(|| panic!("{what}: no head"));
+    assert_eq!(
+        (truncated.header, truncated.len),
+        (Err(RecordProblem::TruncatedHeader(10)), 10),
+        "{what}: truncated"
+    );
+    // The header checks out; only reading the payload finds the damage.
+    let not_utf8 = find(&keys[2]);
+    let head = not_utf8
+        .record
+        .clone()
+        .unwrap_or_else(|| panic!("{what}: no head"));
+    assert!(
+        head.header.is_ok_and(|info| info.text),
+        "{what}: not_utf8 head"
+    );
+    assert_eq!(
+        ok(store.check_payload(not_utf8).await, what),
+        Some(Err(RecordProblem::NotUtf8)),
+        "{what}: not_utf8, read whole"
+    );
+    // The healthy entries of the namespace still read as whole records.
+    for entry in listed
+        .iter()
+        .filter(|e| e.kind.key().is_some_and(|k| !keys.contains(k)))
+    {
+        assert_eq!(
+            ok(store.check_payload(entry).await, what),
+            Some(Ok(())),
+            "{what}: {}",
+            entry.name
+        );
+    }
+}
+
+async fn names_the_store_never_writes_are_listed_as_unknown<S: StoreInventory>(
+    store: &S,
+    plant: &dyn Plant,
+    namespace: &str,
+) {
+    let what = "names_the_store_never_writes_are_listed_as_unknown";
+    let ns = Namespace::parse(namespace).unwrap_or_else(|e| panic!("{e}"));
+    let inside = plant.stray_in(&ns).await;
+    let top = plant.stray_at_top().await;
+    let (listed, _) = all_pages(what, |c| {
+        let ns = ns.clone();
+        async move { store.entries(Some(&ns), c.as_deref(), 100).await }
+    })
+    .await;
+    let stray = listed
+        .iter()
+        .find(|e| e.name == inside)
+        .unwrap_or_else(|| panic!("{what}: {inside:?} not listed in {listed:?}"));
+    assert_eq!(
+        (&stray.kind, &stray.record),
+        (&EntryKind::Unknown, &None),
+        "{what}"
+    );
+    assert!(
+        listed
+            .iter()
+            .filter(|e| e.kind != EntryKind::Unknown)
+            .count()
+            == 1,
+        "{what}: the namespace's own entry is still listed: {listed:?}"
+    );
+    let (tops, _) = all_pages(what, |c| async move {
+        store.namespaces(c.as_deref(), 100).await
+    })
+    .await;
+    assert!(
+        tops.contains(&TopLevel::Unknown(top.clone())),
+        "{what}: {top:?} not in {tops:?}"
+    );
+    assert!(
+        tops.contains(&TopLevel::Namespace(ns.clone())),
+        "{what}: {tops:?}"
+    );
+    let (all, _) = all_pages(what, |c| async move {
+        store.entries(None, c.as_deref(), 100).await
+    })
+    .await;
+    for name in [&inside, &top] {
+        assert!(
+            all.iter()
+                .any(|e| &e.name == name && e.kind == EntryKind::Unknown),
+            "{what}: {name:?} not listed as unknown in the whole store"
+        );
+    }
 }
 
 /// Backend settings for tests, from the environment `scripts/test` sets up.

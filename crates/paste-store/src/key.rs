@@ -262,7 +262,6 @@ impl PasteKey {
 
     /// The S3 object key: `<prefix><namespace>/<id>` for a paste,
     /// `<prefix><namespace>/r/<id>` for a review blob.
-    #[cfg_attr(not(feature = "s3"), allow(dead_code))]
     pub(crate) fn object_key(&self, prefix: &str) -> String {
         let kind = match self.kind {
             KeyKind::Paste => "",

@@ -17,6 +17,7 @@ mod backends;
 mod config;
 mod error;
 pub mod instrument;
+pub mod inventory;
 mod key;
 mod payload;
 mod record;
@@ -31,18 +32,16 @@ pub use backends::fs::inventory::{
     EntryMeta, FileHead, FsEntry, FsEntryKind, NotFollowed, QUARANTINE_DIR, QuarantineLink,
     not_followed, shard_of, sync_filesystem,
 };
-#[cfg(any(feature = "redis", feature = "s3"))]
-pub use backends::keyed::{StoredKeyKind, ValueHead};
 pub use backends::memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use backends::redis::RedisStore;
-#[cfg(feature = "redis")]
 #[cfg(feature = "s3")]
 pub use backends::s3::inventory::S3Repair;
 #[cfg(feature = "s3")]
 pub use backends::s3::{LIFECYCLE_RULE_ID, S3Store, apply_lifecycle_rule};
 pub use config::{FsConfig, FsSync, RedisConfig, S3Config, StoreConfig, StoreKind, redacted};
 pub use error::{OpenError, RecordHeader, StoreError};
+pub use inventory::{EntryKind, InventoryEntry, Page, RecordHead, StoreInventory, TopLevel};
 pub use key::{KeyError, KeyKind, Namespace, PasteId, PasteKey};
 pub use payload::{DeleteToken, DeleteTokenDigest, Payload, StoredPaste};
 pub use record::{

@@ -65,7 +65,6 @@ pub fn encode(paste: &StoredPaste) -> Vec<u8> {
 }
 
 /// The length of the record [`encode`] gives, without building it.
-#[cfg_attr(not(feature = "redis"), allow(dead_code))]
 pub(crate) fn encoded_len(paste: &StoredPaste) -> usize {
     HEADER_LEN + paste.payload.stored_len()
 }
@@ -250,6 +249,10 @@ pub enum RecordProblem {
     /// A text payload that is not UTF-8.
     #[error("text payload is not UTF-8")]
     NotUtf8,
+    /// The value is there and could not be read (fs: a file the process
+    /// may not read, an I/O error): listed, not checked.
+    #[error("cannot be read: {0}")]
+    Unreadable(String),
 }
 
 /// Checks a stored record from its first bytes (`head`, at least the

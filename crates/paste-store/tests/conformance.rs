@@ -85,3 +85,46 @@ async fn s3_backend_conforms() {
     )
     .await;
 }
+
+/// The memory store's listing (it holds only what puts wrote: no foreign
+/// value can be planted in it).
+#[tokio::test]
+async fn memory_inventory_conforms() {
+    conformance::inventory(&paste_store::MemoryStore::new(), None).await;
+}
+
+/// Files the fs store never writes, written beside its own.
+struct FsPlant(paste_store::FsStore);
+
+#[async_trait::async_trait]
+impl conformance::Plant for FsPlant {
+    async fn record(&self, key: &paste_store::PasteKey, bytes: &[u8]) {
+        let path = self.0.path_of(key);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    async fn stray_in(&self, namespace: &paste_store::Namespace) -> String {
+        let shard = self.0.root().join(namespace.as_str()).join("6162");
+        std::fs::create_dir_all(&shard).unwrap();
+        let path = shard.join("not-a-paste");
+        std::fs::write(&path, b"x").unwrap();
+        path.display().to_string()
+    }
+    async fn stray_at_top(&self) -> String {
+        let path = self.0.root().join("Not A Namespace");
+        std::fs::write(&path, b"x").unwrap();
+        path.display().to_string()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fs_inventory_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = paste_store::FsStore::open(&FsConfig {
+        path: dir.path().join("pastes"),
+        ..FsConfig::default()
+    })
+    .await
+    .unwrap();
+    conformance::inventory(&store, Some(&FsPlant(store.clone()))).await;
+}

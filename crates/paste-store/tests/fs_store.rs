@@ -561,3 +561,84 @@ async fn purging_a_namespace_follows_no_symbolic_link() {
         );
     }
 }
+
+/// The fs listing, one entry a page: every file once, in the walk's
+/// order (namespaces, shards, files by name), resuming across shards and
+/// namespaces; links and records out of their shard listed as unknown,
+/// never read; temporary files and the quarantine left out.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_fs_listing_resumes_anywhere_and_follows_no_link() {
+    use paste_store::{EntryKind, StoreInventory as _};
+    use std::os::unix::fs::symlink;
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("pastes");
+    let store = open(&root).await;
+    let mut keys = Vec::new();
+    for ns in ["list-a", "list-b"] {
+        for _ in 0..3 {
+            let key = fresh_key(ns);
+            store
+                .put_if_absent(&key, paste("x", 3_600_000))
+                .await
+                .unwrap();
+            keys.push(key);
+        }
+    }
+    // A link named as a paste, beside a real one; a shard that is a link;
+    // a record in a shard it does not belong to; a temporary file; the
+    // quarantine.
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret"), b"not the store's").unwrap();
+    let real = store.path_of(&keys[0]);
+    let shard = real.parent().unwrap().to_path_buf();
+    let linked_file = shard.join("4c696e6b65643031");
+    symlink(outside.join("secret"), &linked_file).unwrap();
+    let linked_shard = root.join("list-a").join("ffff");
+    symlink(&outside, &linked_shard).unwrap();
+    let misplaced = root.join("list-b").join("0000").join("4c696e6b65643032");
+    std::fs::create_dir_all(misplaced.parent().unwrap()).unwrap();
+    std::fs::copy(&real, &misplaced).unwrap();
+    std::fs::write(shard.join(".tmp-x-1-00"), b"half").unwrap();
+    std::fs::create_dir_all(root.join(".quarantine/list-a/0000")).unwrap();
+    std::fs::write(root.join(".quarantine/list-a/0000/6161616161616161"), b"x").unwrap();
+
+    let mut listed = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.entries(None, cursor.as_deref(), 1).await.unwrap();
+        assert!(page.items.len() <= 1, "{page:?}");
+        listed.extend(page.items);
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    let names: Vec<&str> = listed.iter().map(|e| e.name.as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(names, sorted, "in order, each once");
+    for key in &keys {
+        let entry = listed
+            .iter()
+            .find(|e| e.kind == EntryKind::Paste(key.clone()))
+            .unwrap_or_else(|| panic!("{key:?} not listed: {names:?}"));
+        assert!(entry.record.as_ref().unwrap().header.is_ok());
+    }
+    for odd in [&linked_file, &linked_shard, &misplaced] {
+        let entry = listed
+            .iter()
+            .find(|e| e.name == odd.display().to_string())
+            .unwrap_or_else(|| panic!("{} not listed: {names:?}", odd.display()));
+        assert_eq!((&entry.kind, &entry.record), (&EntryKind::Unknown, &None));
+    }
+    assert_eq!(listed.len(), keys.len() + 3, "{names:?}");
+    // A namespace's own listing holds its entries only.
+    let ns = keys[3].namespace().clone();
+    let own = store.entries(Some(&ns), None, 100).await.unwrap();
+    assert_eq!(own.next, None);
+    assert_eq!(own.items.len(), 4, "three pastes and the misplaced record");
+}

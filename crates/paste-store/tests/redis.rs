@@ -5,7 +5,7 @@
 // Helpers outside `#[test]` functions unwrap too: a failed step is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use paste_store::conformance::{env, fresh_key, paste};
+use paste_store::conformance::{self, env, fresh_key, paste};
 use paste_store::{PasteKey, RedisConfig, StoreConfig, StoreError, StoreKind};
 
 /// Writes `bytes` under `key`'s Redis key as is, expiring in an hour.
@@ -71,5 +71,62 @@ async fn damaged_values_read_as_damaged_and_can_be_deleted() {
             matches!(store.get(&key).await, Err(StoreError::NotFound)),
             "{what}"
         );
+    }
+}
+
+/// Keys the Redis store never writes, set beside its own (expiring in an
+/// hour, so the shared test server is left as found).
+struct RedisPlant(RedisConfig);
+
+impl RedisPlant {
+    fn set(&self, name: &str, bytes: &[u8]) {
+        let mut conn = redis::Client::open(self.0.url.as_str())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        redis::cmd("SET")
+            .arg(name)
+            .arg(bytes)
+            .arg("PX")
+            .arg(3_600_000)
+            .query::<()>(&mut conn)
+            .unwrap();
+    }
+}
+
+#[async_trait::async_trait]
+impl conformance::Plant for RedisPlant {
+    async fn record(&self, key: &PasteKey, bytes: &[u8]) {
+        set_raw(&self.0, key, bytes);
+    }
+    async fn stray_in(&self, namespace: &paste_store::Namespace) -> String {
+        let name = format!("{}{namespace}:not:a:paste", self.0.key_prefix);
+        self.set(&name, b"x");
+        name
+    }
+    async fn stray_at_top(&self) -> String {
+        let name = format!("{}stray-key", self.0.key_prefix);
+        self.set(&name, b"x");
+        name
+    }
+}
+
+/// The Redis store's listing, in a key prefix of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_inventory_conforms() {
+    let Some(config) = env::redis() else { return };
+    let store = paste_store::RedisStore::open(&config).await.unwrap();
+    conformance::inventory(&store, Some(&RedisPlant(config.clone()))).await;
+    // Leave the shared server as found (the planted keys expire by themselves).
+    let mut conn = redis::Client::open(config.url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}*", config.key_prefix))
+        .query(&mut conn)
+        .unwrap();
+    if !keys.is_empty() {
+        redis::cmd("DEL").arg(keys).query::<u64>(&mut conn).unwrap();
     }
 }

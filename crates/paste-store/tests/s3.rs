@@ -143,6 +143,35 @@ async fn s3_backend_conforms() {
     conformance::run(store).await;
 }
 
+/// Objects the S3 store never writes, put beside its own.
+struct S3Plant<'a>(&'a Bucket);
+
+#[async_trait::async_trait]
+impl conformance::Plant for S3Plant<'_> {
+    async fn record(&self, key: &paste_store::PasteKey, bytes: &[u8]) {
+        self.0.put_raw(&object_key(key), bytes.to_vec()).await;
+    }
+    async fn stray_in(&self, namespace: &paste_store::Namespace) -> String {
+        let name = format!("pastes/{namespace}/not/a/paste");
+        self.0.put_raw(&name, b"x".to_vec()).await;
+        name
+    }
+    async fn stray_at_top(&self) -> String {
+        let name = "pastes/stray-object".to_owned();
+        self.0.put_raw(&name, b"x".to_vec()).await;
+        name
+    }
+}
+
+/// The S3 store's listing, in a fresh bucket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn s3_inventory_conforms() {
+    let Some(endpoint) = endpoint() else { return };
+    let bucket = Bucket::create(endpoint).await;
+    let store = paste_store::S3Store::open(&bucket.config).await.unwrap();
+    conformance::inventory(&store, Some(&S3Plant(&bucket))).await;
+}
+
 #[tokio::test]
 async fn a_collision_leaves_the_original_byte_identical() {
     let Some(endpoint) = endpoint() else { return };

@@ -3,7 +3,13 @@
 //!
 //! - [`shutdown_signal`]: resolves on SIGTERM or Ctrl-C, the cue to drain;
 //! - [`probe`]: the `probe` subcommand's one HTTP GET, so a container image
-//!   needs no shell, curl or wget for its `HEALTHCHECK`.
+//!   needs no shell, curl or wget for its `HEALTHCHECK`;
+//! - [`serve`]: the accept loop — accept, a place under the connection
+//!   limit, a task per connection, the drain at shutdown — with each
+//!   server's own part (how a connection is served, what happens past the
+//!   limit) behind [`serve::Serve`].
+
+pub mod serve;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;

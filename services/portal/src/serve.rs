@@ -1,19 +1,17 @@
-//! The accept loop: HTTP/1.1 with a first-byte and a header-read deadline,
-//! bounded request heads and a connection cap (stock `axum::serve` has
-//! none of these); on SIGTERM or Ctrl-C it stops accepting and lets
-//! in-flight requests finish within a grace period.
+//! How the portal serves: HTTP/1.1 with a first-byte and a header-read
+//! deadline and bounded request heads (stock `axum::serve` has none of
+//! these), on `service_kit::serve`'s accept loop (the connection cap; on
+//! SIGTERM or Ctrl-C it stops accepting and lets in-flight requests finish
+//! within a grace period).
 
-use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use service_kit::serve::{Connection, Connections, Serve};
+use tokio::net::TcpListener;
 use tower::ServiceExt as _;
 
 use crate::config::Settings;
@@ -54,59 +52,53 @@ pub fn run(settings: Settings) -> anyhow::Result<()> {
     })
 }
 
-async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()>) {
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    let graceful = GracefulShutdown::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let permit = tokio::select! {
-            permit = connections.clone().acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors and the like: back off, keep serving.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let router = router.clone();
-        let watcher = graceful.watcher();
-        tokio::spawn(async move {
-            serve_connection(stream, peer, router, watcher).await;
-            drop(permit);
-        });
-    }
-    drop(listener);
-    tracing::info!("shutdown signal received: no new connections, draining");
-    match tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await {
-        Ok(()) => tracing::info!("all connections drained"),
-        Err(_) => tracing::warn!(
-            grace_secs = SHUTDOWN_GRACE.as_secs(),
-            "shutdown grace period over, closing remaining connections"
-        ),
+/// The portal's part of the accept loop: every connection served the same
+/// way, and past the limit a connection waits for a place.
+#[derive(Clone)]
+struct Portal {
+    router: Router,
+}
+
+impl Serve for Portal {
+    type Mode = ();
+
+    fn placed(&self) {}
+
+    async fn serve(self, connection: Connection, (): ()) {
+        serve_connection(connection, self.router).await;
     }
 }
 
-async fn serve_connection(
-    stream: TcpStream,
-    peer: SocketAddr,
-    router: Router,
-    watcher: hyper_util::server::graceful::Watcher,
-) {
+async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()>) {
+    let connections = Connections::new(MAX_CONNECTIONS);
+    connections
+        .accept_until(&listener, shutdown, &Portal { router })
+        .await;
+    drop(listener);
+    tracing::info!("shutdown signal received: no new connections, draining");
+    if connections.drain(SHUTDOWN_GRACE).await {
+        tracing::info!("all connections drained");
+    } else {
+        tracing::warn!(
+            grace_secs = SHUTDOWN_GRACE.as_secs(),
+            "shutdown grace period over, closing remaining connections"
+        );
+    }
+}
+
+async fn serve_connection(connection: Connection, router: Router) {
+    let Connection {
+        stream,
+        peer,
+        watcher,
+    } = connection;
     // hyper's header timer starts only once bytes arrive: close silent sockets here.
-    let mut first = [0u8; 1];
-    match tokio::time::timeout(HEADER_TIMEOUT, stream.peek(&mut first)).await {
-        Ok(Ok(n)) if n > 0 => {}
-        _ => return,
+    let deadline = tokio::time::Instant::now() + HEADER_TIMEOUT;
+    if service_kit::serve::first_byte(&stream, deadline)
+        .await
+        .is_none()
+    {
+        return;
     }
     let _ = stream.set_nodelay(true);
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {

@@ -223,7 +223,7 @@ fn doctor(
             .with_writer(std::io::stderr)
             .with_env_filter(
                 tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                    tracing_subscriber::EnvFilter::new("warn,planshare_server=info")
+                    tracing_subscriber::EnvFilter::new("warn,planshare_server=info,upkeep=info")
                 }),
             )
             .try_init();

@@ -1,7 +1,9 @@
-//! The accept loop: every connection gets a first-byte deadline, a header-read
-//! deadline, a write deadline and header size limits (stock `axum::serve` has
-//! none of these), the number of connections is capped, and shutdown drains
-//! in-flight requests. With `server.tls_cert` / `tls_key` set the main
+//! How the server serves, on `service_kit::serve`'s accept loop (the
+//! connection cap, a task per connection, the drain of in-flight requests
+//! at shutdown): every connection gets a first-byte deadline, a
+//! header-read deadline, a write deadline and header size limits (stock
+//! `axum::serve` has none of these), and past the cap a few connections
+//! are served for the probes only. With `server.tls_cert` / `tls_key` set the main
 //! listener speaks HTTPS (`tls.rs`): the handshake counts against the
 //! first-byte deadline, and everything else holds as for plain HTTP.
 
@@ -15,8 +17,8 @@ use axum::Router;
 use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use paste_api::AppState;
+use service_kit::serve::{Connection, Connections, Serve, WhenFull};
 use tenancy::{CatalogError, LazyCatalog, TenantUpdate};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -167,76 +169,40 @@ impl Server {
                 draining.clone(),
             ))
         });
-        let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
-        let overflow = Arc::new(Semaphore::new(OVERFLOW_PLACES));
-        let graceful = GracefulShutdown::new();
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            let (stream, peer) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => {
-                        // Out of file descriptors and the like: back off, keep serving.
-                        tracing::warn!(%error, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-                () = &mut shutdown => break,
-            };
-            // Every place taken: a few more connections are served, for the
-            // probes only; past those, this one waits for a place.
-            let (permit, mode) = match connections.clone().try_acquire_owned() {
-                Ok(permit) => (permit, Mode::Full),
-                Err(_) => match overflow.clone().try_acquire_owned() {
-                    Ok(permit) => {
-                        metrics::counter!(OVER_LIMIT).increment(1);
-                        (permit, Mode::ProbesOnly)
-                    }
-                    Err(_) => tokio::select! {
-                        permit = connections.clone().acquire_owned() => {
-                            (permit.context("connection limiter closed")?, Mode::Full)
-                        }
-                        () = &mut shutdown => break,
-                    },
-                },
-            };
-            let router = router.clone();
-            let config = config.clone();
-            let watcher = graceful.watcher();
-            let draining = draining.clone();
-            let tls = tls.clone();
-            tokio::spawn(async move {
-                let conn = Conn {
-                    peer,
-                    watcher,
-                    draining,
-                    mode,
-                    tls,
-                };
-                serve_connection(stream, conn, router, &config).await;
-                drop(permit);
-            });
-        }
+        let connections = Connections::new(config.max_connections);
+        let main = Listener {
+            router,
+            config: config.clone(),
+            draining: draining.clone(),
+            tls,
+            past_limit: PastLimit::ProbesOnly(Arc::new(Semaphore::new(OVERFLOW_PLACES))),
+        };
+        connections.accept_until(&listener, shutdown, &main).await;
 
         tracing::info!("shutdown signal received: readiness now 503");
         state.readiness().begin_shutdown();
         if config.shutdown_delay_secs > 0 {
+            // Still accepting (the load balancer has not yet seen the 503),
+            // but no longer past the limit.
             let delay = tokio::time::sleep(Duration::from_secs(config.shutdown_delay_secs));
-            let conns = (&graceful, &connections, &draining);
-            accept_during(&listener, delay, &router, &config, conns, tls.as_ref()).await;
+            let during = Listener {
+                past_limit: PastLimit::Refuse,
+                ..main.clone()
+            };
+            connections.accept_until(&listener, delay, &during).await;
         }
         drop(listener);
         let _ = draining_tx.send(true);
         // Event streams would hold the drain up to the grace period.
         state.end_streams();
         let grace = Duration::from_secs(config.shutdown_grace_secs);
-        match tokio::time::timeout(grace, graceful.shutdown()).await {
-            Ok(()) => tracing::info!("all connections drained"),
-            Err(_) => tracing::warn!(
+        if connections.drain(grace).await {
+            tracing::info!("all connections drained");
+        } else {
+            tracing::warn!(
                 grace_secs = grace.as_secs(),
                 "shutdown grace period over, closing remaining connections"
-            ),
+            );
         }
         if let Some(task) = admin_task {
             let _ = tokio::time::timeout(grace, task).await;
@@ -257,57 +223,77 @@ async fn serve_admin(
     config: ServerConfig,
     draining: watch::Receiver<bool>,
 ) {
-    let graceful = GracefulShutdown::new();
-    let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let connections = Connections::new(config.max_connections);
     let mut stop = draining.clone();
     let stopped = async move {
         let _ = stop.wait_for(|stop| *stop).await;
     };
-    let conns = (&graceful, &connections, &draining);
-    accept_during(&listener, stopped, &router, &config, conns, None).await;
+    let admin = Listener {
+        router,
+        config: config.clone(),
+        draining,
+        tls: None,
+        past_limit: PastLimit::Refuse,
+    };
+    connections.accept_until(&listener, stopped, &admin).await;
     drop(listener);
     let grace = Duration::from_secs(config.shutdown_grace_secs);
-    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+    let _ = connections.drain(grace).await;
 }
 
-/// What a served connection is tracked by: the drain it belongs to, the
-/// connection limit, and the signal that the drain has begun.
-type Tracking<'a> = (
-    &'a GracefulShutdown,
-    &'a Arc<Semaphore>,
-    &'a watch::Receiver<bool>,
-);
+/// A listener's part of the accept loop (`service_kit::serve`): how its
+/// connections are served, and what happens to one past the limit.
+#[derive(Clone)]
+struct Listener {
+    router: Router,
+    config: ServerConfig,
+    /// Turns true when the drain begins.
+    draining: watch::Receiver<bool>,
+    /// HTTPS: the handshake comes first.
+    tls: Option<TlsAcceptor>,
+    past_limit: PastLimit,
+}
 
-/// Keeps accepting until `until` resolves (the shutdown delay).
-async fn accept_during(
-    listener: &TcpListener,
-    until: impl Future<Output = ()>,
-    router: &Router,
-    config: &ServerConfig,
-    (graceful, connections, draining): Tracking<'_>,
-    tls: Option<&TlsAcceptor>,
-) {
-    let mut until = std::pin::pin!(until);
-    loop {
-        tokio::select! {
-            () = &mut until => return,
-            accepted = listener.accept() => {
-                let Ok((stream, peer)) = accepted else { continue };
-                let Ok(permit) = connections.clone().try_acquire_owned() else { continue };
-                let (router, config) = (router.clone(), config.clone());
-                let conn = Conn {
-                    peer,
-                    watcher: graceful.watcher(),
-                    draining: draining.clone(),
-                    mode: Mode::Full,
-                    tls: tls.cloned(),
-                };
-                tokio::spawn(async move {
-                    serve_connection(stream, conn, router, &config).await;
-                    drop(permit);
-                });
-            }
+/// What a listener does with a connection while every place is taken.
+#[derive(Clone)]
+enum PastLimit {
+    /// Serve it for the probes only, in one of these few places; past
+    /// those, wait for a place.
+    ProbesOnly(Arc<Semaphore>),
+    /// Close it (the admin listener, and the main one during the shutdown
+    /// delay).
+    Refuse,
+}
+
+impl Serve for Listener {
+    type Mode = Mode;
+
+    fn placed(&self) -> Mode {
+        Mode::Full
+    }
+
+    fn when_full(&self) -> WhenFull<Mode> {
+        match &self.past_limit {
+            PastLimit::ProbesOnly(overflow) => match overflow.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    metrics::counter!(OVER_LIMIT).increment(1);
+                    WhenFull::Serve(permit, Mode::ProbesOnly)
+                }
+                Err(_) => WhenFull::Wait,
+            },
+            PastLimit::Refuse => WhenFull::Refuse,
         }
+    }
+
+    async fn serve(self, connection: Connection, mode: Mode) {
+        let conn = Conn {
+            peer: connection.peer,
+            watcher: connection.watcher,
+            draining: self.draining,
+            mode,
+            tls: self.tls,
+        };
+        serve_connection(connection.stream, conn, self.router, &self.config).await;
     }
 }
 
@@ -386,14 +372,13 @@ async fn serve_connection(stream: TcpStream, conn: Conn, router: Router, config:
     // handshake is dropped like a silent one.
     let deadline =
         tokio::time::Instant::now() + Duration::from_secs(config.first_byte_timeout_secs.max(1));
-    let mut first = [0u8; 1];
-    tokio::select! {
-        peeked = tokio::time::timeout_at(deadline, stream.peek(&mut first)) => match peeked {
-            Ok(Ok(n)) if n > 0 => {}
-            _ => return,
+    let first = tokio::select! {
+        first = service_kit::serve::first_byte(&stream, deadline) => match first {
+            Some(first) => first,
+            None => return,
         },
         _ = draining.wait_for(|draining| *draining) => return,
-    }
+    };
     let _ = stream.set_nodelay(true);
     let Some(acceptor) = tls else {
         let socket = SharedSocket::new(stream);
@@ -401,7 +386,7 @@ async fn serve_connection(stream: TcpStream, conn: Conn, router: Router, config:
         serve_http(socket, gone, peer, router, config, watcher, mode).await;
         return;
     };
-    if first[0] != TLS_HANDSHAKE_RECORD {
+    if first != TLS_HANDSHAKE_RECORD {
         refuse_plain_http(stream).await;
         return;
     }

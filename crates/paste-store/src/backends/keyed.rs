@@ -1,4 +1,4 @@
-//! What the Redis and S3 stores share as the doctor sees them: both name an
+//! What the Redis and S3 stores share in their listings: both name an
 //! entry by a flat key (`<prefix><namespace><sep><id>` for a paste,
 //! `<prefix><namespace><sep>r<sep><id>` for a review blob) and keep what
 //! the doctor moves aside under `<prefix>.quarantine<sep>`, where no
@@ -8,7 +8,7 @@ use crate::{Namespace, PasteId, PasteKey};
 
 /// What a key under a store's prefix is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StoredKeyKind {
+pub(crate) enum StoredKeyKind {
     /// A paste.
     Paste(PasteKey),
     /// A review blob.
@@ -23,13 +23,13 @@ pub enum StoredKeyKind {
 /// the store's tag of that exact value when it has one (an S3 ETag), so a
 /// repair touches the value that was checked and not a newer one.
 #[derive(Clone, Debug)]
-pub struct ValueHead {
+pub(crate) struct ValueHead {
     /// Up to [`RECORD_HEADER_LEN`](crate::RECORD_HEADER_LEN) bytes.
-    pub head: Vec<u8>,
+    pub(crate) head: Vec<u8>,
     /// The value's length.
-    pub len: u64,
+    pub(crate) len: u64,
     /// The store's tag of the value (an ETag), if it has one.
-    pub tag: Option<String>,
+    pub(crate) tag: Option<String>,
 }
 
 /// The name of the quarantine, after the prefix and before the separator.

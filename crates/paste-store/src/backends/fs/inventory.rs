@@ -30,8 +30,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::nofollow::{EntryType, OpenDir};
-use super::{FsStore, TMP_PREFIX, random_u64};
-use crate::{PasteId, PasteKey, RECORD_HEADER_LEN};
+use super::{FsStore, TMP_PREFIX, blocking, random_u64};
+use crate::inventory::{
+    EntryKind, InventoryEntry, Page, RecordHead, StoreInventory, TopLevel, check_whole, head_of,
+    page_after,
+};
+use crate::{Namespace, PasteId, PasteKey, RECORD_HEADER_LEN, RecordProblem, StoreError};
 
 pub use super::QUARANTINE_DIR;
 pub use super::nofollow::{NotFollowed, not_followed};
@@ -170,6 +174,25 @@ impl FsStore {
             }
         }
         Ok(out)
+    }
+
+    /// The file of `key` as an entry of its shard (opened without following
+    /// a link on the way: one there is [`NotFollowed`]), for the
+    /// operations on entries; whether the file exists is not checked.
+    pub fn record_entry(&self, key: &PasteKey) -> io::Result<FsEntry> {
+        let (dir, file) = key.fs_location();
+        let mut at = OpenDir::root(self.root())?;
+        for part in dir.split('/') {
+            at = at.subdir(OsStr::new(part))?;
+        }
+        let os_name = OsString::from(&file);
+        Ok(FsEntry {
+            path: at.path().join(&os_name),
+            kind: kind_of(&file),
+            name: file,
+            os_name,
+            dir: Arc::new(at),
+        })
     }
 
     /// Where the file of `key` is (whether or not it exists).
@@ -393,6 +416,279 @@ fn move_if_same(
             ),
         )),
     }
+}
+
+/// The fs store's listing ([`StoreInventory`]): the walk the doctor
+/// makes, in the same order — namespaces, shards and files by name, links
+/// never followed — with a cursor naming the last entry listed
+/// (`<namespace>/<shard>/<file>`, relative to the root), so a page starts
+/// where the last one ended without holding the rest. A link, a file where
+/// a directory belongs or the other way round, a record in a shard it does
+/// not belong to, and a name the store never writes are listed as unknown
+/// (a link's target is never read); the quarantine and temporary files
+/// are not listed. The root may hold what the operator keeps beside the
+/// pastes (the SQLite catalog, in upstream's layout): those are unknown
+/// names at the top.
+#[async_trait::async_trait]
+impl StoreInventory for FsStore {
+    fn backend(&self) -> &'static str {
+        "fs"
+    }
+
+    fn location(&self, key: &PasteKey) -> String {
+        self.path_of(key).display().to_string()
+    }
+
+    async fn namespaces(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<TopLevel>, StoreError> {
+        let store = self.clone();
+        let sorted = blocking(move || {
+            let dirs = store
+                .namespace_dirs()
+                .map_err(|e| StoreError::unavailable("cannot list the paste directory", e))?;
+            Ok(dirs
+                .into_iter()
+                .filter_map(|entry| {
+                    let top = match (&entry.kind, Namespace::parse(&entry.name)) {
+                        (FsEntryKind::Temporary(_), _) => return None,
+                        (FsEntryKind::Directory, Ok(ns)) => TopLevel::Namespace(ns),
+                        _ => TopLevel::Unknown(entry.path.display().to_string()),
+                    };
+                    Some((entry.name, top))
+                })
+                .collect::<Vec<_>>())
+        })
+        .await?;
+        let (items, next) = page_after(&sorted, after, limit);
+        Ok(Page {
+            items: items.into_iter().map(|(_, top)| top).collect(),
+            next,
+        })
+    }
+
+    async fn entries(
+        &self,
+        namespace: Option<&Namespace>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<InventoryEntry>, StoreError> {
+        let store = self.clone();
+        let namespace = namespace.cloned();
+        let cursor: Vec<String> = cursor
+            .map(|c| c.split('/').map(str::to_owned).collect())
+            .unwrap_or_default();
+        blocking(move || {
+            store
+                .entries_page(namespace.as_ref(), &cursor, limit.max(1))
+                .map_err(|e| StoreError::unavailable("cannot list the paste directory", e))
+        })
+        .await
+    }
+
+    async fn contains(&self, keys: &[PasteKey]) -> Result<Vec<bool>, StoreError> {
+        let store = self.clone();
+        let keys = keys.to_vec();
+        // A link on the way is not followed: not known to be missing.
+        blocking(move || Ok(keys.iter().map(|key| !store.is_absent(key)).collect())).await
+    }
+
+    async fn check_payload(
+        &self,
+        entry: &InventoryEntry,
+    ) -> Result<Option<Result<(), RecordProblem>>, StoreError> {
+        let Some(key) = entry.kind.key().cloned() else {
+            return Ok(None);
+        };
+        let store = self.clone();
+        blocking(move || {
+            let (dir, file) = key.fs_location();
+            let read = (|| {
+                let mut at = OpenDir::root(store.root())?;
+                for part in dir.split('/') {
+                    at = at.subdir(OsStr::new(part))?;
+                }
+                super::nofollow::read_all(&at, OsStr::new(&file), &store.inner.noatime)
+            })();
+            match read {
+                Ok(bytes) => Ok(Some(check_whole(&bytes))),
+                // Gone, or made a link (not followed) since it was listed.
+                Err(e) if e.kind() == io::ErrorKind::NotFound || not_followed(&e).is_some() => {
+                    Ok(None)
+                }
+                Err(e) => Err(StoreError::unavailable("cannot read a paste file", e)),
+            }
+        })
+        .await
+    }
+}
+
+/// A name the fs walk lists, with its path below the root as names.
+struct Leaf {
+    rel: Vec<String>,
+    entry: FsEntry,
+    kind: EntryKind,
+}
+
+impl FsStore {
+    /// Up to `limit` entries after `cursor` (a path below the root as
+    /// names; empty: from the start), in the walk's order.
+    fn entries_page(
+        &self,
+        namespace: Option<&Namespace>,
+        cursor: &[String],
+        limit: usize,
+    ) -> io::Result<Page<InventoryEntry>> {
+        // One leaf more than asked: whether there is a next page.
+        let mut leaves: Vec<Leaf> = Vec::new();
+        let wanted = limit + 1;
+        for top in self.namespace_dirs()? {
+            if leaves.len() >= wanted {
+                break;
+            }
+            let ns = match (&top.kind, Namespace::parse(&top.name)) {
+                (FsEntryKind::Directory, Ok(ns)) => ns,
+                (FsEntryKind::Temporary(_), _) => continue,
+                _ => {
+                    let rel = vec![top.name.clone()];
+                    if namespace.is_none() && after(&rel, cursor) {
+                        leaves.push(Leaf {
+                            rel,
+                            entry: top,
+                            kind: EntryKind::Unknown,
+                        });
+                    }
+                    continue;
+                }
+            };
+            if namespace.is_some_and(|only| *only != ns) || !may_hold(&[&top.name], cursor) {
+                continue;
+            }
+            let shards = match self.entries_of(&top) {
+                Ok(shards) => shards,
+                // Gone, or made a link, since the root was listed.
+                Err(e) if gone(&e) => continue,
+                Err(e) => return Err(e),
+            };
+            for shard in shards {
+                if leaves.len() >= wanted {
+                    break;
+                }
+                if !may_hold(&[&top.name, &shard.name], cursor) {
+                    continue;
+                }
+                if shard.kind != FsEntryKind::Directory {
+                    let rel = vec![top.name.clone(), shard.name.clone()];
+                    if after(&rel, cursor) {
+                        leaves.push(Leaf {
+                            rel,
+                            entry: shard,
+                            kind: EntryKind::Unknown,
+                        });
+                    }
+                    continue;
+                }
+                let files = match self.entries_of(&shard) {
+                    Ok(files) => files,
+                    Err(e) if gone(&e) => continue,
+                    Err(e) => return Err(e),
+                };
+                for file in files {
+                    if leaves.len() >= wanted {
+                        break;
+                    }
+                    let rel = vec![top.name.clone(), shard.name.clone(), file.name.clone()];
+                    if !after(&rel, cursor) {
+                        continue;
+                    }
+                    let in_place = |id: &PasteId| shard_of(id) == shard.name;
+                    let kind = match &file.kind {
+                        FsEntryKind::Temporary(_) => continue,
+                        FsEntryKind::Paste(id) if in_place(id) => {
+                            EntryKind::Paste(PasteKey::new(ns.clone(), id.clone()))
+                        }
+                        FsEntryKind::ReviewBlob(id) if in_place(id) => {
+                            EntryKind::ReviewBlob(PasteKey::review_blob(ns.clone(), id.clone()))
+                        }
+                        _ => EntryKind::Unknown,
+                    };
+                    leaves.push(Leaf {
+                        rel,
+                        entry: file,
+                        kind,
+                    });
+                }
+            }
+        }
+        let more = leaves.len() > limit;
+        leaves.truncate(limit);
+        let next = more
+            .then(|| leaves.last().map(|leaf| leaf.rel.join("/")))
+            .flatten();
+        let mut items = Vec::with_capacity(leaves.len());
+        for Leaf { entry, kind, .. } in leaves {
+            let name = entry.path.display().to_string();
+            if kind == EntryKind::Unknown {
+                items.push(InventoryEntry {
+                    name,
+                    kind,
+                    record: None,
+                });
+                continue;
+            }
+            match self.read_head(&entry) {
+                Ok(head) => items.push(InventoryEntry {
+                    name,
+                    kind,
+                    record: Some(head_of(&head.head, head.len, Some(head.ino.to_string()))),
+                }),
+                // Removed since it was listed (a delete, a burn, the sweep).
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                // Made a link since it was listed: not read.
+                Err(e) if not_followed(&e).is_some() => items.push(InventoryEntry {
+                    name,
+                    kind: EntryKind::Unknown,
+                    record: None,
+                }),
+                // One file the process cannot read fails no listing.
+                Err(e) => items.push(InventoryEntry {
+                    name,
+                    kind,
+                    record: Some(RecordHead {
+                        len: 0,
+                        header: Err(RecordProblem::Unreadable(e.to_string())),
+                        tag: None,
+                    }),
+                }),
+            }
+        }
+        Ok(Page { items, next })
+    }
+}
+
+/// Whether a listing error means the directory is no longer there to list.
+fn gone(e: &io::Error) -> bool {
+    not_followed(e).is_some()
+        || matches!(
+            e.kind(),
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+        )
+}
+
+/// Whether the leaf at `rel` comes after `cursor` in the walk's order.
+fn after(rel: &[String], cursor: &[String]) -> bool {
+    cursor.is_empty() || rel > cursor
+}
+
+/// Whether the directory at `dir` may hold leaves after `cursor`: it does
+/// not sort before the cursor's directory at its depth.
+fn may_hold(dir: &[&String], cursor: &[String]) -> bool {
+    let depth = dir.len().min(cursor.len());
+    let dir: Vec<&str> = dir.iter().map(|s| s.as_str()).collect();
+    let cut: Vec<&str> = cursor[..depth].iter().map(String::as_str).collect();
+    dir[..depth] >= cut[..]
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! The Redis store as the doctor sees it: its keys a `SCAN` page at a time,
-//! the heads of their values without the payloads, and the repairs.
+//! The Redis store as the doctor sees it: its listing ([`StoreInventory`]:
+//! its keys a `SCAN` page at a time, the heads of their values without the
+//! payloads), and the repairs.
 //!
 //! Keys are `<prefix><namespace>:<id>` (a paste) and
 //! `<prefix><namespace>:r:<id>` (a review blob). A damaged value is renamed
@@ -9,9 +10,17 @@
 //! key (`SET … NX`), so a key the doctor checked is the key it repairs
 //! unless it was deleted meanwhile (then there is nothing to repair).
 
+use std::collections::BTreeMap;
+
 use super::RedisStore;
 use crate::backends::keyed::{self, StoredKeyKind, ValueHead};
-use crate::{PasteKey, RECORD_HEADER_LEN, StoreError};
+use crate::inventory::{
+    EntryKind, InventoryEntry, Page, StoreInventory, TopLevel, check_whole, head_of,
+};
+use crate::{Namespace, PasteKey, RECORD_HEADER_LEN, RecordProblem, StoreError};
+
+/// Keys asked for per `SCAN` step when the whole keyspace is walked.
+const SCAN_COUNT: usize = 1000;
 
 impl RedisStore {
     /// The prefix of every key the store writes.
@@ -25,19 +34,21 @@ impl RedisStore {
     }
 
     /// What the key `name` (as `SCAN` gives it) is.
-    pub fn classify(&self, name: &str) -> StoredKeyKind {
+    pub(crate) fn classify(&self, name: &str) -> StoredKeyKind {
         keyed::classify(&self.key_prefix, ':', name)
     }
 
-    /// One `SCAN` page of the keys under the store's prefix: the next
-    /// cursor (0 when done) and the keys.
-    pub async fn scan_keys(
+    /// One `SCAN` step over the keys under the store's prefix followed by
+    /// `within` (empty: all of them): the next cursor (0 when done) and
+    /// the keys.
+    async fn scan_keys(
         &self,
+        within: &str,
         cursor: u64,
         count: usize,
     ) -> Result<(u64, Vec<String>), StoreError> {
-        let mut pattern = String::with_capacity(self.key_prefix.len() + 1);
-        for c in self.key_prefix.chars() {
+        let mut pattern = String::with_capacity(self.key_prefix.len() + within.len() + 1);
+        for c in self.key_prefix.chars().chain(within.chars()) {
             if matches!(c, '*' | '?' | '[' | ']' | '\\') {
                 pattern.push('\\');
             }
@@ -55,7 +66,10 @@ impl RedisStore {
 
     /// The head and length of each value of `names`; `None` for a key that
     /// is gone.
-    pub async fn heads(&self, names: &[String]) -> Result<Vec<Option<ValueHead>>, StoreError> {
+    pub(crate) async fn heads(
+        &self,
+        names: &[String],
+    ) -> Result<Vec<Option<ValueHead>>, StoreError> {
         if names.is_empty() {
             return Ok(Vec::new());
         }
@@ -98,7 +112,7 @@ impl RedisStore {
     }
 
     /// Whether each key of `names` exists.
-    pub async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError> {
+    pub(crate) async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError> {
         if names.is_empty() {
             return Ok(Vec::new());
         }
@@ -132,5 +146,144 @@ impl RedisStore {
         let mut del = redis::cmd("DEL");
         del.arg(name);
         Ok(self.query::<u64>(&del).await? == 1)
+    }
+}
+
+/// The Redis store's listing: `SCAN` (in no order; a key may come twice if
+/// the keyspace is resized meanwhile), the cursor being `SCAN`'s own; the
+/// heads read with `GETRANGE` and `STRLEN` in one pipeline a page. The
+/// namespaces are found by scanning the whole keyspace for each page of
+/// them, keeping only that page's: there are few namespaces beside keys.
+/// A key under the prefix whose first part is a namespace belongs to it
+/// (listed with its entries, unknown if it is not a paste's or a review
+/// blob's); any other is an unknown name at the top.
+#[async_trait::async_trait]
+impl StoreInventory for RedisStore {
+    fn backend(&self) -> &'static str {
+        "redis"
+    }
+
+    fn location(&self, key: &PasteKey) -> String {
+        self.key_name(key)
+    }
+
+    async fn namespaces(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<TopLevel>, StoreError> {
+        let limit = limit.max(1);
+        // The first `limit + 1` names after `after`, by their sort name.
+        let mut found: BTreeMap<String, TopLevel> = BTreeMap::new();
+        let mut cursor = 0;
+        loop {
+            let (next, names) = self.scan_keys("", cursor, SCAN_COUNT).await?;
+            for name in names {
+                if self.classify(&name) == StoredKeyKind::Quarantined {
+                    continue;
+                }
+                let rest = name.strip_prefix(&self.key_prefix).unwrap_or(&name);
+                let (sort, top) = match rest.split_once(':').map(|(ns, _)| Namespace::parse(ns)) {
+                    Some(Ok(ns)) => (ns.as_str().to_owned(), TopLevel::Namespace(ns)),
+                    _ => (rest.to_owned(), TopLevel::Unknown(name.clone())),
+                };
+                if after.is_some_and(|after| sort.as_str() <= after) || found.contains_key(&sort) {
+                    continue;
+                }
+                found.insert(sort, top);
+                // One more than a page: whether there is a next one.
+                if found.len() > limit + 1 {
+                    found.pop_last();
+                }
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        let more = found.len() > limit;
+        if more {
+            found.pop_last();
+        }
+        let next = more
+            .then(|| found.last_key_value().map(|(sort, _)| sort.clone()))
+            .flatten();
+        Ok(Page {
+            items: found.into_values().collect(),
+            next,
+        })
+    }
+
+    async fn entries(
+        &self,
+        namespace: Option<&Namespace>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<InventoryEntry>, StoreError> {
+        let from = match cursor {
+            Some(cursor) => cursor
+                .parse()
+                .map_err(|_| StoreError::internal("not a Redis listing cursor"))?,
+            None => 0,
+        };
+        let within = namespace.map(|ns| format!("{ns}:")).unwrap_or_default();
+        let (next, names) = self.scan_keys(&within, from, limit.max(1)).await?;
+        let mut listed = Vec::with_capacity(names.len());
+        for name in names {
+            let kind = match self.classify(&name) {
+                StoredKeyKind::Quarantined => continue,
+                StoredKeyKind::Paste(key) => EntryKind::Paste(key),
+                StoredKeyKind::ReviewBlob(key) => EntryKind::ReviewBlob(key),
+                StoredKeyKind::Unknown => EntryKind::Unknown,
+            };
+            listed.push((name, kind));
+        }
+        let records: Vec<String> = listed
+            .iter()
+            .filter(|(_, kind)| *kind != EntryKind::Unknown)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let mut heads = self.heads(&records).await?.into_iter();
+        let mut items = Vec::with_capacity(listed.len());
+        for (name, kind) in listed {
+            if kind == EntryKind::Unknown {
+                items.push(InventoryEntry {
+                    name,
+                    kind,
+                    record: None,
+                });
+                continue;
+            }
+            // `None`: deleted since it was listed.
+            if let Some(head) = heads.next().flatten() {
+                items.push(InventoryEntry {
+                    name,
+                    kind,
+                    record: Some(head_of(&head.head, head.len, head.tag)),
+                });
+            }
+        }
+        Ok(Page {
+            items,
+            next: (next != 0).then(|| next.to_string()),
+        })
+    }
+
+    async fn contains(&self, keys: &[PasteKey]) -> Result<Vec<bool>, StoreError> {
+        let names: Vec<String> = keys.iter().map(|key| self.key_name(key)).collect();
+        self.exist(&names).await
+    }
+
+    async fn check_payload(
+        &self,
+        entry: &InventoryEntry,
+    ) -> Result<Option<Result<(), RecordProblem>>, StoreError> {
+        if entry.kind == EntryKind::Unknown {
+            return Ok(None);
+        }
+        Ok(self
+            .value(&entry.name)
+            .await?
+            .map(|bytes| check_whole(&bytes)))
     }
 }

@@ -1,6 +1,6 @@
-//! The S3 store as the doctor sees it: its objects a listing page at a
-//! time, the heads of their records (ranged `GetObject`s, no payloads),
-//! and the repairs.
+//! The S3 store as the doctor sees it: its listing ([`StoreInventory`]:
+//! its objects a listing page at a time, the heads of their records by
+//! ranged `GetObject`s, no payloads), and the repairs.
 //!
 //! Object keys are `<prefix><namespace>/<id>` (a paste) and
 //! `<prefix><namespace>/r/<id>` (a review blob). A damaged object is copied
@@ -14,8 +14,11 @@ use tokio::task::JoinSet;
 use super::{
     DeleteOutcome, S3Store, is_no_such_key, status_and_code, unavailable, unreadable_body,
 };
-use crate::backends::keyed::{self, StoredKeyKind, ValueHead};
-use crate::{PasteKey, RECORD_HEADER_LEN, StoreError};
+use crate::backends::keyed::{self, QUARANTINE, StoredKeyKind, ValueHead};
+use crate::inventory::{
+    EntryKind, InventoryEntry, Page, StoreInventory, TopLevel, check_whole, head_of,
+};
+use crate::{Namespace, PasteKey, RECORD_HEADER_LEN, RecordProblem, StoreError};
 
 /// Requests in flight at once for the per-object calls of a page.
 const IN_FLIGHT: usize = 32;
@@ -41,24 +44,33 @@ impl S3Store {
     }
 
     /// What the object key `name` (as a listing gives it) is.
-    pub fn classify(&self, name: &str) -> StoredKeyKind {
+    pub(crate) fn classify(&self, name: &str) -> StoredKeyKind {
         keyed::classify(&self.prefix, '/', name)
     }
 
-    /// One listing page (up to 1 000 keys) of the objects under the
-    /// store's prefix, after the continuation token `after`: the keys and
-    /// the token of the next page (`None` at the end).
-    pub async fn list_page(
+    /// One listing page (up to `limit` keys, at most 1 000) of the objects
+    /// under the store's prefix followed by `within`, after the
+    /// continuation token `after`; with `delimited`, the keys with no
+    /// further `/` and the common prefixes up to the next one (the
+    /// "directories"). The keys, the common prefixes and the token of the
+    /// next page (`None` at the end).
+    async fn list_page(
         &self,
-        after: Option<String>,
-    ) -> Result<(Vec<String>, Option<String>), StoreError> {
+        within: &str,
+        after: Option<&str>,
+        limit: usize,
+        delimited: bool,
+    ) -> Result<(Vec<String>, Vec<String>, Option<String>), StoreError> {
+        let max_keys = i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000);
         let listed = self
             .within(async {
                 self.client
                     .list_objects_v2()
                     .bucket(&self.bucket)
-                    .prefix(&self.prefix)
-                    .set_continuation_token(after)
+                    .prefix(format!("{}{within}", self.prefix))
+                    .set_delimiter(delimited.then(|| "/".to_owned()))
+                    .max_keys(max_keys)
+                    .set_continuation_token(after.map(str::to_owned))
                     .send()
                     .await
                     .map_err(|err| unavailable("ListObjectsV2", &err))
@@ -69,17 +81,25 @@ impl S3Store {
             .iter()
             .filter_map(|object| object.key().map(str::to_owned))
             .collect();
+        let prefixes = listed
+            .common_prefixes()
+            .iter()
+            .filter_map(|p| p.prefix().map(str::to_owned))
+            .collect();
         let next = listed
             .is_truncated()
             .unwrap_or(false)
             .then(|| listed.next_continuation_token().map(str::to_owned))
             .flatten();
-        Ok((keys, next))
+        Ok((keys, prefixes, next))
     }
 
     /// The head, length and ETag of each object of `names`; `None` for one
     /// that is gone.
-    pub async fn heads(&self, names: &[String]) -> Result<Vec<Option<ValueHead>>, StoreError> {
+    pub(crate) async fn heads(
+        &self,
+        names: &[String],
+    ) -> Result<Vec<Option<ValueHead>>, StoreError> {
         self.each(names, |store, name| async move {
             store.within(store.head_of(&name)).await
         })
@@ -87,7 +107,7 @@ impl S3Store {
     }
 
     /// Whether each object of `names` exists.
-    pub async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError> {
+    pub(crate) async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError> {
         self.each(names, |store, name| async move {
             store.within(store.exists(&name)).await
         })
@@ -104,8 +124,8 @@ impl S3Store {
 
     /// Moves the object `name` into the quarantine: a copy (metadata kept)
     /// and then a delete, both only if the object is still the one whose
-    /// head was read.
-    pub async fn quarantine(&self, name: &str, head: &ValueHead) -> Result<S3Repair, StoreError> {
+    /// head was read (`tag`, its ETag, as the listing gave it).
+    pub async fn quarantine(&self, name: &str, tag: Option<&str>) -> Result<S3Repair, StoreError> {
         let Some(dest) = keyed::quarantine_name(&self.prefix, '/', name) else {
             return Err(StoreError::internal("a key outside the store's prefix"));
         };
@@ -117,7 +137,7 @@ impl S3Store {
                     .bucket(&self.bucket)
                     .key(&dest)
                     .copy_source(copy_source(&self.bucket, name))
-                    .set_copy_source_if_match(head.tag.clone())
+                    .set_copy_source_if_match(tag.map(str::to_owned))
                     .send()
                     .await
                 {
@@ -135,9 +155,7 @@ impl S3Store {
         // A damaged object is never replaced by a put (the write path
         // leaves it for the operator), so a server without conditional
         // deletes may delete it plainly.
-        let mut outcome = self
-            .within(self.delete_object(name, head.tag.as_deref()))
-            .await?;
+        let mut outcome = self.within(self.delete_object(name, tag)).await?;
         if outcome == DeleteOutcome::NotImplemented {
             outcome = self.within(self.delete_object(name, None)).await?;
         }
@@ -148,15 +166,15 @@ impl S3Store {
     }
 
     /// Deletes the expired object `name` if it is still the one whose head
-    /// was read: a put may have replaced it with a live paste meanwhile.
-    /// Without an ETag, or on a server without conditional deletes, the
-    /// object is left for the bucket's lifecycle rule.
+    /// was read (`tag`, its ETag): a put may have replaced it with a live
+    /// paste meanwhile. Without an ETag, or on a server without conditional
+    /// deletes, the object is left for the bucket's lifecycle rule.
     pub async fn remove_expired(
         &self,
         name: &str,
-        head: &ValueHead,
+        tag: Option<&str>,
     ) -> Result<S3Repair, StoreError> {
-        let Some(tag) = head.tag.as_deref() else {
+        let Some(tag) = tag else {
             return Ok(S3Repair::Changed);
         };
         Ok(
@@ -271,6 +289,117 @@ impl S3Store {
             answers.extend(batch_answers.into_iter().flatten());
         }
         Ok(answers)
+    }
+}
+
+/// The S3 store's listing: `ListObjectsV2` pages (in key order; the
+/// cursor is S3's continuation token), the heads read by ranged
+/// `GetObject`s, a few at a time. The namespaces are the listing's common
+/// prefixes up to the first `/` after the store's prefix; the objects
+/// directly under the prefix, and the prefixes that are no namespace, are
+/// unknown names at the top.
+#[async_trait::async_trait]
+impl StoreInventory for S3Store {
+    fn backend(&self) -> &'static str {
+        "s3"
+    }
+
+    fn location(&self, key: &PasteKey) -> String {
+        self.object_name(key)
+    }
+
+    async fn namespaces(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<TopLevel>, StoreError> {
+        let (keys, prefixes, next) = self.list_page("", after, limit, true).await?;
+        let mut sorted: Vec<(String, TopLevel)> = Vec::with_capacity(keys.len() + prefixes.len());
+        for prefix in prefixes {
+            let rest = prefix.strip_prefix(&self.prefix).unwrap_or(&prefix);
+            let segment = rest.strip_suffix('/').unwrap_or(rest);
+            if segment == QUARANTINE {
+                continue;
+            }
+            let top = match Namespace::parse(segment) {
+                Ok(ns) => TopLevel::Namespace(ns),
+                Err(_) => TopLevel::Unknown(prefix.clone()),
+            };
+            sorted.push((prefix, top));
+        }
+        sorted.extend(
+            keys.into_iter()
+                .map(|key| (key.clone(), TopLevel::Unknown(key))),
+        );
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Page {
+            items: sorted.into_iter().map(|(_, top)| top).collect(),
+            next,
+        })
+    }
+
+    async fn entries(
+        &self,
+        namespace: Option<&Namespace>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<InventoryEntry>, StoreError> {
+        let within = namespace.map(|ns| format!("{ns}/")).unwrap_or_default();
+        let (names, _, next) = self.list_page(&within, cursor, limit, false).await?;
+        let mut listed = Vec::with_capacity(names.len());
+        for name in names {
+            let kind = match self.classify(&name) {
+                StoredKeyKind::Quarantined => continue,
+                StoredKeyKind::Paste(key) => EntryKind::Paste(key),
+                StoredKeyKind::ReviewBlob(key) => EntryKind::ReviewBlob(key),
+                StoredKeyKind::Unknown => EntryKind::Unknown,
+            };
+            listed.push((name, kind));
+        }
+        let records: Vec<String> = listed
+            .iter()
+            .filter(|(_, kind)| *kind != EntryKind::Unknown)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let mut heads = self.heads(&records).await?.into_iter();
+        let mut items = Vec::with_capacity(listed.len());
+        for (name, kind) in listed {
+            if kind == EntryKind::Unknown {
+                items.push(InventoryEntry {
+                    name,
+                    kind,
+                    record: None,
+                });
+                continue;
+            }
+            // `None`: deleted since it was listed.
+            if let Some(head) = heads.next().flatten() {
+                items.push(InventoryEntry {
+                    name,
+                    kind,
+                    record: Some(head_of(&head.head, head.len, head.tag)),
+                });
+            }
+        }
+        Ok(Page { items, next })
+    }
+
+    async fn contains(&self, keys: &[PasteKey]) -> Result<Vec<bool>, StoreError> {
+        let names: Vec<String> = keys.iter().map(|key| self.object_name(key)).collect();
+        self.exist(&names).await
+    }
+
+    async fn check_payload(
+        &self,
+        entry: &InventoryEntry,
+    ) -> Result<Option<Result<(), RecordProblem>>, StoreError> {
+        if entry.kind == EntryKind::Unknown {
+            return Ok(None);
+        }
+        Ok(self
+            .object(&entry.name)
+            .await?
+            .map(|bytes| check_whole(&bytes)))
     }
 }
 

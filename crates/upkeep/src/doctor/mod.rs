@@ -2,7 +2,8 @@
 //! format and the catalog against the store, names what is wrong, and with
 //! `--repair` fixes what is safe to fix while a server serves.
 //!
-//! What is checked (on fs, see `fs.rs` for the walk; on Redis and S3,
+//! What is checked (every store's records as its `StoreInventory` lists
+//! them; on fs, `fs.rs`, also what only files can be; on Redis and S3,
 //! `keyed.rs`, the same less the temporary files):
 //! - each paste file and review blob: its record header (format version,
 //!   checksum, flags), its length against the header's, a text payload's
@@ -37,10 +38,9 @@ use std::io::{IsTerminal as _, Write as _};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use paste_store::StoreConfig;
 use serde::Serialize;
-use tenancy::TenantId;
-
-use crate::Settings;
+use tenancy::{CatalogConfig, TenantId};
 
 /// How `doctor` was asked to run.
 #[derive(Clone, Debug)]
@@ -265,15 +265,20 @@ impl Report {
     }
 }
 
-/// Runs the doctor with the server's settings. `Err`: it could not run.
-pub async fn run(settings: &Settings, options: &DoctorOptions) -> anyhow::Result<Report> {
-    let catalog = tenancy::Catalog::open(&settings.catalog)
+/// Runs the doctor over the store `store` configures, against the catalog
+/// `catalog` configures. `Err`: it could not run.
+pub async fn run(
+    store: &StoreConfig,
+    catalog: &CatalogConfig,
+    options: &DoctorOptions,
+) -> anyhow::Result<Report> {
+    let catalog = tenancy::Catalog::open(catalog)
         .await
         .context("cannot open the tenant catalog")?;
-    let result = match settings.store.kind {
-        paste_store::StoreKind::Fs => fs::check(settings, &catalog, options).await,
-        paste_store::StoreKind::Redis => keyed::check_redis(settings, &catalog, options).await,
-        paste_store::StoreKind::S3 => keyed::check_s3(settings, &catalog, options).await,
+    let result = match store.kind {
+        paste_store::StoreKind::Fs => fs::check(&store.fs, &catalog, options).await,
+        paste_store::StoreKind::Redis => keyed::check_redis(&store.redis, &catalog, options).await,
+        paste_store::StoreKind::S3 => keyed::check_s3(&store.s3, &catalog, options).await,
         paste_store::StoreKind::Memory => Err(anyhow::anyhow!(
             "store.kind is memory: its pastes live in the server's process, there is no store to check"
         )),

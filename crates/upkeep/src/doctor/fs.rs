@@ -1,8 +1,15 @@
-//! The doctor over the fs store: one pass over the namespaces, their shards
-//! and files in key order, side by side with the catalog's paste rows of the
-//! namespace's tenant read in the same order a page at a time, so memory
-//! stays flat however many pastes there are (a tenant's review blobs are
-//! held in a map: there are few of them beside its pastes).
+//! The doctor over the fs store, one tenant's namespace at a time. The
+//! paste files and review blobs come through the store's listing
+//! ([`StoreInventory`](paste_store::StoreInventory): key order, a page at
+//! a time, each with its record head), side by side with the catalog's
+//! paste rows of the namespace's tenant read in the same order a page at a
+//! time, so memory stays flat however many pastes there are (a tenant's review blobs are held in a
+//! map: there are few of them beside its pastes). Before that the
+//! namespace's shards are walked for what only files can be, which the
+//! listing leaves out or names only as unknown: links, temporary files of
+//! puts that never finished, directories and names the store never
+//! writes. Repairs act on a file only if it is still the inode the
+//! listing read (its tag).
 //!
 //! Symbolic links are reported (`symlink`) and never followed, at every
 //! level: the root's namespace directories, a namespace's shards, a shard's
@@ -13,28 +20,30 @@
 //! behind one is not reported missing (and so never removed).
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use paste_store::{
-    FsEntry, FsEntryKind, FsStore, PasteId, RecordInfo, RecordProblem, check_record_text,
-    inspect_record, not_followed, shard_of,
+    EntryKind, FsConfig, FsEntry, FsEntryKind, FsStore, InventoryEntry, Namespace, PasteId,
+    PasteKey, RecordInfo, RecordProblem, StoreInventory as _, not_followed, shard_of,
 };
 use tenancy::{Catalog, PasteRecord, Tenant, TenantId};
 
 use super::{DoctorOptions, FindingKind, Ledger, Report};
-use crate::Settings;
 
 /// Catalog rows read per query.
 const ROW_PAGE: i64 = 2000;
 
+/// Entries asked for per listing page (each page lists the namespace's
+/// directory again, from the shard the last one ended in).
+const LIST_PAGE: usize = 4096;
+
 pub(super) async fn check(
-    settings: &Settings,
+    config: &FsConfig,
     catalog: &Catalog,
     options: &DoctorOptions,
 ) -> anyhow::Result<Report> {
-    let store =
-        FsStore::open_for_inspection(&settings.store.fs).context("cannot open the fs store")?;
+    let store = FsStore::open_for_inspection(config).context("cannot open the fs store")?;
     let (tenants, purging) = super::tenants_to_check(catalog, options).await?;
     let mut walk = Walk {
         store,
@@ -279,6 +288,7 @@ impl Walk<'_> {
                     });
                 }
             };
+            // What only files can be; the records come through the listing.
             for entry in entries {
                 match &entry.kind {
                     FsEntryKind::Temporary(created) => self.temporary(&entry, *created),
@@ -297,20 +307,24 @@ impl Walk<'_> {
                         None,
                         "a name the store never writes".into(),
                     ),
-                    FsEntryKind::Paste(paste) => {
-                        let stored = self.entry(&entry, id, paste);
-                        self.paste(&mut rows, &entry.path, id, paste, stored, fully_indexed)
-                            .await?;
+                    FsEntryKind::Paste(record) | FsEntryKind::ReviewBlob(record)
+                        if shard_of(record) != shard.name =>
+                    {
+                        self.finding(
+                            FindingKind::UnknownFile,
+                            &entry.path,
+                            Some(id),
+                            None,
+                            "a record's name in a shard it does not belong to (the store never reads it there)".into(),
+                        );
                     }
-                    FsEntryKind::ReviewBlob(blob) => {
-                        let stored = self.entry(&entry, id, blob);
-                        self.review_blob(&mut review_blobs, &entry.path, id, blob, stored);
-                    }
+                    FsEntryKind::Paste(_) | FsEntryKind::ReviewBlob(_) => {}
                 }
-                self.ledger
-                    .progress
-                    .tick(self.ledger.checked.entries, self.ledger.findings.len());
             }
+        }
+        if dir.is_some() {
+            self.records(tenant, &mut rows, &mut review_blobs, fully_indexed)
+                .await?;
         }
         // Rows after the last file: none of them is stored.
         while let Some(row) = rows.next(self.catalog).await? {
@@ -334,21 +348,81 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// Checks a paste file or review blob; `Some` when it decodes. Damage
-    /// is reported (and, with `--repair`, the file quarantined) here.
-    fn entry(&mut self, entry: &FsEntry, tenant: &TenantId, id: &PasteId) -> Option<Stored> {
-        let path = entry.path.as_path();
-        self.ledger.checked.entries += 1;
-        let head = match self.store.read_head(entry) {
-            Ok(head) => head,
-            // Removed since the shard was listed (a delete, a burn, the sweep).
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-            // Made a link since the shard was listed: not read.
-            Err(e) if not_followed(&e).is_some() => {
-                self.link_met(path, None, Some(tenant), "");
-                return None;
+    /// The tenant's paste files and review blobs, a page at a time through
+    /// the store's listing ([`StoreInventory`](paste_store::StoreInventory)),
+    /// in key order beside its rows.
+    async fn records(
+        &mut self,
+        tenant: &Tenant,
+        rows: &mut Rows,
+        review_blobs: &mut HashMap<String, i64>,
+        fully_indexed: bool,
+    ) -> anyhow::Result<()> {
+        let id = &tenant.id;
+        let Ok(namespace) = Namespace::parse(&tenant.namespace) else {
+            return Ok(());
+        };
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self
+                .store
+                .entries(Some(&namespace), cursor.as_deref(), LIST_PAGE)
+                .await
+                .with_context(|| format!("cannot list the namespace {}", tenant.namespace))?;
+            for listed in &page.items {
+                let path = PathBuf::from(&listed.name);
+                match &listed.kind {
+                    EntryKind::Paste(key) => {
+                        let stored = self.entry(listed, key, id).await;
+                        self.paste(rows, &path, id, key.id(), stored, fully_indexed)
+                            .await?;
+                    }
+                    EntryKind::ReviewBlob(key) => {
+                        let stored = self.entry(listed, key, id).await;
+                        self.review_blob(review_blobs, &path, id, key.id(), stored);
+                    }
+                    // Reported by the walk of the shards.
+                    EntryKind::Unknown => {}
+                }
+                self.ledger
+                    .progress
+                    .tick(self.ledger.checked.entries, self.ledger.findings.len());
             }
-            Err(e) => {
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Checks a paste file or review blob as listed; `Some` when it
+    /// decodes. Damage is reported (and, with `--repair`, the file
+    /// quarantined) here.
+    async fn entry(
+        &mut self,
+        listed: &InventoryEntry,
+        key: &PasteKey,
+        tenant: &TenantId,
+    ) -> Option<Stored> {
+        let id = key.id();
+        let path_buf = PathBuf::from(&listed.name);
+        let path = path_buf.as_path();
+        self.ledger.checked.entries += 1;
+        let head = listed.record.as_ref()?;
+        let ino = head.tag.as_deref().and_then(|tag| tag.parse::<u64>().ok());
+        let problem = match &head.header {
+            Ok(info) if info.text => match self.store.check_payload(listed).await {
+                Ok(Some(Ok(()))) => Ok(*info),
+                Ok(Some(Err(problem))) => Err(problem),
+                // Removed, or made a link, since it was listed.
+                Ok(None) => return None,
+                Err(_) => Err(RecordProblem::TruncatedPayload {
+                    expected: info.payload_len,
+                    stored: 0,
+                }),
+            },
+            Ok(info) => Ok(*info),
+            Err(RecordProblem::Unreadable(e)) => {
                 self.finding(
                     FindingKind::DamagedRecord,
                     path,
@@ -358,25 +432,7 @@ impl Walk<'_> {
                 );
                 return None;
             }
-        };
-        let problem = match inspect_record(&head.head, head.len) {
-            Ok(info) if info.text => match self.store.read_whole(entry) {
-                Ok(bytes) => match check_record_text(&bytes[paste_store::RECORD_HEADER_LEN..]) {
-                    Ok(()) => Ok(info),
-                    Err(problem) => Err(problem),
-                },
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-                Err(e) if not_followed(&e).is_some() => {
-                    self.link_met(path, None, Some(tenant), "");
-                    return None;
-                }
-                Err(_) => Err(RecordProblem::TruncatedPayload {
-                    expected: info.payload_len,
-                    stored: 0,
-                }),
-            },
-            Ok(info) => Ok(info),
-            Err((problem, _)) => Err(problem),
+            Err(problem) => Err(problem.clone()),
         };
         match problem {
             Ok(info) => {
@@ -391,8 +447,14 @@ impl Walk<'_> {
                             self.ledger.now.saturating_sub(info.expires_at) / 1000
                         ),
                     );
-                    if self.ledger.repair {
-                        match self.store.remove_checked(entry, head.ino) {
+                    if self.ledger.repair
+                        && let Some(ino) = ino
+                    {
+                        match self
+                            .store
+                            .record_entry(key)
+                            .and_then(|entry| self.store.remove_checked(&entry, ino))
+                        {
                             Ok(true) => self.ledger.repaired("removed".into()),
                             Ok(false) => {}
                             Err(e) => {
@@ -424,8 +486,14 @@ impl Walk<'_> {
                     Some(id.as_str()),
                     problem.to_string(),
                 );
-                if self.ledger.repair {
-                    match self.store.quarantine(entry, head.ino) {
+                if self.ledger.repair
+                    && let Some(ino) = ino
+                {
+                    match self
+                        .store
+                        .record_entry(key)
+                        .and_then(|entry| self.store.quarantine(&entry, ino))
+                    {
                         Ok(Some(dest)) => {
                             self.ledger.repaired(format!("moved to {}", dest.display()));
                         }

@@ -1,10 +1,11 @@
 //! The doctor over the stores that name entries by flat keys: Redis
-//! (`SCAN`) and S3 (`ListObjectsV2`). A listing gives keys in no order the
-//! catalog can follow (Redis) or in an order of its own (S3), so the
-//! catalog is asked about each page of keys (one query per tenant per
-//! page), and the rows are then read a page at a time and their keys
-//! looked up: memory stays flat however many pastes there are (a tenant's
-//! review blobs are held in a map, as on fs).
+//! (`SCAN`) and S3 (`ListObjectsV2`), both listed through
+//! [`StoreInventory`]. A listing gives keys in no order the catalog can
+//! follow (Redis) or in an order of its own (S3), so the catalog is asked
+//! about each page of keys (one query per tenant per page), and the rows
+//! are then read a page at a time and their keys looked up: memory stays
+//! flat however many pastes there are (a tenant's review blobs are held in
+//! a map, as on fs).
 //!
 //! Both stores expire entries themselves (Redis) or let reads treat them
 //! as gone (S3, until its lifecycle rule deletes them), and a put never
@@ -15,166 +16,111 @@ use std::collections::{BTreeSet, HashMap};
 
 use anyhow::Context as _;
 use paste_store::{
-    Namespace, PasteId, PasteKey, RECORD_HEADER_LEN, RecordProblem, RedisStore, S3Repair, S3Store,
-    StoreError, StoredKeyKind, ValueHead, check_record_text, inspect_record,
+    EntryKind, InventoryEntry, Namespace, PasteId, PasteKey, RecordProblem, RedisConfig,
+    RedisStore, S3Config, S3Repair, S3Store, StoreError, StoreInventory,
 };
 use tenancy::{Catalog, Tenant, TenantId};
 
 use super::{DoctorOptions, FindingKind, Ledger, Report};
-use crate::Settings;
 
 /// Catalog rows read per query.
 const ROW_PAGE: i64 = 1000;
 
-/// A store whose entries are keys in a flat listing, as the walk needs it.
-pub(super) trait KeyedStore {
-    /// The backend's name in the report.
-    const BACKEND: &'static str;
-    /// The context of a failed listing.
-    const LISTING: &'static str;
-    /// What an expired entry that is still stored means on this backend.
-    const EXPIRED: &'static str;
+/// Entries asked for per listing page (one `SCAN` step, one
+/// `ListObjectsV2` page).
+const LIST_PAGE: usize = 1000;
 
-    /// The key of `key`.
-    fn name_of(&self, key: &PasteKey) -> String;
-    /// What the listed key `name` is.
-    fn classify(&self, name: &str) -> StoredKeyKind;
-    /// The keys of `namespace`, as a pattern for a person.
-    fn namespace_pattern(&self, namespace: &str) -> String;
-    /// One page of keys from `cursor` (`None`: the start), and the cursor
-    /// of the next page (`None`: done).
-    async fn list(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<(Vec<String>, Option<String>), StoreError>;
-    /// The heads of `names`' values; `None` for one that is gone.
-    async fn heads(&self, names: &[String]) -> Result<Vec<Option<ValueHead>>, StoreError>;
-    /// The whole value of `name`, if it is there.
-    async fn value(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
-    /// Whether each of `names` is stored.
-    async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError>;
-    /// Moves `name` (as `head` saw it) aside; where to, or `None` when it
-    /// is gone or changed.
-    async fn quarantine(&self, name: &str, head: &ValueHead) -> Result<Option<String>, StoreError>;
-    /// Removes the expired `name` (as `head` saw it); whether it did.
-    async fn remove_expired(&self, name: &str, head: &ValueHead) -> Result<bool, StoreError>;
+/// A keyed store: listed through [`StoreInventory`]; what differs between
+/// the two is how a damaged or expired value is moved aside or removed.
+enum Keyed {
+    Redis(RedisStore),
+    S3(S3Store),
 }
 
-/// Keys asked for per `SCAN` call.
-const SCAN_COUNT: usize = 1000;
-
-impl KeyedStore for RedisStore {
-    const BACKEND: &'static str = "redis";
-    const LISTING: &'static str = "cannot scan the Redis keys";
-    const EXPIRED: &'static str = "expired, and kept by Redis (a key without a time to live)";
-
-    fn name_of(&self, key: &PasteKey) -> String {
-        self.key_name(key)
+impl Keyed {
+    fn inventory(&self) -> &dyn StoreInventory {
+        match self {
+            Keyed::Redis(store) => store,
+            Keyed::S3(store) => store,
+        }
     }
-    fn classify(&self, name: &str) -> StoredKeyKind {
-        RedisStore::classify(self, name)
+
+    /// The context of a failed listing.
+    fn listing_failed(&self) -> &'static str {
+        match self {
+            Keyed::Redis(_) => "cannot scan the Redis keys",
+            Keyed::S3(_) => "cannot list the S3 objects",
+        }
     }
+
+    /// What an expired entry that is still stored means on this backend.
+    fn expired(&self) -> &'static str {
+        match self {
+            Keyed::Redis(_) => "expired, and kept by Redis (a key without a time to live)",
+            Keyed::S3(_) => {
+                "expired, and still stored (reads answer not found; the bucket's lifecycle rule has not removed it)"
+            }
+        }
+    }
+
+    /// The keys of `namespace`, as a pattern for a person.
     fn namespace_pattern(&self, namespace: &str) -> String {
-        format!("{}{namespace}:*", self.key_prefix())
+        match self {
+            Keyed::Redis(store) => format!("{}{namespace}:*", store.key_prefix()),
+            Keyed::S3(store) => format!("{}{namespace}/*", store.prefix()),
+        }
     }
-    async fn list(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<(Vec<String>, Option<String>), StoreError> {
-        let from = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
-        let (next, names) = self.scan_keys(from, SCAN_COUNT).await?;
-        Ok((names, (next != 0).then(|| next.to_string())))
-    }
-    async fn heads(&self, names: &[String]) -> Result<Vec<Option<ValueHead>>, StoreError> {
-        RedisStore::heads(self, names).await
-    }
-    async fn value(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        RedisStore::value(self, name).await
-    }
-    async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError> {
-        RedisStore::exist(self, names).await
-    }
+
+    /// Moves `name` (the value with tag `tag`, as listed) aside; where to,
+    /// or `None` when it is gone or changed.
     async fn quarantine(
         &self,
         name: &str,
-        _head: &ValueHead,
+        tag: Option<&str>,
     ) -> Result<Option<String>, StoreError> {
-        RedisStore::quarantine(self, name).await
+        match self {
+            Keyed::Redis(store) => store.quarantine(name).await,
+            Keyed::S3(store) => Ok(match store.quarantine(name, tag).await? {
+                S3Repair::Done(dest) => dest,
+                S3Repair::Changed => None,
+            }),
+        }
     }
-    async fn remove_expired(&self, name: &str, _head: &ValueHead) -> Result<bool, StoreError> {
-        self.remove(name).await
-    }
-}
 
-impl KeyedStore for S3Store {
-    const BACKEND: &'static str = "s3";
-    const LISTING: &'static str = "cannot list the S3 objects";
-    const EXPIRED: &'static str = "expired, and still stored (reads answer not found; the bucket's lifecycle rule has not removed it)";
-
-    fn name_of(&self, key: &PasteKey) -> String {
-        self.object_name(key)
-    }
-    fn classify(&self, name: &str) -> StoredKeyKind {
-        S3Store::classify(self, name)
-    }
-    fn namespace_pattern(&self, namespace: &str) -> String {
-        format!("{}{namespace}/*", self.prefix())
-    }
-    async fn list(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<(Vec<String>, Option<String>), StoreError> {
-        self.list_page(cursor).await
-    }
-    async fn heads(&self, names: &[String]) -> Result<Vec<Option<ValueHead>>, StoreError> {
-        S3Store::heads(self, names).await
-    }
-    async fn value(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.object(name).await
-    }
-    async fn exist(&self, names: &[String]) -> Result<Vec<bool>, StoreError> {
-        S3Store::exist(self, names).await
-    }
-    async fn quarantine(&self, name: &str, head: &ValueHead) -> Result<Option<String>, StoreError> {
-        Ok(match S3Store::quarantine(self, name, head).await? {
-            S3Repair::Done(dest) => dest,
-            S3Repair::Changed => None,
-        })
-    }
-    async fn remove_expired(&self, name: &str, head: &ValueHead) -> Result<bool, StoreError> {
-        Ok(S3Store::remove_expired(self, name, head).await? != S3Repair::Changed)
+    /// Removes the expired `name` (as listed); whether it did.
+    async fn remove_expired(&self, name: &str, tag: Option<&str>) -> Result<bool, StoreError> {
+        match self {
+            Keyed::Redis(store) => store.remove(name).await,
+            Keyed::S3(store) => Ok(store.remove_expired(name, tag).await? != S3Repair::Changed),
+        }
     }
 }
 
 /// Checks a Redis store.
 pub(super) async fn check_redis(
-    settings: &Settings,
+    config: &RedisConfig,
     catalog: &Catalog,
     options: &DoctorOptions,
 ) -> anyhow::Result<Report> {
-    let store = RedisStore::open(&settings.store.redis)
+    let store = RedisStore::open(config)
         .await
         .context("cannot open the Redis store")?;
-    check(store, catalog, options).await
+    check(Keyed::Redis(store), catalog, options).await
 }
 
 /// Checks an S3 store.
 pub(super) async fn check_s3(
-    settings: &Settings,
+    config: &S3Config,
     catalog: &Catalog,
     options: &DoctorOptions,
 ) -> anyhow::Result<Report> {
-    let store = S3Store::open(&settings.store.s3)
+    let store = S3Store::open(config)
         .await
         .context("cannot open the S3 store")?;
-    check(store, catalog, options).await
+    check(Keyed::S3(store), catalog, options).await
 }
 
-async fn check<S: KeyedStore>(
-    store: S,
-    catalog: &Catalog,
-    options: &DoctorOptions,
-) -> anyhow::Result<Report> {
+async fn check(store: Keyed, catalog: &Catalog, options: &DoctorOptions) -> anyhow::Result<Report> {
     let (tenants, purging) = super::tenants_to_check(catalog, options).await?;
     let mut review_blobs: HashMap<String, HashMap<String, i64>> = HashMap::new();
     for tenant in &tenants {
@@ -197,8 +143,14 @@ async fn check<S: KeyedStore>(
     };
     let mut cursor = None;
     loop {
-        let (names, next) = walk.store.list(cursor).await.context(S::LISTING)?;
-        walk.page(names, options, &purging).await?;
+        let page = walk
+            .store
+            .inventory()
+            .entries(None, cursor.as_deref(), LIST_PAGE)
+            .await
+            .context(walk.store.listing_failed())?;
+        let next = page.next;
+        walk.page(page.items, options, &purging).await?;
         walk.ledger
             .progress
             .tick(walk.ledger.checked.entries, walk.ledger.findings.len());
@@ -224,7 +176,8 @@ async fn check<S: KeyedStore>(
     for tenant in &tenants {
         walk.ledger.usage(catalog, &tenant.id).await?;
     }
-    Ok(walk.ledger.report(S::BACKEND, catalog))
+    let backend = walk.store.inventory().backend();
+    Ok(walk.ledger.report(backend, catalog))
 }
 
 /// A paste value that decoded: its key, and what its header says.
@@ -236,8 +189,8 @@ struct Decoded {
     len: u64,
 }
 
-struct Walk<'a, S> {
-    store: S,
+struct Walk<'a> {
+    store: Keyed,
     catalog: &'a Catalog,
     ledger: Ledger,
     tenants: &'a [Tenant],
@@ -247,63 +200,55 @@ struct Walk<'a, S> {
     unknown_namespaces: BTreeSet<String>,
 }
 
-impl<S: KeyedStore> Walk<'_, S> {
+impl Walk<'_> {
     fn tenant_of(&self, namespace: &Namespace) -> Option<&Tenant> {
         self.tenants
             .iter()
             .find(|t| t.namespace == namespace.as_str())
     }
 
-    /// One `SCAN` page: every value checked, the pastes beside their rows.
+    /// One listing page: every value checked, the pastes beside their rows.
     async fn page(
         &mut self,
-        names: Vec<String>,
+        entries: Vec<InventoryEntry>,
         options: &DoctorOptions,
         purging: &[String],
     ) -> anyhow::Result<()> {
         let mut keys = Vec::new();
-        for name in names {
-            match self.store.classify(&name) {
-                StoredKeyKind::Quarantined => {}
-                StoredKeyKind::Unknown => {
+        for entry in entries {
+            match &entry.kind {
+                EntryKind::Unknown => {
                     if options.tenant.is_none() {
                         self.ledger.finding(
                             FindingKind::UnknownFile,
-                            name,
+                            entry.name,
                             None,
                             None,
                             "a key the store never writes under its prefix".into(),
                         );
                     }
                 }
-                StoredKeyKind::Paste(key) | StoredKeyKind::ReviewBlob(key) => {
+                EntryKind::Paste(key) | EntryKind::ReviewBlob(key) => {
                     let ns = key.namespace().as_str().to_owned();
                     if self.tenant_of(key.namespace()).is_some() {
-                        keys.push((name, key));
+                        keys.push((key.clone(), entry));
                     } else if options.tenant.is_none() && !purging.contains(&ns) {
                         self.unknown_namespaces.insert(ns);
                     }
                 }
             }
         }
-        let names: Vec<String> = keys.iter().map(|(name, _)| name.clone()).collect();
-        let heads = self
-            .store
-            .heads(&names)
-            .await
-            .context("cannot read the stored values")?;
         // The pastes whose values decode, per tenant, for the catalog.
         let mut decoded: HashMap<TenantId, Vec<Decoded>> = HashMap::new();
-        for ((name, key), head) in keys.into_iter().zip(heads) {
-            let Some(head) = head else { continue };
+        for (key, entry) in keys {
             let Some(tenant) = self.tenant_of(key.namespace()).map(|t| t.id.clone()) else {
                 continue;
             };
             self.ledger.checked.entries += 1;
-            let Some((created, expires, len)) = self.entry(&name, &key, &tenant, head).await?
-            else {
+            let Some((created, expires, len)) = self.entry(&entry, &key, &tenant).await? else {
                 continue;
             };
+            let name = entry.name;
             if key.kind() == paste_store::KeyKind::ReviewBlob {
                 self.review_blob(&name, &key, &tenant, created, expires, len);
             } else {
@@ -366,21 +311,24 @@ impl<S: KeyedStore> Walk<'_, S> {
     /// decodes. Damage is reported (and, with `--repair`, quarantined) here.
     async fn entry(
         &mut self,
-        name: &str,
+        entry: &InventoryEntry,
         key: &PasteKey,
         tenant: &TenantId,
-        head: ValueHead,
     ) -> anyhow::Result<Option<(u64, u64, u64)>> {
+        let name = entry.name.as_str();
         let id = key.id().as_str();
-        let checked = match inspect_record(&head.head, head.len) {
-            Ok(info) if info.text => match self.store.value(name).await? {
-                Some(bytes) => {
-                    check_record_text(bytes.get(RECORD_HEADER_LEN..).unwrap_or(&[])).map(|()| info)
-                }
+        let Some(head) = &entry.record else {
+            return Ok(None);
+        };
+        let tag = head.tag.as_deref();
+        let checked = match &head.header {
+            Ok(info) if info.text => match self.store.inventory().check_payload(entry).await? {
+                Some(Ok(())) => Ok(*info),
+                Some(Err(problem)) => Err(problem),
                 None => return Ok(None),
             },
-            Ok(info) => Ok(info),
-            Err((problem, _)) => Err(problem),
+            Ok(info) => Ok(*info),
+            Err(problem) => Err(problem.clone()),
         };
         match checked {
             Ok(info) => {
@@ -390,9 +338,9 @@ impl<S: KeyedStore> Walk<'_, S> {
                         name.to_owned(),
                         Some(tenant),
                         Some(id),
-                        S::EXPIRED.into(),
+                        self.store.expired().into(),
                     );
-                    if self.ledger.repair && self.store.remove_expired(name, &head).await? {
+                    if self.ledger.repair && self.store.remove_expired(name, tag).await? {
                         self.ledger.repaired("removed".into());
                     }
                 }
@@ -420,7 +368,7 @@ impl<S: KeyedStore> Walk<'_, S> {
                     problem.to_string(),
                 );
                 if self.ledger.repair
-                    && let Some(dest) = self.store.quarantine(name, &head).await?
+                    && let Some(dest) = self.store.quarantine(name, tag).await?
                 {
                     let mut done = format!("renamed to {dest}");
                     if key.kind() == paste_store::KeyKind::Paste
@@ -472,6 +420,18 @@ impl<S: KeyedStore> Walk<'_, S> {
         }
     }
 
+    /// Whether a value is stored under `key` (`None`: a row's id that is no
+    /// key's, under which nothing can be stored).
+    async fn stored(&self, key: Option<&PasteKey>) -> Result<bool, StoreError> {
+        let Some(key) = key else { return Ok(false) };
+        let found = self
+            .store
+            .inventory()
+            .contains(std::slice::from_ref(key))
+            .await?;
+        Ok(found.first().copied().unwrap_or(false))
+    }
+
     /// The tenant's rows a page at a time, each looked up in the store.
     async fn rows(&mut self, tenant: &Tenant) -> anyhow::Result<()> {
         let Ok(namespace) = Namespace::parse(&tenant.namespace) else {
@@ -486,21 +446,35 @@ impl<S: KeyedStore> Walk<'_, S> {
                 .with_context(|| format!("cannot read the paste rows of {}", tenant.id))?;
             let Some(last) = page.last() else { break };
             after.clone_from(&last.id);
-            let names: Vec<String> = page
+            let inventory = self.store.inventory();
+            let keys: Vec<Option<PasteKey>> = page
                 .iter()
                 .map(|row| {
-                    PasteId::parse(&row.id).map_or_else(
-                        |_| format!("(row id {:?})", row.id),
-                        |id| self.store.name_of(&PasteKey::new(namespace.clone(), id)),
-                    )
+                    PasteId::parse(&row.id)
+                        .ok()
+                        .map(|id| PasteKey::new(namespace.clone(), id))
                 })
                 .collect();
-            let present = self
-                .store
-                .exist(&names)
+            let names: Vec<String> = page
+                .iter()
+                .zip(&keys)
+                .map(|(row, key)| match key {
+                    Some(key) => inventory.location(key),
+                    None => format!("(row id {:?})", row.id),
+                })
+                .collect();
+            // A row whose id is no key's has nothing stored.
+            let valid: Vec<PasteKey> = keys.iter().flatten().cloned().collect();
+            let mut found = inventory
+                .contains(&valid)
                 .await
-                .context("cannot look the rows' keys up")?;
-            for ((row, name), present) in page.iter().zip(names).zip(present) {
+                .context("cannot look the rows' keys up")?
+                .into_iter();
+            let present: Vec<bool> = keys
+                .iter()
+                .map(|key| key.is_some() && found.next().unwrap_or(false))
+                .collect();
+            for (((row, name), key), present) in page.iter().zip(names).zip(keys).zip(present) {
                 self.ledger.checked.rows += 1;
                 if present {
                     continue;
@@ -527,7 +501,7 @@ impl<S: KeyedStore> Walk<'_, S> {
                 );
                 // Only a row whose key is still absent when the repair comes.
                 if self.ledger.repair
-                    && !self.store.exist(std::slice::from_ref(&name)).await?[0]
+                    && !self.stored(key.as_ref()).await?
                     && let Some(gone) = self.catalog.forget_paste(&tenant.id, &row.id).await?
                 {
                     self.ledger.repaired(format!(
@@ -571,12 +545,11 @@ impl<S: KeyedStore> Walk<'_, S> {
             let Ok(id) = PasteId::parse(&blob) else {
                 continue;
             };
-            let name = self
-                .store
-                .name_of(&PasteKey::review_blob(namespace.clone(), id));
-            if self.store.exist(std::slice::from_ref(&name)).await?[0] {
+            let key = PasteKey::review_blob(namespace.clone(), id);
+            if self.stored(Some(&key)).await? {
                 continue;
             }
+            let name = self.store.inventory().location(&key);
             self.ledger.finding(
                 FindingKind::ReviewBlobMissing,
                 name,

@@ -4,6 +4,7 @@
 //! the doctor moves aside under `<prefix>.quarantine<sep>`, where no
 //! namespace can be (a namespace cannot start with a dot).
 
+use crate::inventory::{EntryKind, InventoryEntry, head_of};
 use crate::{Namespace, PasteId, PasteKey};
 
 /// What a key under a store's prefix is.
@@ -30,6 +31,57 @@ pub(crate) struct ValueHead {
     pub(crate) len: u64,
     /// The store's tag of the value (an ETag), if it has one.
     pub(crate) tag: Option<String>,
+}
+
+/// The names of one page of a listing, classified by `classify`, with the
+/// quarantine left out; and the names among them that are records, whose
+/// heads [`with_heads`] wants, in that order.
+pub(crate) fn classified(
+    names: Vec<String>,
+    classify: impl Fn(&str) -> StoredKeyKind,
+) -> (Vec<(String, EntryKind)>, Vec<String>) {
+    let mut listed = Vec::with_capacity(names.len());
+    let mut records = Vec::new();
+    for name in names {
+        let kind = match classify(&name) {
+            StoredKeyKind::Quarantined => continue,
+            StoredKeyKind::Paste(key) => EntryKind::Paste(key),
+            StoredKeyKind::ReviewBlob(key) => EntryKind::ReviewBlob(key),
+            StoredKeyKind::Unknown => EntryKind::Unknown,
+        };
+        if kind != EntryKind::Unknown {
+            records.push(name.clone());
+        }
+        listed.push((name, kind));
+    }
+    (listed, records)
+}
+
+/// The entries of a page: an unknown name as it is, a record with its
+/// head (`heads`, one per record of [`classified`], in order). A record
+/// whose head is `None` was deleted since it was listed and is left out.
+pub(crate) fn with_heads(
+    listed: Vec<(String, EntryKind)>,
+    heads: Vec<Option<ValueHead>>,
+) -> Vec<InventoryEntry> {
+    let mut heads = heads.into_iter();
+    let mut items = Vec::with_capacity(listed.len());
+    for (name, kind) in listed {
+        if kind == EntryKind::Unknown {
+            items.push(InventoryEntry {
+                name,
+                kind,
+                record: None,
+            });
+        } else if let Some(head) = heads.next().flatten() {
+            items.push(InventoryEntry {
+                name,
+                kind,
+                record: Some(head_of(&head.head, head.len, head.tag)),
+            });
+        }
+    }
+    items
 }
 
 /// The name of the quarantine, after the prefix and before the separator.

@@ -15,9 +15,7 @@ use super::{
     DeleteOutcome, S3Store, is_no_such_key, status_and_code, unavailable, unreadable_body,
 };
 use crate::backends::keyed::{self, QUARANTINE, StoredKeyKind, ValueHead};
-use crate::inventory::{
-    EntryKind, InventoryEntry, Page, StoreInventory, TopLevel, check_whole, head_of,
-};
+use crate::inventory::{EntryKind, InventoryEntry, Page, StoreInventory, TopLevel, check_whole};
 use crate::{Namespace, PasteKey, RECORD_HEADER_LEN, RecordProblem, StoreError};
 
 /// Requests in flight at once for the per-object calls of a page.
@@ -346,41 +344,9 @@ impl StoreInventory for S3Store {
     ) -> Result<Page<InventoryEntry>, StoreError> {
         let within = namespace.map(|ns| format!("{ns}/")).unwrap_or_default();
         let (names, _, next) = self.list_page(&within, cursor, limit, false).await?;
-        let mut listed = Vec::with_capacity(names.len());
-        for name in names {
-            let kind = match self.classify(&name) {
-                StoredKeyKind::Quarantined => continue,
-                StoredKeyKind::Paste(key) => EntryKind::Paste(key),
-                StoredKeyKind::ReviewBlob(key) => EntryKind::ReviewBlob(key),
-                StoredKeyKind::Unknown => EntryKind::Unknown,
-            };
-            listed.push((name, kind));
-        }
-        let records: Vec<String> = listed
-            .iter()
-            .filter(|(_, kind)| *kind != EntryKind::Unknown)
-            .map(|(name, _)| name.clone())
-            .collect();
-        let mut heads = self.heads(&records).await?.into_iter();
-        let mut items = Vec::with_capacity(listed.len());
-        for (name, kind) in listed {
-            if kind == EntryKind::Unknown {
-                items.push(InventoryEntry {
-                    name,
-                    kind,
-                    record: None,
-                });
-                continue;
-            }
-            // `None`: deleted since it was listed.
-            if let Some(head) = heads.next().flatten() {
-                items.push(InventoryEntry {
-                    name,
-                    kind,
-                    record: Some(head_of(&head.head, head.len, head.tag)),
-                });
-            }
-        }
+        let (listed, records) = keyed::classified(names, |name| self.classify(name));
+        let heads = self.heads(&records).await?;
+        let items = keyed::with_heads(listed, heads);
         Ok(Page { items, next })
     }
 

@@ -66,7 +66,8 @@ pub(crate) async fn create_paste_compat(
     let (raw, _place) = read_within(&state, &parts, body, max_size).await?;
     let new = NewPaste {
         payload: steps::compat_payload(&raw.bytes, max_size)?,
-        ttl_secs: ctx.tenant.default_ttl_secs,
+        // Upstream's create names no lifetime: the tenant's default.
+        ttl_secs: ctx.ttl_secs(None, 0)?,
         burn_after_read: false,
         idempotency: idempotency_key(&parts.headers, &raw.bytes)?,
         always_index: false,

@@ -8,7 +8,7 @@
 //! working against a server that has added one.
 //!
 //! The server converts between these and the catalog's records
-//! (`paste-api`, `handlers/admin/wire.rs`); the rules of their values are in
+//! (`paste-api`, `admin/wire.rs`); the rules of their values are in
 //! [`crate::rules`]. Where the OpenAPI derive needs a literal (a `pattern`,
 //! `minimum`, `maximum`, `max_length` or `max_items`), the literal is checked
 //! against [`crate::rules`] by the tests at the end of this file.

@@ -225,7 +225,30 @@ impl StoreInventory for RedisStore {
             None => 0,
         };
         let within = namespace.map(|ns| format!("{ns}:")).unwrap_or_default();
-        let (next, names) = self.scan_keys(&within, from, limit.max(1)).await?;
+        // `SCAN`'s `COUNT` is buckets looked at, not keys matched: a small
+        // page over a sparse namespace in a large keyspace would take one
+        // call per `limit` buckets. So a step starts at `limit` buckets and
+        // doubles while the page is not full, until the keyspace ends or
+        // about `SCAN_COUNT` buckets were looked at: a whole listing takes
+        // at most about keyspace / `SCAN_COUNT` calls of a few steps each,
+        // whatever the page size, and a dense namespace still comes
+        // `limit` at a time (the last step's matches over `limit` at most
+        // what the steps before it found).
+        let mut step = limit.max(1);
+        let mut names = Vec::new();
+        let mut cursor = from;
+        let mut looked_at = 0;
+        loop {
+            let (next, mut found) = self.scan_keys(&within, cursor, step).await?;
+            names.append(&mut found);
+            looked_at += step;
+            cursor = next;
+            if cursor == 0 || names.len() >= limit.max(1) || looked_at >= SCAN_COUNT {
+                break;
+            }
+            step = (step * 2).min(SCAN_COUNT);
+        }
+        let next = cursor;
         let (listed, records) = keyed::classified(names, |name| self.classify(name));
         let heads = self.heads(&records).await?;
         let items = keyed::with_heads(listed, heads);

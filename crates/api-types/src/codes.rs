@@ -36,6 +36,8 @@ macro_rules! codes {
 }
 
 codes! {
+    /// Only the owner or an approver link may decide (403).
+    ApproverOnly => "approver-only",
     /// The request head breaks HTTP in a way the parser lets through.
     BadRequest => "bad-request",
     /// The body did not arrive in time.
@@ -80,6 +82,8 @@ codes! {
     MethodNotAllowed => "method-not-allowed",
     /// A review link already writes under another name.
     NameBound => "name-bound",
+    /// An approver link that has no name decided without giving one (409).
+    NameRequired => "name-required",
     /// Another link of the review writes under this name.
     NameTaken => "name-taken",
     /// No such tenant or key.
@@ -102,7 +106,7 @@ codes! {
     RateLimited => "rate-limited",
     /// A stored part of the review is damaged.
     ReviewDamaged => "review-damaged",
-    /// The review is decided and takes no more changes.
+    /// This round of the review is decided already (409).
     ReviewDecided => "review-decided",
     /// No review for this id and token.
     ReviewNotFound => "review-not-found",
@@ -110,6 +114,8 @@ codes! {
     ShuttingDown => "shutting-down",
     /// A push on a version that is not the latest.
     StaleParent => "stale-parent",
+    /// A decision on a version that is not the latest (409).
+    StaleVersion => "stale-version",
     /// Storage is down or too slow (503, retry).
     StoreUnavailable => "store-unavailable",
     /// The tenant is disabled.

@@ -79,9 +79,9 @@ pub struct CreateReviewResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct You {
-    /// `owner` or `reviewer`.
+    /// `owner`, `reviewer` or `approver`.
     pub role: String,
-    /// The writer id: `owner` or the reviewer link's id.
+    /// The writer id: `owner` or the link's id.
     pub link: String,
     /// The name this writer bound with its first comments, if any.
     pub name: Option<String>,
@@ -100,6 +100,22 @@ pub struct VersionInfo {
     pub created_at: u64,
     /// Stored size in bytes.
     pub size: u64,
+    /// The round it was pushed in (1 from a server without rounds).
+    #[serde(default = "one")]
+    pub round: u64,
+    /// Its pusher said only checklist marks changed from the version
+    /// before (a progress push, which keeps an approval). A claim: clients
+    /// check it by comparing the two plans.
+    #[serde(default)]
+    pub progress: bool,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn reviewer() -> String {
+    "reviewer".to_owned()
 }
 
 /// One writer's comment set.
@@ -111,6 +127,10 @@ pub struct CommentSet {
     pub writer: String,
     /// The writer's bound name.
     pub name: String,
+    /// The writer's role: `owner`, `reviewer` or `approver` (what the
+    /// thread rules go by: who may resolve a thread).
+    #[serde(default = "reviewer")]
+    pub role: String,
     /// The version the comments were made on.
     pub version: u64,
     /// The encrypted comment set.
@@ -124,31 +144,58 @@ pub struct CommentSet {
     pub seq: u64,
 }
 
-/// One live reviewer link (shown to the owner only; never its token).
+/// One live link (shown to the owner only; never its token).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LinkInfo {
     /// The link id.
     pub id: String,
+    /// `reviewer` or `approver`.
+    #[serde(default = "reviewer")]
+    pub role: String,
     /// The name it bound, once it has written.
     pub name: Option<String>,
     /// When it was minted.
     pub created_at: u64,
 }
 
-/// The owner's decision.
+/// Who made a decision, as they were then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DecidedBy {
+    /// `owner` or `approver`.
+    pub role: String,
+    /// The writer id: `owner` or the approver link's id.
+    pub link: String,
+    /// The name the decider had bound (an approver always has one).
+    pub name: Option<String>,
+}
+
+/// One round's decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DecisionInfo {
+    /// The round it decided.
+    pub round: u64,
+    /// The version it was made on.
+    pub version: u64,
+    /// That version's digest: what exactly was decided.
+    pub digest: String,
     /// `approved` or `changes_requested`.
     pub decision: String,
-    /// The encrypted feedback, when the owner sent some.
+    /// Who decided.
+    pub by: DecidedBy,
+    /// The encrypted feedback, when some was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
     /// When it was made.
     pub decided_at: u64,
+    /// The version whose push voided this approval (a push that was not a
+    /// progress push).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voided_by: Option<u64>,
 }
 
 /// `GET /api/v1/reviews/{id}` response.
@@ -158,8 +205,12 @@ pub struct DecisionInfo {
 pub struct ReviewView {
     /// The review id.
     pub id: String,
-    /// `open`, `approved` or `changes_requested`.
+    /// `open`, `approved` or `changes_requested`: this round's state.
     pub state: String,
+    /// The current round: 1, then one more for each push that followed a
+    /// decision (after `changes_requested`, or voiding an approval).
+    #[serde(default = "one")]
+    pub round: u64,
     /// The token's holder.
     pub you: You,
     /// The latest version's number.
@@ -168,12 +219,16 @@ pub struct ReviewView {
     pub versions: Vec<VersionInfo>,
     /// Every writer's comment set.
     pub comments: Vec<CommentSet>,
-    /// Live reviewer links (owner only).
+    /// Live reviewer and approver links (owner only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<LinkInfo>>,
-    /// The decision, once made.
+    /// This round's decision, once made (absent while the state is
+    /// `open`; earlier rounds' are in `decisions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<DecisionInfo>,
+    /// Every decision, oldest (round 1) first.
+    #[serde(default)]
+    pub decisions: Vec<DecisionInfo>,
     /// The last event's sequence number (pass as `after` to follow events).
     pub seq: u64,
     /// When the review expires.
@@ -210,6 +265,12 @@ pub struct PushVersionRequest {
     #[serde(deserialize_with = "whole")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub parent: u64,
+    /// A progress push: only checklist marks (`- [ ]` and `- [x]`) differ
+    /// from the parent. After an approval it keeps the approval; any other
+    /// push voids it and opens the next round. The server cannot read the
+    /// plans, so clients check the claim.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub progress: bool,
 }
 
 /// `POST /api/v1/reviews/{id}/versions` response.
@@ -221,13 +282,22 @@ pub struct PushVersionResponse {
     /// Present (true) when the plan equals the latest version's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unchanged: Option<bool>,
+    /// The round the new version is in (absent when unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u64>,
 }
 
-/// `POST /api/v1/reviews/{id}/links` request: an empty object.
+/// `POST /api/v1/reviews/{id}/links` request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-pub struct CreateLinkRequest {}
+pub struct CreateLinkRequest {
+    /// `reviewer` (the default: reads and comments) or `approver` (also
+    /// decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(pattern = "^(reviewer|approver)$"))]
+    pub role: Option<String>,
+}
 
 /// `POST /api/v1/reviews/{id}/links` response. The token is shown only here.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,8 +305,11 @@ pub struct CreateLinkRequest {}
 pub struct CreatedLink {
     /// The link id (for revoking it).
     pub id: String,
-    /// The reviewer's bearer token (43 base64url characters).
+    /// The link's bearer token (43 base64url characters).
     pub token: String,
+    /// `reviewer` or `approver`.
+    #[serde(default = "reviewer")]
+    pub role: String,
 }
 
 /// `PUT /api/v1/reviews/{id}/comments` request.
@@ -297,6 +370,23 @@ pub struct DecisionRequest {
         schema(pattern = "^(approved|changes_requested)$")
     )]
     pub decision: String,
+    /// The version decided on: must be the latest, else `409
+    /// stale-version` (a push came while the decider was reading).
+    #[serde(deserialize_with = "whole")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    pub version: u64,
+    /// The decider's name, bound as a first comment set binds one: an
+    /// approver link that has not commented must give it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 64,
+            pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+        )
+    )]
+    pub name: Option<String>,
     /// Optional encrypted feedback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(min_length = 1))]

@@ -209,6 +209,9 @@ pub enum ApiError {
     /// A reviewer called an owner-only review route.
     #[error("owner only")]
     OwnerOnly,
+    /// A reviewer link tried to decide.
+    #[error("approver only")]
+    ApproverOnly,
     /// A review's version or link that does not exist.
     #[error("{0} not found")]
     ReviewPartNotFound(&'static str),
@@ -437,8 +440,13 @@ impl ApiError {
             ),
             OwnerOnly => (
                 StatusCode::FORBIDDEN,
-                "only the review's owner can do this; a reviewer link cannot".into(),
+                "only the review's owner can do this; a reviewer or approver link cannot".into(),
                 Some(C::OwnerOnly),
+            ),
+            ApproverOnly => (
+                StatusCode::FORBIDDEN,
+                "only the review's owner or an approver link can decide; this is a reviewer link: comment instead, or ask the owner for an approver link".into(),
+                Some(C::ApproverOnly),
             ),
             ReviewPartNotFound(what) => (
                 StatusCode::NOT_FOUND,
@@ -517,6 +525,7 @@ impl ApiError {
             | ApiError::ReviewNotFound
             | ApiError::ReviewTokenMissing
             | ApiError::OwnerOnly
+            | ApiError::ApproverOnly
             | ApiError::ReviewPartNotFound(_)
             | ApiError::ReviewConflict { .. }
             | ApiError::ReviewDamaged { .. } => None,
@@ -711,6 +720,7 @@ mod tests {
             ApiError::ReviewNotFound,
             ApiError::ReviewTokenMissing,
             ApiError::OwnerOnly,
+            ApiError::ApproverOnly,
             ApiError::ReviewPartNotFound("version"),
             ApiError::ReviewConflict {
                 message: "x".into(),
@@ -767,6 +777,7 @@ mod tests {
                 | ApiError::ReviewNotFound
                 | ApiError::ReviewTokenMissing
                 | ApiError::OwnerOnly
+                | ApiError::ApproverOnly
                 | ApiError::ReviewPartNotFound(_)
                 | ApiError::ReviewConflict { .. }
                 | ApiError::ReviewDamaged { .. }
@@ -819,6 +830,8 @@ mod tests {
             R::NameTaken,
             R::TooManyEvents(1),
             R::CommentsChanged { current: 1 },
+            R::StaleVersion { latest: 2 },
+            R::NameRequired,
         ] {
             let error = ApiError::from_review(ReviewError::Refused(refusal));
             answered.extend(error.parts().2.map(ErrorCode::as_str));

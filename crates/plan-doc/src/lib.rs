@@ -21,6 +21,7 @@ mod anchor;
 mod blocks;
 mod export;
 mod html;
+mod progress;
 mod refs;
 mod render;
 mod steps;
@@ -35,5 +36,6 @@ pub use export::{
     DEFAULT_SUBJECT, DEFAULT_TITLE, ExportOptions, export_annotations, export_annotations_with,
     line_label,
 };
+pub use progress::only_checklist_marks_differ;
 pub use render::{RenderedText, render_inline};
 pub use steps::{Step, StepState, Steps, plan_steps};

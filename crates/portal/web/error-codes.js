@@ -2,6 +2,7 @@
 // every `code` an error body can carry. Do not edit; a test holds
 // this file to the enum (PLANSHARE_UPDATE_GENERATED=1 rewrites it).
 export const ERROR_CODES = Object.freeze({
+  approverOnly: "approver-only",
   badRequest: "bad-request",
   bodyTimeout: "body-timeout",
   bodyTooLarge: "body-too-large",
@@ -24,6 +25,7 @@ export const ERROR_CODES = Object.freeze({
   linkNotFound: "link-not-found",
   methodNotAllowed: "method-not-allowed",
   nameBound: "name-bound",
+  nameRequired: "name-required",
   nameTaken: "name-taken",
   notFound: "not-found",
   overloaded: "overloaded",
@@ -39,6 +41,7 @@ export const ERROR_CODES = Object.freeze({
   reviewNotFound: "review-not-found",
   shuttingDown: "shutting-down",
   staleParent: "stale-parent",
+  staleVersion: "stale-version",
   storeUnavailable: "store-unavailable",
   tenantDisabled: "tenant-disabled",
   tooManyChanges: "too-many-changes",

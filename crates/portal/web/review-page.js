@@ -272,10 +272,11 @@ function markDirty() {
   showReviewState();
 }
 
-/** Who decided `view`'s review, as a sentence's subject. */
-function decider(view) {
-  if (view.you.role === "owner") return "You";
-  const name = view.decision?.by?.name ?? view.comments.find((c) => c.writer === "owner")?.name;
+/** Who made `decision` (of `view`), as a sentence's subject. */
+function decider(view, decision = view.decision) {
+  if (decision?.by?.link === view.you.link) return "You";
+  if (decision?.by?.role === "approver") return decision.by.name ?? "An approver";
+  const name = decision?.by?.name ?? view.comments.find((c) => c.writer === "owner")?.name;
   return name ? `The owner, ${name},` : "The owner";
 }
 
@@ -302,8 +303,9 @@ function showReviewState() {
   $("review-hint").hidden = !(open && !state.annotations.some((a) => a.own));
   const writers = new Set(view.comments.map((c) => c.name)).size;
   const decided = view.decision ? `${decisionSentence(view)}.` : null;
+  const round = (view.round ?? 1) > 1 ? ` · round ${view.round}` : "";
   $("review-state").textContent = state.ended
-    ?? `${decided ?? stateLabel(view.state)} · v${view.latest} · ${writers} commenter${writers === 1 ? "" : "s"} · ${role}`;
+    ?? `${decided ?? stateLabel(view.state)} · v${view.latest}${round} · ${writers} commenter${writers === 1 ? "" : "s"} · ${role}`;
   showDecision();
   $("review-versions").textContent = `Versions (${view.versions.length})`;
   // Offered only while there is something unsent.
@@ -316,7 +318,9 @@ function showReviewState() {
   }
   for (const id of ["global-comment", "selection-tools"]) if (!open) $(id).hidden = true;
   $("global-comment").hidden = !open;
-  $("owner-tools").hidden = !(open && view.you.role === "owner");
+  // The owner and approvers decide; only the owner manages links.
+  $("owner-tools").hidden = !(open && view.you.role !== "reviewer");
+  $("review-links").hidden = view.you.role !== "owner";
 }
 
 /** The decision shown above the plan, with who made it, when, and its
@@ -430,9 +434,21 @@ async function feedbackData(text) {
   return own.length ? sealComments(state.key, state.view.latest, own) : undefined;
 }
 
+/** Decides on the version this page shows. When one was pushed while
+ * its reader was reading, nothing is decided: the page shows the new
+ * version and says so (the error thrown carries that message). */
 async function decide(decision, text) {
   const data = await feedbackData(text);
-  await state.client.decide(decision, data);
+  const name = state.view.you.name ? undefined : $("author").value.trim() || undefined;
+  try {
+    await state.client.decide(decision, state.view.latest, data, name);
+  } catch (error) {
+    if (error.code !== ERROR_CODES.staleVersion) throw error;
+    const read = await readReview();
+    const shown = state.view.latest;
+    applyReview(read);
+    throw new Error(`Nothing was decided: version ${read.view.latest} was pushed while you were reading v${shown}. It is shown now; read it, then decide again.`);
+  }
   state.view = await state.client.view();
   state.dirty = false;
   ui.saveWork();
@@ -549,7 +565,11 @@ function newsOf(events) {
   const news = [];
   for (const { event, data } of events) {
     if (event === "comments" && data.writer !== you) news.push(`${data.name} ${data.withdrawn ? "withdrew their comments" : "commented"}`);
-    else if (event === "version") news.push(`v${data.n} pushed`);
+    else if (event === "version") {
+      news.push(data.voided ? `v${data.n} pushed: the approval is void, round ${data.round}`
+        : data.reopened ? `v${data.n} pushed: round ${data.round}`
+          : data.progress ? `v${data.n} pushed (progress)` : `v${data.n} pushed`);
+    }
     else if (event === "decision") news.push(data.decision === "approved" ? "the plan was approved" : "changes were requested");
   }
   return news;
@@ -704,7 +724,7 @@ function wire() {
     keys: ["a"],
     label: "Approve (the review, or tell the bot that shared this plan)",
     run: () => approve(),
-    available: () => state.view !== null && state.view.you.role === "owner" && !$("owner-tools").hidden,
+    available: () => state.view !== null && state.view.you.role !== "reviewer" && !$("owner-tools").hidden,
   });
   $("review-send").addEventListener("click", sendComments);
   $("review-links").addEventListener("click", openLinks);

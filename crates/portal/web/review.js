@@ -172,9 +172,10 @@ export class ReviewClient {
     return this.call("DELETE", `/comments?base=${base}`);
   }
 
-  /** Mints a reviewer link: `{id, token}` (owner only). */
-  addLink() {
-    return this.call("POST", "/links", {});
+  /** Mints a link: `{id, token, role}` (owner only); `role` "reviewer"
+   * (the default) or "approver". */
+  addLink(role) {
+    return this.call("POST", "/links", role ? { role } : {});
   }
 
   /** Revokes reviewer link `link` (owner only). */
@@ -182,10 +183,16 @@ export class ReviewClient {
     return this.call("DELETE", `/links/${encodeURIComponent(link)}`);
   }
 
-  /** The owner's decision: "approved" or "changes_requested", with an
-   * optional sealed comment set as feedback. */
-  decide(decision, data) {
-    return this.call("POST", "/decision", data === undefined ? { decision } : { decision, data });
+  /** This round's decision (the owner or an approver): "approved" or
+   * "changes_requested" on `version` (the one the decider read: a newer
+   * one makes it 409 stale-version), with an optional sealed comment set
+   * as feedback and the decider's name (an approver that has not
+   * commented must give one). */
+  decide(decision, version, data, name) {
+    const body = { decision, version };
+    if (data !== undefined) body.data = data;
+    if (name) body.name = name;
+    return this.call("POST", "/decision", body);
   }
 
   /** Events after `seq` (JSON long poll): `{events, seq}`. */

@@ -70,9 +70,10 @@ pub use model::{
 pub use pastes::index_writer::IndexWriter;
 pub use pastes::{DEFAULT_IDEMPOTENCY_LEASE_MS, Idempotency, PastePage, PasteRecord};
 pub use reviews::{
-    BlobRef, CommentRow, CommentsStored, DecisionRow, EventKind, LinkRow, MAX_EVENTS_PER_READ,
-    NewReview, OWNER_WRITER, Outcome, Principal, Pushed, RemovedReview, ReviewEvent, ReviewHead,
-    ReviewLimits, ReviewNotice, ReviewRefusal, ReviewSnapshot, ReviewState, Role, VersionRow,
+    BlobRef, CommentRow, CommentsStored, Decided, DecidedBy, DecisionRow, EventKind, LinkRow,
+    MAX_EVENTS_PER_READ, NewDecision, NewReview, NewVersion, OWNER_WRITER, Outcome, Principal,
+    Pushed, RemovedReview, ReviewEvent, ReviewHead, ReviewLimits, ReviewNotice, ReviewRefusal,
+    ReviewSnapshot, ReviewState, Role, VersionRow,
 };
 pub use tenants::{NamespacePurge, PURGE_SETTLE_MS};
 pub use time::now_ms;

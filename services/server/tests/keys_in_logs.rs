@@ -425,7 +425,7 @@ async fn exercise_reviews(api: &Api) -> Vec<(String, String)> {
     api.expect(
         api.request(Method::POST, &path("/decision"), Some(&owner))
             .header("content-type", "application/json")
-            .body(json_body(json!({"decision": "approved"}))),
+            .body(json_body(json!({"decision": "approved", "version": 2}))),
         200,
         "decision",
     )

@@ -17,20 +17,31 @@ impl ApiError {
         match err {
             ReviewError::NotFound => ApiError::ReviewNotFound,
             ReviewError::OwnerOnly => ApiError::OwnerOnly,
+            ReviewError::ApproverOnly => ApiError::ApproverOnly,
             ReviewError::CredentialRequired => ApiError::Unauthorized,
             ReviewError::NoSuch(what) => ApiError::ReviewPartNotFound(what),
             ReviewError::Refused(refusal) => match refusal {
                 R::NotOpen(state) => conflict(
                     match state {
                         tenancy::ReviewState::Approved => {
-                            "the owner already approved this review: it takes no more changes".into()
+                            "this round is decided already: it was approved. A push of a changed plan opens the next round".into()
                         }
                         tenancy::ReviewState::ChangesRequested => {
-                            "the owner already requested changes on this review: it takes no more changes".into()
+                            "this round is decided already: changes were requested. The next round starts when the owner pushes a revised plan".into()
                         }
-                        other => format!("the review is no longer open ({other}): it takes no more changes"),
+                        other => format!("this round is decided already ({other})"),
                     },
                     ErrorCode::ReviewDecided,
+                ),
+                R::StaleVersion { latest } => conflict(
+                    format!(
+                        "the decision names a version that is not the latest: version {latest} was pushed since (read it, then decide on it)"
+                    ),
+                    ErrorCode::StaleVersion,
+                ),
+                R::NameRequired => conflict(
+                    "an approver decides under a name: send \"name\" with the decision (or comment first, which binds one)".into(),
+                    ErrorCode::NameRequired,
                 ),
                 R::StaleParent { latest } => conflict(
                     format!(
@@ -44,7 +55,7 @@ impl ApiError {
                 ),
                 R::TooManyLinks(max) => conflict(
                     format!(
-                        "this review has {max} live reviewer links, the most it may have: revoke one first"
+                        "this review has {max} live links, the most it may have: revoke one first"
                     ),
                     ErrorCode::TooManyLinks,
                 ),

@@ -19,14 +19,13 @@
 //! and the response budget's part are in `view.rs`.
 
 use api_types::reviews as wire;
-use api_types::rules;
 use axum::Extension;
 use axum::extract::{RawPathParams, RawQuery, State};
 use axum::response::{IntoResponse as _, Response};
 use http::StatusCode;
 
 use super::caller::ReviewCaller;
-use super::service::{Decision, NewReviewInput};
+use super::service::{Decision, DecisionInput, NewReviewInput, VersionPush};
 use super::view::{self, check_data, check_digest, path_param, signed, unsigned};
 use crate::error::ApiError;
 use crate::extract::{Creator, JsonBody};
@@ -202,11 +201,13 @@ pub(crate) async fn push_review_version(
 ) -> Result<Response, ApiError> {
     check_data("data", &body.data, admitted.max_data)?;
     check_digest(&body.digest)?;
-    let parent = signed(body.parent, "parent")?;
-    let reviews = &state.inner.reviews;
-    let pushed = reviews
-        .push(&caller, body.data, body.digest, parent)
-        .await?;
+    let push = VersionPush {
+        parent: signed(body.parent, "parent")?,
+        data: body.data,
+        digest: body.digest,
+        progress: body.progress,
+    };
+    let pushed = state.inner.reviews.push(&caller, push).await?;
     let status = if pushed.unchanged {
         StatusCode::OK
     } else {
@@ -215,6 +216,7 @@ pub(crate) async fn push_review_version(
     let answer = wire::PushVersionResponse {
         n: unsigned(pushed.n),
         unchanged: pushed.unchanged.then_some(true),
+        round: pushed.round.map(unsigned),
     };
     Ok(json_response(status, &answer))
 }
@@ -243,12 +245,14 @@ const SMALL_BODY: usize = 1024;
 pub(crate) async fn create_review_link(
     State(state): State<AppState>,
     ReviewCaller(caller): ReviewCaller,
-    JsonBody(_empty, _admitted): JsonBody<wire::CreateLinkRequest, SMALL_BODY>,
+    JsonBody(body, _admitted): JsonBody<wire::CreateLinkRequest, SMALL_BODY>,
 ) -> Result<Response, ApiError> {
-    let (id, token) = state.inner.reviews.add_link(&caller).await?;
+    let role = view::link_role(body.role.as_deref())?;
+    let (id, token) = state.inner.reviews.add_link(&caller, role).await?;
+    let role = role.as_str().to_owned();
     Ok(json_response(
         StatusCode::CREATED,
-        &wire::CreatedLink { id, token },
+        &wire::CreatedLink { id, token, role },
     ))
 }
 
@@ -308,7 +312,7 @@ pub(crate) async fn put_review_comments(
     JsonBody(body, admitted): JsonBody<wire::PutCommentsRequest>,
 ) -> Result<Response, ApiError> {
     // Stored as normalised: "Alice " is "Alice".
-    let name = rules::normalize_review_name(&body.name).ok_or_else(view::bad_name)?;
+    let name = view::checked_name(&body.name)?;
     check_data("data", &body.data, admitted.max_data)?;
     let version = signed(body.version, "version")?;
     let base = body.base.map(view::base_revision).transpose()?;
@@ -387,13 +391,13 @@ pub(crate) async fn decide_review(
     if let Some(data) = &body.data {
         check_data("data", data, admitted.max_data)?;
     }
-    let data = body.data.clone();
-    let reviews = &state.inner.reviews;
-    let decided_at = reviews.decide(&caller, decision, body.data).await?;
-    let answer = wire::DecisionInfo {
-        decision: body.decision,
-        data,
-        decided_at: unsigned(decided_at),
+    let input = DecisionInput {
+        decision,
+        version: signed(body.version, "version")?,
+        name: body.name.as_deref().map(view::checked_name).transpose()?,
+        feedback: body.data.clone(),
     };
+    let decided = state.inner.reviews.decide(&caller, input).await?;
+    let answer = view::decision_info(&decided, body.data);
     Ok(json_response(StatusCode::OK, &answer))
 }

@@ -112,6 +112,22 @@ pub(crate) fn bad_name() -> ApiError {
     ))
 }
 
+/// A name as a request gave it, normalised (NFC, trimmed) and checked.
+pub(crate) fn checked_name(name: &str) -> Result<String, ApiError> {
+    rules::normalize_review_name(name).ok_or_else(bad_name)
+}
+
+/// A new link's role: `reviewer` when absent.
+pub(crate) fn link_role(role: Option<&str>) -> Result<tenancy::Role, ApiError> {
+    match role {
+        None | Some("reviewer") => Ok(tenancy::Role::Reviewer),
+        Some("approver") => Ok(tenancy::Role::Approver),
+        Some(_) => Err(ApiError::InvalidField(
+            "\"role\" must be \"reviewer\" or \"approver\"".into(),
+        )),
+    }
+}
+
 pub(crate) fn bad_decision() -> ApiError {
     ApiError::InvalidField("\"decision\" must be \"approved\" or \"changes_requested\"".into())
 }
@@ -152,6 +168,20 @@ pub(crate) fn review(caller: &Caller, read: ReviewRead) -> wire::ReviewView {
     } = read;
     let principal = &caller.principal;
     let owner = principal.role == tenancy::Role::Owner;
+    let decisions: Vec<wire::DecisionInfo> = snapshot
+        .decisions
+        .iter()
+        .zip(feedback)
+        .map(|(row, data)| decision_info(row, data))
+        .collect();
+    // This round's decision, while the round is decided.
+    let current = decisions
+        .last()
+        .filter(|d| {
+            snapshot.head.state != tenancy::ReviewState::Open
+                && d.round == unsigned(snapshot.head.round)
+        })
+        .cloned();
     // The name bound now (the extractor's may predate this request's read).
     let bound = snapshot
         .comments
@@ -162,6 +192,7 @@ pub(crate) fn review(caller: &Caller, read: ReviewRead) -> wire::ReviewView {
     wire::ReviewView {
         id: snapshot.head.id.clone(),
         state: snapshot.head.state.as_str().to_owned(),
+        round: unsigned(snapshot.head.round),
         you: wire::You {
             role: principal.role.as_str().to_owned(),
             link: principal.link.clone(),
@@ -176,6 +207,8 @@ pub(crate) fn review(caller: &Caller, read: ReviewRead) -> wire::ReviewView {
                 digest: v.digest.clone(),
                 created_at: unsigned(v.created_at),
                 size: unsigned(v.blob.bytes),
+                round: unsigned(v.round),
+                progress: v.progress,
             })
             .collect(),
         comments: snapshot
@@ -185,6 +218,7 @@ pub(crate) fn review(caller: &Caller, read: ReviewRead) -> wire::ReviewView {
             .map(|(row, data)| wire::CommentSet {
                 writer: row.writer.clone(),
                 name: row.name.clone(),
+                role: row.role.as_str().to_owned(),
                 version: unsigned(row.version),
                 data,
                 updated_at: unsigned(row.updated_at),
@@ -197,16 +231,14 @@ pub(crate) fn review(caller: &Caller, read: ReviewRead) -> wire::ReviewView {
                 .iter()
                 .map(|l| wire::LinkInfo {
                     id: l.id.clone(),
+                    role: l.role.as_str().to_owned(),
                     name: l.name.clone(),
                     created_at: unsigned(l.created_at),
                 })
                 .collect()
         }),
-        decision: snapshot.decision.as_ref().map(|d| wire::DecisionInfo {
-            decision: d.state.as_str().to_owned(),
-            data: feedback,
-            decided_at: unsigned(d.decided_at),
-        }),
+        decision: current,
+        decisions,
         seq: unsigned(snapshot.head.seq),
         expires_at: unsigned(snapshot.head.expires_at),
     }
@@ -231,4 +263,25 @@ pub(crate) fn base_of(query: Option<&str>) -> Result<Option<i64>, ApiError> {
         }
     }
     Ok(base)
+}
+
+/// A decision as the API shows it, with its feedback's ciphertext.
+pub(crate) fn decision_info(
+    row: &tenancy::DecisionRow,
+    data: Option<String>,
+) -> wire::DecisionInfo {
+    wire::DecisionInfo {
+        round: unsigned(row.round),
+        version: unsigned(row.version),
+        digest: row.digest.clone(),
+        decision: row.state.as_str().to_owned(),
+        by: wire::DecidedBy {
+            role: row.by.role.as_str().to_owned(),
+            link: row.by.link.clone(),
+            name: row.by.name.clone(),
+        },
+        data,
+        decided_at: unsigned(row.decided_at),
+        voided_by: row.voided_by.map(unsigned),
+    }
 }

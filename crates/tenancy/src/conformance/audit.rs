@@ -4,11 +4,11 @@
 //! add up to, and the re-count that repairs it. Run by [`run`](super::run)
 //! on every database.
 
-use super::support::{new_tenant, ok, suffix};
+use super::support::{DecideLatest, new_tenant, ok, suffix};
 use super::{paste, usage_of};
 use crate::{
-    BlobRef, Catalog, CatalogError, NewReview, OWNER_WRITER, PasteRecord, Pushed, ReviewLimits,
-    ReviewState, TenantId, UsageCount, now_ms,
+    BlobRef, Catalog, CatalogError, NewReview, NewVersion, OWNER_WRITER, PasteRecord, Pushed,
+    ReviewLimits, ReviewState, Role, TenantId, UsageCount, now_ms,
 };
 
 /// Runs every audit check against `c`.
@@ -89,7 +89,8 @@ async fn add_link(c: &Catalog, t: &TenantId, id: &str, what: &str) -> String {
     let mut d = [0u8; 32];
     let _ = getrandom::fill(&mut d);
     let added = ok(
-        c.add_review_link(t, id, &link, &d, now_ms(), LIMITS).await,
+        c.add_review_link(t, id, &link, Role::Reviewer, &d, now_ms(), LIMITS)
+            .await,
         what,
     );
     assert!(added.is_ok(), "{what}: {added:?}");
@@ -503,8 +504,19 @@ async fn review_blobs_are_listed_and_counted_in_usage(c: &Catalog) {
     assert_eq!(count(c, &t, what).await, agreeing(109, 2), "{what}");
     let v2 = blob("v2", 200);
     let pushed = ok(
-        c.push_review_version(&t, &id, 1, "d2", &v2, now, LIMITS)
-            .await,
+        c.push_review_version(
+            &t,
+            &id,
+            &NewVersion {
+                parent: 1,
+                digest: "d2",
+                blob: &v2,
+                progress: false,
+            },
+            now,
+            LIMITS,
+        )
+        .await,
         what,
     );
     assert!(
@@ -535,7 +547,7 @@ async fn review_blobs_are_listed_and_counted_in_usage(c: &Catalog) {
     );
     let feedback = blob("f", 50);
     let decided = ok(
-        c.decide_review(&t, &id, ReviewState::Approved, Some(&feedback), now)
+        c.decide_latest(&t, &id, ReviewState::Approved, Some(&feedback), now)
             .await,
         what,
     );
@@ -544,7 +556,7 @@ async fn review_blobs_are_listed_and_counted_in_usage(c: &Catalog) {
     let w1 = blob("w1", 7);
     let id2 = create_review(c, &t, &w1, what).await;
     let decided = ok(
-        c.decide_review(&t, &id2, ReviewState::ChangesRequested, None, now)
+        c.decide_latest(&t, &id2, ReviewState::ChangesRequested, None, now)
             .await,
         what,
     );

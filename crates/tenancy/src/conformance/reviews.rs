@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use super::support::{new_tenant, ok, suffix};
+use super::support::{DecideLatest, new_tenant, ok, suffix};
 use crate::{
-    Backend, BlobRef, Catalog, CatalogError, EventKind, MAX_EVENTS_PER_READ, NewReview,
+    Backend, BlobRef, Catalog, CatalogError, EventKind, MAX_EVENTS_PER_READ, NewReview, NewVersion,
     OWNER_WRITER, Pushed, ReviewEvent, ReviewLimits, ReviewNotice, ReviewRefusal, ReviewState,
     Role, TenantId, now_ms,
 };
@@ -22,7 +22,8 @@ pub(super) async fn run(c: &Catalog) {
     concurrent_claims_of_one_name_bind_it_once(c.clone()).await;
     comment_sets_compare_and_set_on_their_revision(c).await;
     concurrent_writes_from_one_revision_store_one(c.clone()).await;
-    decided_reviews_take_no_more_changes(c).await;
+    rounds_reopen_void_and_keep_approvals(c).await;
+    concurrent_decisions_record_one(c.clone()).await;
     the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisions(c).await;
     review_blobs_count_against_the_quota_and_are_released(c).await;
     events_are_consecutive_with_exact_data(c).await;
@@ -85,7 +86,8 @@ async fn usage_of(c: &Catalog, t: &TenantId) -> (i64, i64) {
 async fn add_link(c: &Catalog, t: &TenantId, id: &str, what: &str) -> (String, [u8; 32]) {
     let (link, d) = (rid(), digest());
     let added = ok(
-        c.add_review_link(t, id, &link, &d, now_ms(), LIMITS).await,
+        c.add_review_link(t, id, &link, Role::Reviewer, &d, now_ms(), LIMITS)
+            .await,
         what,
     );
     assert!(added.is_ok(), "{what}: {added:?}");
@@ -104,7 +106,7 @@ async fn reviews_round_trip_through_a_snapshot(c: &Catalog) {
         ReviewEvent {
             seq: 1,
             kind: EventKind::Version,
-            data: r#"{"n":1}"#.into(),
+            data: r#"{"n":1,"round":1}"#.into(),
             created_at: now,
         },
         "{what}"
@@ -134,7 +136,9 @@ async fn reviews_round_trip_through_a_snapshot(c: &Catalog) {
     assert_eq!((v1.n, v1.digest.as_str()), (1, "d1"), "{what}");
     assert_eq!((&v1.blob, v1.created_at), (&new.blob, now), "{what}");
     assert!(snap.comments.is_empty() && snap.links.is_empty(), "{what}");
-    assert_eq!(snap.decision, None, "{what}");
+    assert!(snap.decisions.is_empty(), "{what}");
+    assert_eq!(snap.head.round, 1, "{what}");
+    assert_eq!((v1.round, v1.progress), (1, false), "{what}");
     assert_eq!(
         ok(c.review_version(&t, &new.id, 1).await, what).as_ref(),
         Some(v1),
@@ -317,8 +321,19 @@ async fn pushes_answer_unchanged_stale_over_cap_and_created(c: &Catalog) {
         async move {
             let b = blob("v", 5);
             ok(
-                c.push_review_version(&t, id, parent, digest, &b, now + 1, LIMITS)
-                    .await,
+                c.push_review_version(
+                    &t,
+                    id,
+                    &NewVersion {
+                        parent,
+                        digest,
+                        blob: &b,
+                        progress: false,
+                    },
+                    now + 1,
+                    LIMITS,
+                )
+                .await,
                 what,
             )
         }
@@ -342,10 +357,11 @@ async fn pushes_answer_unchanged_stale_over_cap_and_created(c: &Catalog) {
         push(1, "d2").await,
         Ok(Pushed::Created {
             n: 2,
+            round: 1,
             event: ReviewEvent {
                 seq: 2,
                 kind: EventKind::Version,
-                data: r#"{"n":2}"#.into(),
+                data: r#"{"n":2,"round":1}"#.into(),
                 created_at: now + 1,
             }
         }),
@@ -370,8 +386,19 @@ async fn pushes_answer_unchanged_stale_over_cap_and_created(c: &Catalog) {
     let digests: Vec<&str> = snap.versions.iter().map(|v| v.digest.as_str()).collect();
     assert_eq!(digests, ["d1", "d2", "d3"], "{what}");
     assert!(matches!(
-        c.push_review_version(&t, &rid(), 1, "dx", &blob("v", 1), now, LIMITS)
-            .await,
+        c.push_review_version(
+            &t,
+            &rid(),
+            &NewVersion {
+                parent: 1,
+                digest: "dx",
+                blob: &blob("v", 1),
+                progress: false
+            },
+            now,
+            LIMITS
+        )
+        .await,
         Err(CatalogError::NotFound)
     ));
 }
@@ -394,15 +421,26 @@ async fn concurrent_pushes_on_one_parent_create_one_version(c: Catalog) {
             let (c, t, id) = (c.clone(), t.clone(), new.id.clone());
             tokio::spawn(async move {
                 let digest = format!("race-{i}");
-                c.push_review_version(&t, &id, 1, &digest, &blob("v", 1), now, limits)
-                    .await
+                c.push_review_version(
+                    &t,
+                    &id,
+                    &NewVersion {
+                        parent: 1,
+                        digest: &digest,
+                        blob: &blob("v", 1),
+                        progress: false,
+                    },
+                    now,
+                    limits,
+                )
+                .await
             })
         })
         .collect();
     let (mut won, mut stale) = (0, 0);
     for task in tasks {
         match ok(task.await.unwrap_or_else(|e| panic!("task: {e}")), what) {
-            Ok(Pushed::Created { n: 2, event }) => {
+            Ok(Pushed::Created { n: 2, event, .. }) => {
                 assert_eq!(event.seq, 2, "{what}");
                 won += 1;
             }
@@ -430,7 +468,7 @@ async fn the_link_cap_counts_only_live_links(c: &Catalog) {
         let t = t.clone();
         async move {
             ok(
-                c.add_review_link(&t, id, &link, &digest(), now, limits)
+                c.add_review_link(&t, id, &link, Role::Reviewer, &digest(), now, limits)
                     .await,
                 what,
             )
@@ -442,7 +480,11 @@ async fn the_link_cap_counts_only_live_links(c: &Catalog) {
         .unwrap_or_else(|r| panic!("{what}: {r:?}"));
     assert_eq!(
         (event.seq, event.kind, event.data),
-        (2, EventKind::Links, format!(r#"{{"link":"{l1}"}}"#)),
+        (
+            2,
+            EventKind::Links,
+            format!(r#"{{"link":"{l1}","role":"reviewer"}}"#)
+        ),
         "{what}"
     );
     assert!(add(l2.clone()).await.is_ok());
@@ -465,7 +507,8 @@ async fn the_link_cap_counts_only_live_links(c: &Catalog) {
     );
     assert!(
         matches!(
-            c.add_review_link(&t, id, &l1, &digest(), now, LIMITS).await,
+            c.add_review_link(&t, id, &l1, Role::Reviewer, &digest(), now, LIMITS)
+                .await,
             Err(CatalogError::Conflict("link"))
         ),
         "{what}: a revoked link's id stays taken"
@@ -486,7 +529,7 @@ async fn the_link_cap_counts_only_live_links(c: &Catalog) {
     expected.sort();
     assert_eq!(live, expected, "{what}: live links, owner not listed");
     assert!(matches!(
-        c.add_review_link(&t, &rid(), &rid(), &digest(), now, LIMITS)
+        c.add_review_link(&t, &rid(), &rid(), Role::Reviewer, &digest(), now, LIMITS)
             .await,
         Err(CatalogError::NotFound)
     ));
@@ -618,7 +661,7 @@ async fn concurrent_claims_of_one_name_bind_it_once(c: Catalog) {
     for _ in 0..6 {
         let link = rid();
         let added = ok(
-            c.add_review_link(&t, &new.id, &link, &digest(), now, limits)
+            c.add_review_link(&t, &new.id, &link, Role::Reviewer, &digest(), now, limits)
                 .await,
             what,
         );
@@ -799,8 +842,19 @@ async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisio
     );
     assert_eq!(
         ok(
-            c.push_review_version(&t, id, 1, "d2", &blob("v", 1), now, limits)
-                .await,
+            c.push_review_version(
+                &t,
+                id,
+                &NewVersion {
+                    parent: 1,
+                    digest: "d2",
+                    blob: &blob("v", 1),
+                    progress: false
+                },
+                now,
+                limits
+            )
+            .await,
             what
         )
         .map(|_| ()),
@@ -809,7 +863,7 @@ async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisio
     );
     assert_eq!(
         ok(
-            c.add_review_link(&t, id, &rid(), &digest(), now, limits)
+            c.add_review_link(&t, id, &rid(), Role::Reviewer, &digest(), now, limits)
                 .await,
             what
         )
@@ -832,7 +886,7 @@ async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisio
     let revoked = ok(c.revoke_review_link(&t, id, &link, now).await, what);
     assert!(revoked.is_some(), "{what}: revocation");
     let decided = ok(
-        c.decide_review(&t, id, ReviewState::Approved, None, now)
+        c.decide_latest(&t, id, ReviewState::Approved, None, now)
             .await,
         what,
     );
@@ -840,106 +894,433 @@ async fn the_event_cap_refuses_growth_but_not_revocations_withdrawals_or_decisio
     ok(c.delete_review(&t, id).await, what);
 }
 
-async fn decided_reviews_take_no_more_changes(c: &Catalog) {
-    let what = "decided_reviews_take_no_more_changes";
-    let t = tenant(c, "decided").await;
+/// Pushes `digest` on the latest version, progress or not; the push's
+/// version event's data.
+async fn push_on_latest(
+    c: &Catalog,
+    t: &TenantId,
+    id: &str,
+    digest: &str,
+    progress: bool,
+    what: &str,
+) -> String {
+    let latest = ok(c.review_snapshot(t, id).await, what)
+        .unwrap_or_else(|| panic!("{what}: gone"))
+        .head
+        .latest;
+    let version = NewVersion {
+        parent: latest,
+        digest,
+        blob: &blob("v", 1),
+        progress,
+    };
+    match ok(
+        c.push_review_version(t, id, &version, now_ms(), LIMITS_ROUNDS)
+            .await,
+        what,
+    ) {
+        Ok(Pushed::Created { event, .. }) => event.data,
+        other => panic!("{what}: push of {digest}: {other:?}"),
+    }
+}
+
+/// Room for the rounds below.
+const LIMITS_ROUNDS: ReviewLimits = ReviewLimits {
+    max_links: 3,
+    max_versions: 20,
+    max_events: 10_000,
+};
+
+/// A decision on `version` by `writer`.
+fn decision<'a>(
+    state: ReviewState,
+    version: i64,
+    writer: &'a str,
+    name: Option<&'a str>,
+    feedback: Option<&'a BlobRef>,
+) -> crate::NewDecision<'a> {
+    crate::NewDecision {
+        state,
+        version,
+        writer,
+        name,
+        feedback,
+    }
+}
+
+async fn rounds_reopen_void_and_keep_approvals(c: &Catalog) {
+    let what = "rounds_reopen_void_and_keep_approvals";
+    let t = tenant(c, "rounds").await;
     let now = now_ms();
     let new = new_review(now, 10);
     created(c, &t, &new, what).await;
     let id = new.id.as_str();
     let (link, _) = add_link(c, &t, id, what).await;
+    // Round 1: changes requested on v1 by the owner, with feedback.
+    let feedback = blob("f", 4);
+    let event = ok(
+        c.decide_review(
+            &t,
+            id,
+            &decision(
+                ReviewState::ChangesRequested,
+                1,
+                OWNER_WRITER,
+                Some("Olga"),
+                Some(&feedback),
+            ),
+            now + 5,
+        )
+        .await,
+        what,
+    )
+    .unwrap_or_else(|r| panic!("{what}: {r:?}"))
+    .event;
+    assert_eq!(
+        (event.kind, event.data.as_str()),
+        (
+            EventKind::Decision,
+            r#"{"decision":"changes_requested","round":1,"version":1,"by":{"role":"owner","link":"owner","name":"Olga"}}"#
+        ),
+        "{what}"
+    );
+    // Deciding twice in a round is refused; comments and links still go.
+    assert_eq!(
+        ok(
+            c.decide_review(
+                &t,
+                id,
+                &decision(ReviewState::Approved, 1, OWNER_WRITER, None, None),
+                now
+            )
+            .await,
+            what
+        ),
+        Err(ReviewRefusal::NotOpen(ReviewState::ChangesRequested)),
+        "{what}: twice in round 1"
+    );
     let put = ok(
         c.put_review_comments(&t, id, &link, "Dana", 1, None, &blob("c", 1), now, LIMITS)
             .await,
         what,
     );
-    assert!(put.is_ok(), "{what}");
-    assert!(matches!(
-        c.decide_review(&t, id, ReviewState::Open, None, now).await,
-        Err(CatalogError::Invalid(_))
-    ));
-    let feedback = blob("f", 4);
-    let event = ok(
-        c.decide_review(&t, id, ReviewState::Approved, Some(&feedback), now + 5)
+    assert!(put.is_ok(), "{what}: comments after a decision: {put:?}");
+    // An identical plan reopens nothing.
+    let same = NewVersion {
+        parent: 1,
+        digest: "d1",
+        blob: &blob("v", 1),
+        progress: false,
+    };
+    assert_eq!(
+        ok(
+            c.push_review_version(&t, id, &same, now, LIMITS_ROUNDS)
+                .await,
+            what
+        ),
+        Ok(Pushed::Unchanged { n: 1 }),
+        "{what}"
+    );
+    // The push after changes_requested opens round 2.
+    assert_eq!(
+        push_on_latest(c, &t, id, "d2", false, what).await,
+        r#"{"n":2,"round":2,"reopened":true}"#,
+        "{what}"
+    );
+    // An approver link decides; without a name it must give one.
+    let approver = rid();
+    let added = ok(
+        c.add_review_link(&t, id, &approver, Role::Approver, &digest(), now, LIMITS)
             .await,
         what,
     )
     .unwrap_or_else(|r| panic!("{what}: {r:?}"));
     assert_eq!(
-        (event.kind, event.data.as_str(), event.created_at),
-        (EventKind::Decision, r#"{"decision":"approved"}"#, now + 5),
+        added.data,
+        format!(r#"{{"link":"{approver}","role":"approver"}}"#),
+        "{what}"
+    );
+    assert!(
+        matches!(
+            c.decide_review(
+                &t,
+                id,
+                &decision(ReviewState::Approved, 2, &link, None, None),
+                now
+            )
+            .await,
+            Err(CatalogError::Invalid(_))
+        ),
+        "{what}: a reviewer does not decide"
+    );
+    assert_eq!(
+        ok(
+            c.decide_review(
+                &t,
+                id,
+                &decision(ReviewState::Approved, 2, &approver, None, None),
+                now
+            )
+            .await,
+            what
+        ),
+        Err(ReviewRefusal::NameRequired),
+        "{what}"
+    );
+    assert_eq!(
+        ok(
+            c.decide_review(
+                &t,
+                id,
+                &decision(ReviewState::Approved, 2, &approver, Some("dana"), None),
+                now
+            )
+            .await,
+            what
+        ),
+        Err(ReviewRefusal::NameTaken),
+        "{what}: Dana's name"
+    );
+    assert_eq!(
+        ok(
+            c.decide_review(
+                &t,
+                id,
+                &decision(ReviewState::Approved, 1, &approver, Some("Ann"), None),
+                now
+            )
+            .await,
+            what
+        ),
+        Err(ReviewRefusal::StaleVersion { latest: 2 }),
+        "{what}: a decision on v1 in round 2"
+    );
+    let event = ok(
+        c.decide_review(
+            &t,
+            id,
+            &decision(
+                ReviewState::ChangesRequested,
+                2,
+                &approver,
+                Some("Ann"),
+                None,
+            ),
+            now + 6,
+        )
+        .await,
+        what,
+    )
+    .unwrap_or_else(|r| panic!("{what}: {r:?}"));
+    assert_eq!(
+        (
+            event.decision.round,
+            event.decision.version,
+            event.decision.by.name.as_deref()
+        ),
+        (2, 2, Some("Ann")),
+        "{what}: the decision as recorded"
+    );
+    let event = event.event;
+    assert_eq!(
+        event.data,
+        format!(
+            r#"{{"decision":"changes_requested","round":2,"version":2,"by":{{"role":"approver","link":"{approver}","name":"Ann"}}}}"#
+        ),
+        "{what}"
+    );
+    // Round 3: approved on v3; a progress push keeps it, another voids it.
+    assert_eq!(
+        push_on_latest(c, &t, id, "d3", false, what).await,
+        r#"{"n":3,"round":3,"reopened":true}"#,
+        "{what}"
+    );
+    let approved = ok(
+        c.decide_review(
+            &t,
+            id,
+            &decision(ReviewState::Approved, 3, &approver, None, None),
+            now + 7,
+        )
+        .await,
+        what,
+    );
+    assert!(approved.is_ok(), "{what}: {approved:?}");
+    assert_eq!(
+        push_on_latest(c, &t, id, "d4", true, what).await,
+        r#"{"n":4,"round":3,"progress":true}"#,
         "{what}"
     );
     let snap = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}: gone"));
-    assert_eq!(snap.head.state, ReviewState::Approved, "{what}");
-    let decision = snap
-        .decision
-        .unwrap_or_else(|| panic!("{what}: no decision"));
     assert_eq!(
-        (decision.state, decision.feedback, decision.decided_at),
-        (ReviewState::Approved, Some(feedback), now + 5),
+        (snap.head.state, snap.head.round),
+        (ReviewState::Approved, 3),
         "{what}"
     );
-    let closed = Err(ReviewRefusal::NotOpen(ReviewState::Approved));
     assert_eq!(
         ok(
-            c.push_review_version(&t, id, 1, "d2", &blob("v", 1), now, LIMITS)
-                .await,
+            c.decide_review(
+                &t,
+                id,
+                &decision(ReviewState::Approved, 4, OWNER_WRITER, None, None),
+                now
+            )
+            .await,
             what
         ),
-        closed.clone().map(|()| Pushed::Unchanged { n: 0 }),
-        "{what}: push"
+        Err(ReviewRefusal::NotOpen(ReviewState::Approved)),
+        "{what}: round 3 is decided"
     );
     assert_eq!(
-        ok(
-            c.push_review_version(&t, id, 1, "d1", &blob("v", 1), now, LIMITS)
-                .await,
-            what
+        push_on_latest(c, &t, id, "d5", false, what).await,
+        r#"{"n":5,"round":4,"reopened":true,"voided":true}"#,
+        "{what}"
+    );
+    let snap = ok(c.review_snapshot(&t, id).await, what).unwrap_or_else(|| panic!("{what}: gone"));
+    assert_eq!(
+        (snap.head.state, snap.head.round, snap.head.latest),
+        (ReviewState::Open, 4, 5),
+        "{what}"
+    );
+    let history: Vec<_> = snap
+        .decisions
+        .iter()
+        .map(|d| {
+            (
+                d.round,
+                d.version,
+                d.digest.as_str(),
+                d.state,
+                d.by.role,
+                d.by.name.as_deref(),
+                d.voided_by,
+            )
+        })
+        .collect();
+    assert_eq!(
+        history,
+        [
+            (
+                1,
+                1,
+                "d1",
+                ReviewState::ChangesRequested,
+                Role::Owner,
+                Some("Olga"),
+                None
+            ),
+            (
+                2,
+                2,
+                "d2",
+                ReviewState::ChangesRequested,
+                Role::Approver,
+                Some("Ann"),
+                None
+            ),
+            (
+                3,
+                3,
+                "d3",
+                ReviewState::Approved,
+                Role::Approver,
+                Some("Ann"),
+                Some(5)
+            ),
+        ],
+        "{what}"
+    );
+    assert_eq!(snap.decisions[0].feedback, Some(feedback), "{what}");
+    assert_eq!(snap.decisions[0].decided_at, now + 5, "{what}");
+    let rounds: Vec<(i64, i64, bool)> = snap
+        .versions
+        .iter()
+        .map(|v| (v.n, v.round, v.progress))
+        .collect();
+    assert_eq!(
+        rounds,
+        [
+            (1, 1, false),
+            (2, 2, false),
+            (3, 3, false),
+            (4, 3, true),
+            (5, 4, false)
+        ],
+        "{what}"
+    );
+    let roles: std::collections::BTreeMap<&str, Role> =
+        snap.links.iter().map(|l| (l.id.as_str(), l.role)).collect();
+    let expected = [
+        (link.as_str(), Role::Reviewer),
+        (approver.as_str(), Role::Approver),
+    ];
+    assert_eq!(roles, expected.into_iter().collect(), "{what}");
+    assert_eq!(
+        snap.comments.first().map(|c| c.role),
+        Some(Role::Reviewer),
+        "{what}"
+    );
+    // A revoked approver decides nothing; revoking works in any state.
+    assert!(ok(c.revoke_review_link(&t, id, &approver, now).await, what).is_some());
+    assert!(
+        matches!(
+            c.decide_review(
+                &t,
+                id,
+                &decision(ReviewState::Approved, 5, &approver, None, None),
+                now
+            )
+            .await,
+            Err(CatalogError::NotFound)
         ),
-        closed.clone().map(|()| Pushed::Unchanged { n: 0 }),
-        "{what}: push of the same content"
+        "{what}: a revoked approver"
     );
-    assert_eq!(
-        ok(
-            c.add_review_link(&t, id, &rid(), &digest(), now, LIMITS)
+    ok(c.delete_review(&t, id).await, what);
+}
+
+/// Two approvers decide the same round at once: exactly one decision is
+/// recorded, the other is refused as already decided.
+async fn concurrent_decisions_record_one(c: Catalog) {
+    let what = "concurrent_decisions_record_one";
+    let t = tenant(&c, "decide-race").await;
+    let now = now_ms();
+    let new = new_review(now, 10);
+    created(&c, &t, &new, what).await;
+    let mut tasks = Vec::new();
+    for (i, state) in [
+        ReviewState::Approved,
+        ReviewState::ChangesRequested,
+        ReviewState::Approved,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let link = rid();
+        let added = ok(
+            c.add_review_link(&t, &new.id, &link, Role::Approver, &digest(), now, LIMITS)
                 .await,
-            what
-        )
-        .map(|_| ()),
-        closed,
-        "{what}: link"
-    );
-    assert_eq!(
-        ok(
-            c.put_review_comments(&t, id, &link, "Dana", 1, None, &blob("c", 1), now, LIMITS)
-                .await,
-            what
-        )
-        .map(|_| ()),
-        closed,
-        "{what}: comments"
-    );
-    assert_eq!(
-        ok(
-            c.delete_review_comments(&t, id, &link, None, now).await,
-            what
-        )
-        .map(|_| ()),
-        closed,
-        "{what}: withdraw"
-    );
-    assert_eq!(
-        ok(
-            c.decide_review(&t, id, ReviewState::ChangesRequested, None, now)
-                .await,
-            what
-        )
-        .map(|_| ()),
-        closed,
-        "{what}: decide again"
-    );
-    // Revoking is allowed in any state.
-    assert!(ok(c.revoke_review_link(&t, id, &link, now).await, what).is_some());
+            what,
+        );
+        assert!(added.is_ok(), "{what}");
+        let (c, t, id) = (c.clone(), t.clone(), new.id.clone());
+        tasks.push(tokio::spawn(async move {
+            let name = format!("Approver {i}");
+            c.decide_review(&t, &id, &decision(state, 1, &link, Some(&name), None), now)
+                .await
+        }));
+    }
+    let (mut won, mut refused) = (0, 0);
+    for task in tasks {
+        match ok(task.await.unwrap_or_else(|e| panic!("task: {e}")), what) {
+            Ok(_) => won += 1,
+            Err(ReviewRefusal::NotOpen(_)) => refused += 1,
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    assert_eq!((won, refused), (1, 2), "{what}");
+    let snap = ok(c.review_snapshot(&t, &new.id).await, what).unwrap_or_else(|| panic!("{what}"));
+    assert_eq!(snap.decisions.len(), 1, "{what}");
+    assert_eq!(snap.head.state, snap.decisions[0].state, "{what}");
 }
 
 async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
@@ -965,8 +1346,19 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
     assert_eq!(usage_of(c, &t).await, (100, 1), "{what}");
     assert_eq!(
         ok(
-            c.push_review_version(&t, id, 1, "d2", &blob("v", 901), now, LIMITS)
-                .await,
+            c.push_review_version(
+                &t,
+                id,
+                &NewVersion {
+                    parent: 1,
+                    digest: "d2",
+                    blob: &blob("v", 901),
+                    progress: false
+                },
+                now,
+                LIMITS
+            )
+            .await,
             what
         ),
         Err(ReviewRefusal::OverQuota),
@@ -975,8 +1367,19 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
     assert_eq!(usage_of(c, &t).await, (100, 1), "{what}: unchanged");
     assert!(matches!(
         ok(
-            c.push_review_version(&t, id, 1, "d2", &blob("v", 200), now, LIMITS)
-                .await,
+            c.push_review_version(
+                &t,
+                id,
+                &NewVersion {
+                    parent: 1,
+                    digest: "d2",
+                    blob: &blob("v", 200),
+                    progress: false
+                },
+                now,
+                LIMITS
+            )
+            .await,
             what
         ),
         Ok(Pushed::Created { n: 2, .. })
@@ -1047,7 +1450,7 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
     // A decision's feedback is counted too.
     assert_eq!(
         ok(
-            c.decide_review(&t, id, ReviewState::Approved, Some(&blob("f", 551)), now)
+            c.decide_latest(&t, id, ReviewState::Approved, Some(&blob("f", 551)), now)
                 .await,
             what
         ),
@@ -1056,7 +1459,7 @@ async fn review_blobs_count_against_the_quota_and_are_released(c: &Catalog) {
     );
     assert!(
         ok(
-            c.decide_review(&t, id, ReviewState::Approved, Some(&blob("f", 50)), now)
+            c.decide_latest(&t, id, ReviewState::Approved, Some(&blob("f", 50)), now)
                 .await,
             what
         )
@@ -1092,8 +1495,19 @@ async fn events_are_consecutive_with_exact_data(c: &Catalog) {
     let id = new.id.as_str();
     let (link, _) = add_link(c, &t, id, what).await;
     let pushed = ok(
-        c.push_review_version(&t, id, 1, "d2", &blob("v", 1), now, LIMITS)
-            .await,
+        c.push_review_version(
+            &t,
+            id,
+            &NewVersion {
+                parent: 1,
+                digest: "d2",
+                blob: &blob("v", 1),
+                progress: false,
+            },
+            now,
+            LIMITS,
+        )
+        .await,
         what,
     );
     assert!(matches!(pushed, Ok(Pushed::Created { n: 2, .. })), "{what}");
@@ -1110,7 +1524,7 @@ async fn events_are_consecutive_with_exact_data(c: &Catalog) {
     assert!(matches!(withdrawn, Ok(Some(_))), "{what}");
     assert!(ok(c.revoke_review_link(&t, id, &link, now).await, what).is_some());
     let decided = ok(
-        c.decide_review(&t, id, ReviewState::ChangesRequested, None, now)
+        c.decide_latest(&t, id, ReviewState::ChangesRequested, None, now)
             .await,
         what,
     );
@@ -1121,22 +1535,23 @@ async fn events_are_consecutive_with_exact_data(c: &Catalog) {
         .iter()
         .map(|e| (e.seq, e.kind, e.data.as_str()))
         .collect();
-    let link_data = format!(r#"{{"link":"{link}"}}"#);
+    let link_data = format!(r#"{{"link":"{link}","role":"reviewer"}}"#);
+    let revoked_data = format!(r#"{{"link":"{link}"}}"#);
     let comments = format!(r#"{{"writer":"{link}","name":"Gus","version":2,"withdrawn":false}}"#);
     let withdrawn = format!(r#"{{"writer":"{link}","name":"Gus","version":2,"withdrawn":true}}"#);
     assert_eq!(
         got,
         [
-            (1, EventKind::Version, r#"{"n":1}"#),
+            (1, EventKind::Version, r#"{"n":1,"round":1}"#),
             (2, EventKind::Links, link_data.as_str()),
-            (3, EventKind::Version, r#"{"n":2}"#),
+            (3, EventKind::Version, r#"{"n":2,"round":1}"#),
             (4, EventKind::Comments, comments.as_str()),
             (5, EventKind::Comments, withdrawn.as_str()),
-            (6, EventKind::Revoked, link_data.as_str()),
+            (6, EventKind::Revoked, revoked_data.as_str()),
             (
                 7,
                 EventKind::Decision,
-                r#"{"decision":"changes_requested"}"#
+                r#"{"decision":"changes_requested","round":1,"version":2,"by":{"role":"owner","link":"owner","name":null}}"#
             ),
         ],
         "{what}"
@@ -1237,12 +1652,23 @@ async fn another_tenants_review_cannot_be_deleted(c: &Catalog) {
     assert_eq!(usage_of(c, &other).await, (0, 0), "{what}");
     // Nor changed: every change is looked up within the tenant.
     assert!(matches!(
-        c.push_review_version(&other, &new.id, 1, "d2", &blob("v", 1), now, LIMITS)
-            .await,
+        c.push_review_version(
+            &other,
+            &new.id,
+            &NewVersion {
+                parent: 1,
+                digest: "d2",
+                blob: &blob("v", 1),
+                progress: false
+            },
+            now,
+            LIMITS
+        )
+        .await,
         Err(CatalogError::NotFound)
     ));
     assert!(matches!(
-        c.decide_review(&other, &new.id, ReviewState::Approved, None, now)
+        c.decide_latest(&other, &new.id, ReviewState::Approved, None, now)
             .await,
         Err(CatalogError::NotFound)
     ));
@@ -1304,8 +1730,19 @@ pub async fn review_notices_reach_other_catalogs(a: &Catalog, b: &Catalog) {
     created(b, &t, &new, what).await;
     let id = new.id.clone();
     let pushed = ok(
-        b.push_review_version(&t, &id, 1, "d2", &blob("v", 1), now, LIMITS)
-            .await,
+        b.push_review_version(
+            &t,
+            &id,
+            &NewVersion {
+                parent: 1,
+                digest: "d2",
+                blob: &blob("v", 1),
+                progress: false,
+            },
+            now,
+            LIMITS,
+        )
+        .await,
         what,
     );
     assert!(matches!(pushed, Ok(Pushed::Created { n: 2, .. })), "{what}");
@@ -1328,8 +1765,19 @@ pub async fn review_notices_reach_other_catalogs(a: &Catalog, b: &Catalog) {
     // A refused change commits nothing, so it announces nothing: the next
     // notice is the removal.
     let stale = ok(
-        b.push_review_version(&t, &id, 1, "d3", &blob("v", 1), now, LIMITS)
-            .await,
+        b.push_review_version(
+            &t,
+            &id,
+            &NewVersion {
+                parent: 1,
+                digest: "d3",
+                blob: &blob("v", 1),
+                progress: false,
+            },
+            now,
+            LIMITS,
+        )
+        .await,
         what,
     );
     assert!(stale.is_err(), "{what}");

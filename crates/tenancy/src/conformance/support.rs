@@ -25,3 +25,45 @@ pub fn new_tenant(label: &str) -> NewTenant {
         },
     }
 }
+
+/// Decisions as the suite makes them when the version does not matter to
+/// the check: by the owner, on the review's latest version.
+pub(super) trait DecideLatest {
+    /// [`Catalog::decide_review`](crate::Catalog::decide_review) by the
+    /// owner on the latest version (read first; 0 for an unknown review).
+    async fn decide_latest(
+        &self,
+        tenant: &crate::TenantId,
+        id: &str,
+        state: crate::ReviewState,
+        feedback: Option<&crate::BlobRef>,
+        now: i64,
+    ) -> Result<crate::Outcome<crate::ReviewEvent>, CatalogError>;
+}
+
+impl DecideLatest for crate::Catalog {
+    async fn decide_latest(
+        &self,
+        tenant: &crate::TenantId,
+        id: &str,
+        state: crate::ReviewState,
+        feedback: Option<&crate::BlobRef>,
+        now: i64,
+    ) -> Result<crate::Outcome<crate::ReviewEvent>, CatalogError> {
+        let latest = match self.review_snapshot(tenant, id).await {
+            Ok(Some(snapshot)) => snapshot.head.latest,
+            _ => 0,
+        };
+        let decision = crate::NewDecision {
+            state,
+            version: latest,
+            writer: crate::OWNER_WRITER,
+            name: None,
+            feedback,
+        };
+        Ok(self
+            .decide_review(tenant, id, &decision, now)
+            .await?
+            .map(|decided| decided.event))
+    }
+}

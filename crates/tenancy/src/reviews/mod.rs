@@ -47,11 +47,13 @@ pub const MAX_EVENTS_PER_READ: i64 = 1000;
 /// expired review has no rows left, and its streams are told `closed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReviewState {
-    /// Takes versions and comments.
+    /// Waiting for this round's decision.
     Open,
-    /// The owner approved; read-only until expiry.
+    /// Approved in this round; a progress push keeps it, any other push
+    /// voids it and opens the next round.
     Approved,
-    /// The owner asked for changes; read-only until expiry.
+    /// Changes were asked for in this round; the next push opens the next
+    /// round.
     ChangesRequested,
 }
 
@@ -89,29 +91,49 @@ pub enum Role {
     Owner,
     /// A reviewer link: reads, writes and withdraws its own comment set.
     Reviewer,
+    /// An approver link: what a reviewer does, and decides.
+    Approver,
 }
 
 impl Role {
-    /// `owner` or `reviewer`.
+    /// `owner`, `reviewer` or `approver`.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Owner => "owner",
             Role::Reviewer => "reviewer",
+            Role::Approver => "approver",
         }
+    }
+
+    /// Parses [`as_str`](Self::as_str)'s spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "owner" => Some(Role::Owner),
+            "reviewer" => Some(Role::Reviewer),
+            "approver" => Some(Role::Approver),
+            _ => None,
+        }
+    }
+
+    /// Whether this role may decide (the owner and approvers).
+    pub fn decides(self) -> bool {
+        matches!(self, Role::Owner | Role::Approver)
     }
 }
 
 /// The kinds of review events. The wire spelling is [`as_str`](Self::as_str).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
-    /// A version was pushed: `{"n"}`.
+    /// A version was pushed: `{"n","round"}`, with `"reopened":true` when
+    /// it opened a new round, `"progress":true` for a progress push and
+    /// `"voided":true` when it voided an approval.
     Version,
     /// A writer stored or withdrew its comment set:
     /// `{"writer","name","version","withdrawn"}`.
     Comments,
-    /// A reviewer link was minted: `{"link"}`.
+    /// A link was minted: `{"link","role"}`.
     Links,
-    /// The owner decided: `{"decision"}`.
+    /// A decision: `{"decision","round","version","by":{"role","link","name"}}`.
     Decision,
     /// A reviewer link was revoked: `{"link"}`.
     Revoked,
@@ -197,8 +219,10 @@ pub struct ReviewHead {
     pub namespace: String,
     /// The review id.
     pub id: String,
-    /// Open or decided.
+    /// Open or decided (in the current round).
     pub state: ReviewState,
+    /// The current round: 1, 2, …
+    pub round: i64,
     /// The last event's sequence number.
     pub seq: i64,
     /// The latest version's `n`.
@@ -214,7 +238,7 @@ pub struct ReviewHead {
 pub struct Principal {
     /// The review.
     pub review: ReviewHead,
-    /// Owner or reviewer.
+    /// Owner, reviewer or approver.
     pub role: Role,
     /// The writer id: [`OWNER_WRITER`] or the link id.
     pub link: String,
@@ -233,6 +257,10 @@ pub struct VersionRow {
     pub blob: BlobRef,
     /// Unix ms.
     pub created_at: i64,
+    /// The round it was pushed in.
+    pub round: i64,
+    /// Its pusher claimed a progress push (only checklist marks changed).
+    pub progress: bool,
 }
 
 /// One writer's comment set's metadata.
@@ -242,6 +270,8 @@ pub struct CommentRow {
     pub writer: String,
     /// The writer's bound name.
     pub name: String,
+    /// The writer's role.
+    pub role: Role,
     /// The version the comments were made on.
     pub version: i64,
     /// Where the ciphertext is.
@@ -253,26 +283,78 @@ pub struct CommentRow {
     pub seq: i64,
 }
 
-/// One live reviewer link (the owner is not listed).
+/// One live link (the owner is not listed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkRow {
     /// The link id.
     pub id: String,
+    /// Reviewer or approver.
+    pub role: Role,
     /// The name it bound, if it has written yet.
     pub name: Option<String>,
     /// Unix ms.
     pub created_at: i64,
 }
 
-/// The owner's decision.
+/// Who made a decision, as they were when they made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecidedBy {
+    /// Owner or approver.
+    pub role: Role,
+    /// The writer id: [`OWNER_WRITER`] or the link id.
+    pub link: String,
+    /// The name the writer had bound (an approver always has one).
+    pub name: Option<String>,
+}
+
+/// One round's decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecisionRow {
+    /// The round it closed.
+    pub round: i64,
+    /// The version it was made on.
+    pub version: i64,
+    /// That version's digest.
+    pub digest: String,
     /// `Approved` or `ChangesRequested`.
     pub state: ReviewState,
-    /// The feedback blob, if the owner sent one.
+    /// Who decided.
+    pub by: DecidedBy,
+    /// The feedback blob, if one was sent.
     pub feedback: Option<BlobRef>,
     /// Unix ms.
     pub decided_at: i64,
+    /// The version whose push voided this approval.
+    pub voided_by: Option<i64>,
+}
+
+/// A decision to record.
+#[derive(Clone, Debug)]
+pub struct NewDecision<'a> {
+    /// `Approved` or `ChangesRequested`.
+    pub state: ReviewState,
+    /// The version it is made on: must be the latest.
+    pub version: i64,
+    /// Who decides: [`OWNER_WRITER`] or an approver link's id.
+    pub writer: &'a str,
+    /// A name to bind first (the writer's bound name must agree with it,
+    /// or it is bound as a comment set's first `PUT` binds one).
+    pub name: Option<&'a str>,
+    /// The feedback blob.
+    pub feedback: Option<&'a BlobRef>,
+}
+
+/// A version to push.
+#[derive(Clone, Debug)]
+pub struct NewVersion<'a> {
+    /// The version it replaces: must be the latest.
+    pub parent: i64,
+    /// The client's digest of the plan.
+    pub digest: &'a str,
+    /// The ciphertext's blob.
+    pub blob: &'a BlobRef,
+    /// The pusher claims only checklist marks changed: an approval stays.
+    pub progress: bool,
 }
 
 /// Everything the catalog knows of a review, read in one transaction.
@@ -284,10 +366,10 @@ pub struct ReviewSnapshot {
     pub versions: Vec<VersionRow>,
     /// Every stored comment set (of live and revoked writers), by writer id.
     pub comments: Vec<CommentRow>,
-    /// Live reviewer links, oldest first.
+    /// Live links, oldest first.
     pub links: Vec<LinkRow>,
-    /// The decision, once made.
-    pub decision: Option<DecisionRow>,
+    /// Every decision, oldest (round 1) first.
+    pub decisions: Vec<DecisionRow>,
 }
 
 /// The per-review limits a change is checked against.
@@ -307,9 +389,16 @@ pub struct ReviewLimits {
 /// Why a change was refused by the review's rules; nothing was changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReviewRefusal {
-    /// The review is decided and takes no more versions, links, comments or
-    /// decisions.
+    /// This round is decided already: the next push opens another.
     NotOpen(ReviewState),
+    /// A decision named a version that is not the latest: someone pushed
+    /// while the decider was reading.
+    StaleVersion {
+        /// The latest version's `n`.
+        latest: i64,
+    },
+    /// An approver link with no name tried to decide without naming itself.
+    NameRequired,
     /// The push named a parent that is not the latest version.
     StaleParent {
         /// The latest version's `n`.
@@ -351,6 +440,8 @@ pub enum Pushed {
     Created {
         /// The new version's `n`.
         n: i64,
+        /// The round it is in (one more than before when it reopened).
+        round: i64,
         /// Its `version` event.
         event: ReviewEvent,
     },
@@ -360,6 +451,15 @@ pub enum Pushed {
         /// The latest version's `n`.
         n: i64,
     },
+}
+
+/// A recorded decision and its event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decided {
+    /// The `decision` event.
+    pub event: ReviewEvent,
+    /// The decision as the history now holds it.
+    pub decision: DecisionRow,
 }
 
 /// The result of storing a comment set.
@@ -499,6 +599,13 @@ fn fold_name(name: &str) -> String {
 #[derive(Serialize)]
 struct VersionData {
     n: i64,
+    round: i64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    reopened: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    progress: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    voided: bool,
 }
 
 #[derive(Serialize)]
@@ -512,11 +619,23 @@ struct CommentsData<'a> {
 #[derive(Serialize)]
 struct LinkData<'a> {
     link: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'static str>,
 }
 
 #[derive(Serialize)]
-struct DecisionData {
+struct DecisionData<'a> {
     decision: &'static str,
+    round: i64,
+    version: i64,
+    by: ByData<'a>,
+}
+
+#[derive(Serialize)]
+struct ByData<'a> {
+    role: &'static str,
+    link: &'a str,
+    name: Option<&'a str>,
 }
 
 /// An event's `data` as compact JSON.

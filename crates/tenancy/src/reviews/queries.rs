@@ -13,11 +13,12 @@
 use sqlx::error::ErrorKind;
 
 use super::{
-    BlobRef, CommentRow, CommentsData, CommentsStored, DecisionData, DecisionRow, EventKind,
-    LinkData, LinkRow, MAX_EVENTS_PER_READ, NewReview, OWNER_WRITER, Outcome, Principal, Pushed,
-    RemovedReview, ReviewEvent, ReviewHead, ReviewLimits, ReviewNotice, ReviewRefusal,
-    ReviewSnapshot, ReviewState, Role, VersionData, VersionRow, check_blob, check_digest,
-    check_link_id, check_name, check_review_id, check_writer, event_data, fold_name, is_review_id,
+    BlobRef, ByData, CommentRow, CommentsData, CommentsStored, Decided, DecidedBy, DecisionData,
+    DecisionRow, EventKind, LinkData, LinkRow, MAX_EVENTS_PER_READ, NewDecision, NewReview,
+    NewVersion, OWNER_WRITER, Outcome, Principal, Pushed, RemovedReview, ReviewEvent, ReviewHead,
+    ReviewLimits, ReviewNotice, ReviewRefusal, ReviewSnapshot, ReviewState, Role, VersionData,
+    VersionRow, check_blob, check_digest, check_link_id, check_name, check_review_id, check_writer,
+    event_data, fold_name, is_review_id,
 };
 use crate::catalog::with_pool;
 use crate::quota::{RELEASE_USAGE, RESERVE_USAGE};
@@ -28,7 +29,7 @@ pub(super) const CHANNEL: &str = "planshare_reviews";
 
 /// Locks review `$2` of tenant `$1` for a change (see the module docs).
 const LOCK_REVIEW: &str = "UPDATE reviews SET seq = seq WHERE tenant_id = $1 AND id = $2 \
-     RETURNING state, seq";
+     RETURNING state, seq, round";
 /// The lock of a removal: only a review with `expires_at <= $3`.
 const LOCK_REMOVED_REVIEW: &str = "UPDATE reviews SET seq = seq \
      WHERE tenant_id = $1 AND id = $2 AND expires_at <= $3 \
@@ -37,8 +38,26 @@ const BUMP_SEQ: &str = "UPDATE reviews SET seq = seq + 1 WHERE tenant_id = $1 AN
      RETURNING seq";
 const INSERT_REVIEW: &str = "INSERT INTO reviews (tenant_id, id, state, seq, created_at, expires_at) \
      VALUES ($1, $2, 'open', 1, $3, $4) ON CONFLICT (tenant_id, id) DO NOTHING";
+/// The current round's decision, mirrored on the review's row for
+/// replicas on migration 0010 (the history is `review_decisions`).
 const DECIDE_REVIEW: &str = "UPDATE reviews SET state = $3, decided_at = $4, feedback_blob = $5, \
      feedback_bytes = $6 WHERE tenant_id = $1 AND id = $2";
+/// Opens round `$3`: open again, no current decision.
+const OPEN_ROUND: &str = "UPDATE reviews SET state = 'open', round = $3, decided_at = NULL, \
+     feedback_blob = NULL, feedback_bytes = NULL WHERE tenant_id = $1 AND id = $2";
+const INSERT_DECISION: &str = "INSERT INTO review_decisions \
+     (tenant_id, review_id, round, version, digest, decision, by_writer, by_role, by_name, \
+     feedback_blob, feedback_bytes, decided_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+/// Marks round `$3`'s approval as voided by the push of version `$4`.
+const VOID_DECISION: &str = "UPDATE review_decisions SET voided_by = $4 \
+     WHERE tenant_id = $1 AND review_id = $2 AND round = $3";
+const SELECT_DECISIONS: &str = "SELECT round, version, digest, decision, by_writer, by_role, \
+     by_name, feedback_blob, feedback_bytes, decided_at, voided_by FROM review_decisions \
+     WHERE tenant_id = $1 AND review_id = $2 ORDER BY round";
+const DECISION_BLOBS: &str = "SELECT feedback_blob, feedback_bytes FROM review_decisions \
+     WHERE tenant_id = $1 AND review_id = $2 AND feedback_blob IS NOT NULL \
+     AND feedback_bytes IS NOT NULL ORDER BY round";
 const DELETE_REVIEW: &str = "DELETE FROM reviews WHERE tenant_id = $1 AND id = $2";
 const EXPIRED_REVIEWS: &str = "SELECT tenant_id, id FROM reviews WHERE expires_at <= $1 \
      ORDER BY expires_at, tenant_id, id LIMIT $2";
@@ -46,41 +65,49 @@ const NAMESPACE: &str = "SELECT namespace FROM tenants WHERE id = $1";
 
 /// The head of review `$2` of tenant `$1` (its latest version is the
 /// greatest `n`: versions are never removed one by one).
-const SELECT_HEAD: &str = "SELECT r.tenant_id, t.namespace, r.id, r.state, r.seq, \
+const SELECT_HEAD: &str = "SELECT r.tenant_id, t.namespace, r.id, r.state, r.round, r.seq, \
      COALESCE((SELECT MAX(v.n) FROM review_versions v \
                WHERE v.tenant_id = r.tenant_id AND v.review_id = r.id), 0) AS latest, \
-     r.created_at, r.expires_at, r.decided_at, r.feedback_blob, r.feedback_bytes \
+     r.created_at, r.expires_at \
      FROM reviews r JOIN tenants t ON t.id = r.tenant_id \
      WHERE r.tenant_id = $1 AND r.id = $2";
 /// A live writer of review `$2` by token digest `$1`, not expired at `$3`;
 /// the tenant-scoped form adds `$4`. By digest only (a unique index):
 /// no token is ever compared.
-const SELECT_PRINCIPAL_ANY_TENANT: &str = "SELECT r.tenant_id, t.namespace, r.id, r.state, r.seq, \
+const SELECT_PRINCIPAL_ANY_TENANT: &str = "SELECT r.tenant_id, t.namespace, r.id, r.state, \
+     r.round, r.seq, \
      COALESCE((SELECT MAX(v.n) FROM review_versions v \
                WHERE v.tenant_id = r.tenant_id AND v.review_id = r.id), 0) AS latest, \
-     r.created_at, r.expires_at, w.role, w.id AS writer, w.name \
+     r.created_at, r.expires_at, CASE WHEN w.approver THEN 'approver' ELSE w.role END AS role, \
+     w.id AS writer, w.name \
      FROM review_writers w \
      JOIN reviews r ON r.tenant_id = w.tenant_id AND r.id = w.review_id \
      JOIN tenants t ON t.id = r.tenant_id \
      WHERE w.token_digest = $1 AND w.review_id = $2 AND w.revoked_at IS NULL \
      AND r.expires_at > $3";
-const SELECT_PRINCIPAL: &str = "SELECT r.tenant_id, t.namespace, r.id, r.state, r.seq, \
+const SELECT_PRINCIPAL: &str = "SELECT r.tenant_id, t.namespace, r.id, r.state, r.round, r.seq, \
      COALESCE((SELECT MAX(v.n) FROM review_versions v \
                WHERE v.tenant_id = r.tenant_id AND v.review_id = r.id), 0) AS latest, \
-     r.created_at, r.expires_at, w.role, w.id AS writer, w.name \
+     r.created_at, r.expires_at, CASE WHEN w.approver THEN 'approver' ELSE w.role END AS role, \
+     w.id AS writer, w.name \
      FROM review_writers w \
      JOIN reviews r ON r.tenant_id = w.tenant_id AND r.id = w.review_id \
      JOIN tenants t ON t.id = r.tenant_id \
      WHERE w.token_digest = $1 AND w.review_id = $2 AND w.revoked_at IS NULL \
      AND r.expires_at > $3 AND w.tenant_id = $4";
 
+/// `$4` is the stored role (`owner` or `reviewer`), `$7` whether the link
+/// is an approver's.
 const INSERT_WRITER: &str = "INSERT INTO review_writers \
-     (tenant_id, review_id, id, role, token_digest, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
-const SELECT_WRITER: &str = "SELECT role, name, revoked_at FROM review_writers \
+     (tenant_id, review_id, id, role, token_digest, created_at, approver) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+const SELECT_WRITER: &str = "SELECT CASE WHEN approver THEN 'approver' ELSE role END AS role, \
+     name, revoked_at FROM review_writers \
      WHERE tenant_id = $1 AND review_id = $2 AND id = $3";
 const LIVE_LINKS: &str = "SELECT COUNT(*) FROM review_writers \
      WHERE tenant_id = $1 AND review_id = $2 AND role = 'reviewer' AND revoked_at IS NULL";
-const SELECT_LINKS: &str = "SELECT id, name, created_at FROM review_writers \
+const SELECT_LINKS: &str = "SELECT id, CASE WHEN approver THEN 'approver' ELSE role END AS role, \
+     name, created_at FROM review_writers \
      WHERE tenant_id = $1 AND review_id = $2 AND role = 'reviewer' AND revoked_at IS NULL \
      ORDER BY created_at, id";
 const REVOKE_LINK: &str = "UPDATE review_writers SET revoked_at = $4 \
@@ -97,13 +124,15 @@ const SELECT_NAME: &str = "SELECT name FROM review_writers \
      WHERE tenant_id = $1 AND review_id = $2 AND id = $3";
 
 const INSERT_VERSION: &str = "INSERT INTO review_versions \
-     (tenant_id, review_id, n, digest, blob, bytes, created_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+     (tenant_id, review_id, n, digest, blob, bytes, created_at, round, progress) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 const LATEST_VERSION: &str = "SELECT n, digest FROM review_versions \
      WHERE tenant_id = $1 AND review_id = $2 ORDER BY n DESC LIMIT 1";
-const SELECT_VERSION: &str = "SELECT n, digest, blob, bytes, created_at FROM review_versions \
+const SELECT_VERSION: &str = "SELECT n, digest, blob, bytes, created_at, round, progress \
+     FROM review_versions \
      WHERE tenant_id = $1 AND review_id = $2 AND n = $3";
-const SELECT_VERSIONS: &str = "SELECT n, digest, blob, bytes, created_at FROM review_versions \
+const SELECT_VERSIONS: &str = "SELECT n, digest, blob, bytes, created_at, round, progress \
+     FROM review_versions \
      WHERE tenant_id = $1 AND review_id = $2 ORDER BY n";
 const VERSION_BLOBS: &str = "SELECT blob, bytes FROM review_versions \
      WHERE tenant_id = $1 AND review_id = $2 ORDER BY n";
@@ -119,7 +148,8 @@ const UPSERT_COMMENT_SET: &str = "INSERT INTO review_comments \
 const DELETE_COMMENT_SET: &str = "DELETE FROM review_comments \
      WHERE tenant_id = $1 AND review_id = $2 AND writer = $3 \
      RETURNING version, blob, bytes, seq";
-const SELECT_COMMENT_SETS: &str = "SELECT c.writer, COALESCE(w.name, '') AS name, c.version, \
+const SELECT_COMMENT_SETS: &str = "SELECT c.writer, COALESCE(w.name, '') AS name, \
+     CASE WHEN w.approver THEN 'approver' ELSE w.role END AS role, c.version, \
      c.blob, c.bytes, c.updated_at, c.seq FROM review_comments c \
      JOIN review_writers w ON w.tenant_id = c.tenant_id AND w.review_id = c.review_id \
      AND w.id = c.writer \
@@ -143,13 +173,11 @@ struct HeadRow {
     namespace: String,
     id: String,
     state: String,
+    round: i64,
     seq: i64,
     latest: i64,
     created_at: i64,
     expires_at: i64,
-    decided_at: Option<i64>,
-    feedback_blob: Option<String>,
-    feedback_bytes: Option<i64>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -158,6 +186,7 @@ struct PrincipalRow {
     namespace: String,
     id: String,
     state: String,
+    round: i64,
     seq: i64,
     latest: i64,
     created_at: i64,
@@ -181,17 +210,58 @@ struct VersionDbRow {
     blob: String,
     bytes: i64,
     created_at: i64,
+    round: i64,
+    progress: bool,
 }
 
 #[derive(sqlx::FromRow)]
 struct CommentDbRow {
     writer: String,
     name: String,
+    role: String,
     version: i64,
     blob: String,
     bytes: i64,
     updated_at: i64,
     seq: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct DecisionDbRow {
+    round: i64,
+    version: i64,
+    digest: String,
+    decision: String,
+    by_writer: String,
+    by_role: String,
+    by_name: Option<String>,
+    feedback_blob: Option<String>,
+    feedback_bytes: Option<i64>,
+    decided_at: i64,
+    voided_by: Option<i64>,
+}
+
+impl DecisionDbRow {
+    fn into_row(self) -> Result<DecisionRow, CatalogError> {
+        let feedback = match (self.feedback_blob, self.feedback_bytes) {
+            (Some(blob), Some(bytes)) => Some(BlobRef { blob, bytes }),
+            _ => None,
+        };
+        Ok(DecisionRow {
+            round: self.round,
+            version: self.version,
+            digest: self.digest,
+            state: state(&self.decision)?,
+            by: DecidedBy {
+                role: role(&self.by_role)?,
+                link: self.by_writer,
+                name: self.by_name,
+            },
+            feedback,
+            decided_at: self.decided_at,
+            voided_by: self.voided_by,
+        })
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -212,6 +282,8 @@ impl From<VersionDbRow> for VersionRow {
                 bytes: r.bytes,
             },
             created_at: r.created_at,
+            round: r.round,
+            progress: r.progress,
         }
     }
 }
@@ -235,13 +307,7 @@ fn state(s: &str) -> Result<ReviewState, CatalogError> {
 }
 
 fn role(s: &str) -> Result<Role, CatalogError> {
-    match s {
-        "owner" => Ok(Role::Owner),
-        "reviewer" => Ok(Role::Reviewer),
-        _ => Err(CatalogError::internal(
-            "a review writer has an unknown role",
-        )),
-    }
+    Role::parse(s).ok_or_else(|| CatalogError::internal("a review writer has an unknown role"))
 }
 
 impl HeadRow {
@@ -251,30 +317,12 @@ impl HeadRow {
             namespace: self.namespace.clone(),
             id: self.id.clone(),
             state: state(&self.state)?,
+            round: self.round,
             seq: self.seq,
             latest: self.latest,
             created_at: self.created_at,
             expires_at: self.expires_at,
         })
-    }
-
-    fn decision(&self) -> Result<Option<DecisionRow>, CatalogError> {
-        let state = state(&self.state)?;
-        if state == ReviewState::Open {
-            return Ok(None);
-        }
-        let feedback = match (&self.feedback_blob, self.feedback_bytes) {
-            (Some(blob), Some(bytes)) => Some(BlobRef {
-                blob: blob.clone(),
-                bytes,
-            }),
-            _ => None,
-        };
-        Ok(Some(DecisionRow {
-            state,
-            feedback,
-            decided_at: self.decided_at.unwrap_or(self.created_at),
-        }))
     }
 }
 
@@ -286,6 +334,7 @@ impl PrincipalRow {
                 namespace: self.namespace,
                 id: self.id,
                 state: state(&self.state)?,
+                round: self.round,
                 seq: self.seq,
                 latest: self.latest,
                 created_at: self.created_at,
@@ -329,19 +378,19 @@ pub(super) fn parse_payload(payload: &str) -> Option<ReviewNotice> {
     }
 }
 
-/// Locks the review (`$tenant`, `$id`) in `$tx` and answers its state and
-/// its sequence number (the changes it has had), or rolls back and returns
+/// Locks the review (`$tenant`, `$id`) in `$tx` and answers its state, its
+/// sequence number (the changes it has had) and its round, or rolls back and returns
 /// `NotFound` from the enclosing function.
 macro_rules! lock_review {
     ($tx:ident, $tenant:expr, $id:expr) => {{
         // fetch_all: an UPDATE … RETURNING runs to completion.
-        let rows: Vec<(String, i64)> = sqlx::query_as(LOCK_REVIEW)
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(LOCK_REVIEW)
             .bind($tenant.as_str())
             .bind($id)
             .fetch_all(&mut *$tx)
             .await?;
         match rows.first() {
-            Some((s, seq)) => (state(s)?, *seq),
+            Some((s, seq, round)) => (state(s)?, *seq, *round),
             None => {
                 $tx.rollback().await?;
                 return Err(CatalogError::NotFound);
@@ -393,6 +442,73 @@ macro_rules! release {
             .bind($tenant.as_str())
             .execute(&mut *$tx)
             .await?;
+    }};
+}
+
+/// Binds `$name` (folded: `$fold`) to writer `$writer`, whose bound name is
+/// `$bound`, in `$tx`: nothing to do when it is that name already; refuses
+/// with `NameBound` (it bound another) or `NameTaken` (another live writer
+/// holds it; of two racing claims the unique index lets exactly one win).
+macro_rules! bind_name {
+    ($tx:ident, $tenant:expr, $id:expr, $writer:expr, $bound:expr, $name:expr, $fold:expr) => {{
+        match $bound {
+            // A name bound before names were normalised counts as its
+            // normal form.
+            Some(bound)
+                if bound != $name
+                    && api_types::rules::normalize_review_name(&bound).as_deref()
+                        != Some($name) =>
+            {
+                refuse!($tx, ReviewRefusal::NameBound { bound });
+            }
+            Some(_) => {}
+            None => {
+                let holder: Option<String> = sqlx::query_scalar(NAME_HOLDER)
+                    .bind($tenant.as_str())
+                    .bind($id)
+                    .bind($fold)
+                    .bind($writer)
+                    .fetch_optional(&mut *$tx)
+                    .await?;
+                if holder.is_some() {
+                    refuse!($tx, ReviewRefusal::NameTaken);
+                }
+                // The partial unique index on live names decides a race
+                // that the review's lock did not already serialise.
+                let bound = sqlx::query(BIND_NAME)
+                    .bind($tenant.as_str())
+                    .bind($id)
+                    .bind($writer)
+                    .bind($name)
+                    .bind($fold)
+                    .execute(&mut *$tx)
+                    .await;
+                match bound {
+                    Ok(done) if done.rows_affected() == 1 => {}
+                    Ok(_) => {
+                        // Bound meanwhile: read what it bound.
+                        let again: Option<Option<String>> = sqlx::query_scalar(SELECT_NAME)
+                            .bind($tenant.as_str())
+                            .bind($id)
+                            .bind($writer)
+                            .fetch_optional(&mut *$tx)
+                            .await?;
+                        match again.flatten() {
+                            Some(bound) if bound == $name => {}
+                            Some(bound) => refuse!($tx, ReviewRefusal::NameBound { bound }),
+                            None => {
+                                $tx.rollback().await?;
+                                return Err(CatalogError::NotFound);
+                            }
+                        }
+                    }
+                    Err(e) if is_unique_violation(&e) => {
+                        refuse!($tx, ReviewRefusal::NameTaken);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
     }};
 }
 
@@ -472,7 +588,13 @@ impl Catalog {
         let event = ReviewEvent {
             seq: 1,
             kind: EventKind::Version,
-            data: event_data(&VersionData { n: 1 })?,
+            data: event_data(&VersionData {
+                n: 1,
+                round: 1,
+                reopened: false,
+                progress: false,
+                voided: false,
+            })?,
             created_at: new.created_at,
         };
         let _turn = self.review_write_turn().await;
@@ -499,6 +621,7 @@ impl Catalog {
                 .bind(Role::Owner.as_str())
                 .bind(&new.owner_digest[..])
                 .bind(new.created_at)
+                .bind(false)
                 .execute(&mut *tx)
                 .await?;
             sqlx::query(INSERT_VERSION)
@@ -509,6 +632,8 @@ impl Catalog {
                 .bind(&new.blob.blob)
                 .bind(new.blob.bytes)
                 .bind(new.created_at)
+                .bind(1_i64)
+                .bind(false)
                 .execute(&mut *tx)
                 .await?;
             sqlx::query(INSERT_EVENT)
@@ -606,41 +731,55 @@ impl Catalog {
                 .bind(id)
                 .fetch_all(&mut *tx)
                 .await?;
-            let links: Vec<(String, Option<String>, i64)> = sqlx::query_as(SELECT_LINKS)
+            let links: Vec<(String, String, Option<String>, i64)> = sqlx::query_as(SELECT_LINKS)
+                .bind(tenant.as_str())
+                .bind(id)
+                .fetch_all(&mut *tx)
+                .await?;
+            let decisions: Vec<DecisionDbRow> = sqlx::query_as(SELECT_DECISIONS)
                 .bind(tenant.as_str())
                 .bind(id)
                 .fetch_all(&mut *tx)
                 .await?;
             tx.commit().await?;
-            (head, versions, comments, links)
+            (head, versions, comments, links, decisions)
         });
-        let (head, versions, comments, links) = read;
+        let (head, versions, comments, links, decisions) = read;
         Ok(Some(ReviewSnapshot {
             head: head.head()?,
             versions: versions.into_iter().map(VersionRow::from).collect(),
             comments: comments
                 .into_iter()
-                .map(|c| CommentRow {
-                    writer: c.writer,
-                    name: c.name,
-                    version: c.version,
-                    blob: BlobRef {
-                        blob: c.blob,
-                        bytes: c.bytes,
-                    },
-                    updated_at: c.updated_at,
-                    seq: c.seq,
+                .map(|c| {
+                    Ok(CommentRow {
+                        writer: c.writer,
+                        name: c.name,
+                        role: role(&c.role)?,
+                        version: c.version,
+                        blob: BlobRef {
+                            blob: c.blob,
+                            bytes: c.bytes,
+                        },
+                        updated_at: c.updated_at,
+                        seq: c.seq,
+                    })
                 })
-                .collect(),
+                .collect::<Result<_, CatalogError>>()?,
             links: links
                 .into_iter()
-                .map(|(id, name, created_at)| LinkRow {
-                    id,
-                    name,
-                    created_at,
+                .map(|(id, link_role, name, created_at)| {
+                    Ok(LinkRow {
+                        id,
+                        role: role(&link_role)?,
+                        name,
+                        created_at,
+                    })
                 })
-                .collect(),
-            decision: head.decision()?,
+                .collect::<Result<_, CatalogError>>()?,
+            decisions: decisions
+                .into_iter()
+                .map(DecisionDbRow::into_row)
+                .collect::<Result<_, CatalogError>>()?,
         }))
     }
 
@@ -662,32 +801,30 @@ impl Catalog {
     }
 
     /// Pushes a version on `parent`. The latest version's digest equal to
-    /// `digest`: `Unchanged` (checked first, whatever `parent`, after only
-    /// `NotOpen`: a decided review takes no push). Refusals: `NotOpen`,
-    /// `StaleParent` (parent is not the latest), `TooManyVersions`,
-    /// `OverQuota`. Unknown review: [`CatalogError::NotFound`].
-    #[allow(clippy::too_many_arguments)]
+    /// `digest`: `Unchanged` (checked first, whatever `parent` and the
+    /// state: an identical plan neither reopens nor voids anything). A push
+    /// is never refused because of a decision: after `changes_requested` it
+    /// opens the next round; after an approval it opens the next round and
+    /// voids the approval, unless it is a progress push, which keeps it.
+    /// Refusals: `StaleParent` (parent is not the latest),
+    /// `TooManyVersions`, `TooManyEvents`, `OverQuota`. Unknown review:
+    /// [`CatalogError::NotFound`].
     pub async fn push_review_version(
         &self,
         tenant: &TenantId,
         id: &str,
-        parent: i64,
-        digest: &str,
-        blob: &BlobRef,
+        version: &NewVersion<'_>,
         now: i64,
         limits: ReviewLimits,
     ) -> Result<Outcome<Pushed>, CatalogError> {
         check_review_id(id)?;
-        check_digest(digest)?;
-        check_blob(blob)?;
+        check_digest(version.digest)?;
+        check_blob(version.blob)?;
         let pg = self.on_postgres();
         let _turn = self.review_write_turn().await;
         let pushed = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let (state, seq) = lock_review!(tx, tenant, id);
-            if state != ReviewState::Open {
-                refuse!(tx, ReviewRefusal::NotOpen(state));
-            }
+            let (state, seq, round) = lock_review!(tx, tenant, id);
             require_event_room!(tx, seq, limits);
             let latest: Option<(i64, String)> = sqlx::query_as(LATEST_VERSION)
                 .bind(tenant.as_str())
@@ -695,61 +832,103 @@ impl Catalog {
                 .fetch_optional(&mut *tx)
                 .await?;
             let (latest, latest_digest) = latest.unwrap_or((0, String::new()));
-            if latest > 0 && latest_digest == digest {
+            if latest > 0 && latest_digest == version.digest {
                 tx.rollback().await?;
                 return Ok(Ok(Pushed::Unchanged { n: latest }));
             }
-            if parent != latest {
+            if version.parent != latest {
                 refuse!(tx, ReviewRefusal::StaleParent { latest });
             }
             // Versions are numbered 1..=latest, so `latest` is their count.
             if latest >= limits.max_versions {
                 refuse!(tx, ReviewRefusal::TooManyVersions(limits.max_versions));
             }
-            reserve!(tx, tenant, blob.bytes);
+            reserve!(tx, tenant, version.blob.bytes);
             let n = latest + 1;
+            let voided = state == ReviewState::Approved && !version.progress;
+            let reopened = state == ReviewState::ChangesRequested || voided;
+            let new_round = if reopened { round + 1 } else { round };
             sqlx::query(INSERT_VERSION)
                 .bind(tenant.as_str())
                 .bind(id)
                 .bind(n)
-                .bind(digest)
-                .bind(&blob.blob)
-                .bind(blob.bytes)
+                .bind(version.digest)
+                .bind(&version.blob.blob)
+                .bind(version.blob.bytes)
                 .bind(now)
+                .bind(new_round)
+                .bind(version.progress)
                 .execute(&mut *tx)
                 .await?;
-            let data = event_data(&VersionData { n })?;
+            if voided {
+                sqlx::query(VOID_DECISION)
+                    .bind(tenant.as_str())
+                    .bind(id)
+                    .bind(round)
+                    .bind(n)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if reopened {
+                sqlx::query(OPEN_ROUND)
+                    .bind(tenant.as_str())
+                    .bind(id)
+                    .bind(new_round)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let data = event_data(&VersionData {
+                n,
+                round: new_round,
+                reopened,
+                progress: version.progress,
+                voided,
+            })?;
             let event = append_event!(tx, pg, tenant, id, EventKind::Version, data, now);
             tx.commit().await?;
-            Pushed::Created { n, event }
+            Pushed::Created {
+                n,
+                round: new_round,
+                event,
+            }
         });
         Ok(Ok(pushed))
     }
 
-    /// Adds reviewer link `link` (its token's SHA-256 is `digest`) with a
-    /// `links` event `{"link"}`. Refusals: `NotOpen`, `TooManyLinks` (live
-    /// links only count). Unknown review: [`CatalogError::NotFound`]; a link
-    /// id the review already has: [`CatalogError::Conflict`]`("link")`.
+    /// Adds link `link` with role `role` (a reviewer's or an approver's;
+    /// its token's SHA-256 is `digest`) with a `links` event
+    /// `{"link","role"}`, in any state. Refusals: `TooManyLinks` (live
+    /// links only count), `TooManyEvents`. Unknown review:
+    /// [`CatalogError::NotFound`]; a link id the review already has:
+    /// [`CatalogError::Conflict`]`("link")`; the owner's role:
+    /// [`CatalogError::Invalid`].
+    #[allow(clippy::too_many_arguments)]
     pub async fn add_review_link(
         &self,
         tenant: &TenantId,
         id: &str,
         link: &str,
+        role: Role,
         digest: &[u8; 32],
         now: i64,
         limits: ReviewLimits,
     ) -> Result<Outcome<ReviewEvent>, CatalogError> {
         check_review_id(id)?;
         check_link_id(link)?;
+        if role == Role::Owner {
+            return Err(CatalogError::Invalid(
+                "a link is a reviewer's or an approver's".into(),
+            ));
+        }
         let pg = self.on_postgres();
-        let data = event_data(&LinkData { link })?;
+        let data = event_data(&LinkData {
+            link,
+            role: Some(role.as_str()),
+        })?;
         let _turn = self.review_write_turn().await;
         let event = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let (state, seq) = lock_review!(tx, tenant, id);
-            if state != ReviewState::Open {
-                refuse!(tx, ReviewRefusal::NotOpen(state));
-            }
+            let (_, seq, _) = lock_review!(tx, tenant, id);
             require_event_room!(tx, seq, limits);
             let existing: Option<WriterRow> = sqlx::query_as(SELECT_WRITER)
                 .bind(tenant.as_str())
@@ -776,6 +955,7 @@ impl Catalog {
                 .bind(Role::Reviewer.as_str())
                 .bind(&digest[..])
                 .bind(now)
+                .bind(role == Role::Approver)
                 .execute(&mut *tx)
                 .await;
             match inserted {
@@ -812,7 +992,7 @@ impl Catalog {
         }
         check_link_id(link)?;
         let pg = self.on_postgres();
-        let data = event_data(&LinkData { link })?;
+        let data = event_data(&LinkData { link, role: None })?;
         let _turn = self.review_write_turn().await;
         let event = with_pool!(self, p => {
             let mut tx = p.begin().await?;
@@ -823,7 +1003,7 @@ impl Catalog {
                 .bind(link)
                 .fetch_optional(&mut *tx)
                 .await?;
-            let Some(writer) = writer.filter(|w| w.role == Role::Reviewer.as_str()) else {
+            let Some(writer) = writer.filter(|w| w.role != Role::Owner.as_str()) else {
                 tx.rollback().await?;
                 return Err(CatalogError::NotFound);
             };
@@ -884,7 +1064,7 @@ impl Catalog {
         let _turn = self.review_write_turn().await;
         let stored = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let (state, seq) = lock_review!(tx, tenant, id);
+            let (_, seq, _) = lock_review!(tx, tenant, id);
             let row: Option<WriterRow> = sqlx::query_as(SELECT_WRITER)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -895,9 +1075,6 @@ impl Catalog {
                 tx.rollback().await?;
                 return Err(CatalogError::NotFound);
             };
-            if state != ReviewState::Open {
-                refuse!(tx, ReviewRefusal::NotOpen(state));
-            }
             require_event_room!(tx, seq, limits);
             let known: Option<VersionDbRow> = sqlx::query_as(SELECT_VERSION)
                 .bind(tenant.as_str())
@@ -908,64 +1085,7 @@ impl Catalog {
             if known.is_none() {
                 refuse!(tx, ReviewRefusal::UnknownVersion);
             }
-            match row.name {
-                // A name bound before names were normalised counts as its
-                // normal form.
-                Some(bound)
-                    if bound != name
-                        && api_types::rules::normalize_review_name(&bound).as_deref()
-                            != Some(name) =>
-                {
-                    refuse!(tx, ReviewRefusal::NameBound { bound });
-                }
-                Some(_) => {}
-                None => {
-                    let holder: Option<String> = sqlx::query_scalar(NAME_HOLDER)
-                        .bind(tenant.as_str())
-                        .bind(id)
-                        .bind(&fold)
-                        .bind(writer)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                    if holder.is_some() {
-                        refuse!(tx, ReviewRefusal::NameTaken);
-                    }
-                    // The partial unique index on live names decides a race
-                    // that the review's lock did not already serialise.
-                    let bound = sqlx::query(BIND_NAME)
-                        .bind(tenant.as_str())
-                        .bind(id)
-                        .bind(writer)
-                        .bind(name)
-                        .bind(&fold)
-                        .execute(&mut *tx)
-                        .await;
-                    match bound {
-                        Ok(done) if done.rows_affected() == 1 => {}
-                        Ok(_) => {
-                            // Bound meanwhile: read what it bound.
-                            let again: Option<Option<String>> = sqlx::query_scalar(SELECT_NAME)
-                                .bind(tenant.as_str())
-                                .bind(id)
-                                .bind(writer)
-                                .fetch_optional(&mut *tx)
-                                .await?;
-                            match again.flatten() {
-                                Some(bound) if bound == name => {}
-                                Some(bound) => refuse!(tx, ReviewRefusal::NameBound { bound }),
-                                None => {
-                                    tx.rollback().await?;
-                                    return Err(CatalogError::NotFound);
-                                }
-                            }
-                        }
-                        Err(e) if is_unique_violation(&e) => {
-                            refuse!(tx, ReviewRefusal::NameTaken);
-                        }
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-            }
+            bind_name!(tx, tenant, id, writer, row.name, name, &fold);
             let replaced: Option<(i64, String, i64)> = sqlx::query_as(SELECT_COMMENT_SET)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -1024,7 +1144,7 @@ impl Catalog {
         let _turn = self.review_write_turn().await;
         let withdrawn = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let (state, _) = lock_review!(tx, tenant, id);
+            lock_review!(tx, tenant, id);
             let row: Option<WriterRow> = sqlx::query_as(SELECT_WRITER)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -1035,9 +1155,6 @@ impl Catalog {
                 tx.rollback().await?;
                 return Err(CatalogError::NotFound);
             };
-            if state != ReviewState::Open {
-                refuse!(tx, ReviewRefusal::NotOpen(state));
-            }
             let mut removed: Vec<(i64, String, i64, i64)> = sqlx::query_as(DELETE_COMMENT_SET)
                 .bind(tenant.as_str())
                 .bind(id)
@@ -1066,53 +1183,143 @@ impl Catalog {
         Ok(Ok(Some(withdrawn)))
     }
 
-    /// Records the owner's decision (`Approved` or `ChangesRequested`; `Open`
-    /// is [`CatalogError::Invalid`]) with optional feedback, and a `decision`
-    /// event `{"decision"}`. Refusals: `NotOpen` (already decided),
-    /// `OverQuota` (the feedback blob). Unknown review: [`CatalogError::NotFound`].
+    /// Records this round's decision (`Approved` or `ChangesRequested`;
+    /// `Open` is [`CatalogError::Invalid`]) by `decision.writer` (the owner
+    /// or a live approver link), on `decision.version`, with optional
+    /// feedback, and a `decision` event
+    /// `{"decision","round","version","by":{"role","link","name"}}`, answered
+    /// with the decision as recorded. With
+    /// `decision.name` the name is bound first, as a comment set's first
+    /// `PUT` binds one. Refusals: `NotOpen` (this round is decided),
+    /// `StaleVersion` (not the latest version), `NameRequired` (an
+    /// approver with no name), `NameBound`, `NameTaken`, `OverQuota` (the
+    /// feedback blob). Unknown review or writer, or a revoked one:
+    /// [`CatalogError::NotFound`]; a writer that may not decide:
+    /// [`CatalogError::Invalid`].
     pub async fn decide_review(
         &self,
         tenant: &TenantId,
         id: &str,
-        decision: ReviewState,
-        feedback: Option<&BlobRef>,
+        decision: &NewDecision<'_>,
         now: i64,
-    ) -> Result<Outcome<ReviewEvent>, CatalogError> {
+    ) -> Result<Outcome<Decided>, CatalogError> {
         check_review_id(id)?;
-        if decision == ReviewState::Open {
+        check_writer(decision.writer)?;
+        if decision.state == ReviewState::Open {
             return Err(CatalogError::Invalid(
                 "a decision is approved or changes_requested".into(),
             ));
         }
-        if let Some(feedback) = feedback {
+        if let Some(feedback) = decision.feedback {
             check_blob(feedback)?;
         }
+        if let Some(name) = decision.name {
+            check_name(name)?;
+        }
+        let fold = decision.name.map(fold_name).unwrap_or_default();
         let pg = self.on_postgres();
-        let data = event_data(&DecisionData {
-            decision: decision.as_str(),
-        })?;
+        let writer = decision.writer;
         let _turn = self.review_write_turn().await;
         let event = with_pool!(self, p => {
             let mut tx = p.begin().await?;
-            let (state, _) = lock_review!(tx, tenant, id);
+            let (state, _, round) = lock_review!(tx, tenant, id);
+            let row: Option<WriterRow> = sqlx::query_as(SELECT_WRITER)
+                .bind(tenant.as_str())
+                .bind(id)
+                .bind(writer)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let Some(row) = row.filter(|w| w.revoked_at.is_none()) else {
+                tx.rollback().await?;
+                return Err(CatalogError::NotFound);
+            };
+            let by_role = role(&row.role)?;
+            if !by_role.decides() {
+                tx.rollback().await?;
+                return Err(CatalogError::Invalid(
+                    "only the owner or an approver link decides".into(),
+                ));
+            }
             if state != ReviewState::Open {
                 refuse!(tx, ReviewRefusal::NotOpen(state));
             }
+            let latest: Option<(i64, String)> = sqlx::query_as(LATEST_VERSION)
+                .bind(tenant.as_str())
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let (latest, digest) = latest.unwrap_or((0, String::new()));
+            if decision.version != latest {
+                refuse!(tx, ReviewRefusal::StaleVersion { latest });
+            }
+            let name = match (decision.name, row.name) {
+                (Some(name), bound) => {
+                    bind_name!(tx, tenant, id, writer, bound, name, &fold);
+                    Some(name.to_owned())
+                }
+                (None, Some(bound)) => Some(bound),
+                (None, None) if by_role == Role::Approver => {
+                    refuse!(tx, ReviewRefusal::NameRequired);
+                }
+                (None, None) => None,
+            };
+            let feedback = decision.feedback;
             if let Some(feedback) = feedback {
                 reserve!(tx, tenant, feedback.bytes);
             }
             sqlx::query(DECIDE_REVIEW)
                 .bind(tenant.as_str())
                 .bind(id)
-                .bind(decision.as_str())
+                .bind(decision.state.as_str())
                 .bind(now)
                 .bind(feedback.map(|f| f.blob.as_str()))
                 .bind(feedback.map(|f| f.bytes))
                 .execute(&mut *tx)
                 .await?;
+            sqlx::query(INSERT_DECISION)
+                .bind(tenant.as_str())
+                .bind(id)
+                .bind(round)
+                .bind(latest)
+                .bind(&digest)
+                .bind(decision.state.as_str())
+                .bind(writer)
+                .bind(by_role.as_str())
+                .bind(name.as_deref())
+                .bind(feedback.map(|f| f.blob.as_str()))
+                .bind(feedback.map(|f| f.bytes))
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            let data = event_data(&DecisionData {
+                decision: decision.state.as_str(),
+                round,
+                version: latest,
+                by: ByData {
+                    role: by_role.as_str(),
+                    link: writer,
+                    name: name.as_deref(),
+                },
+            })?;
             let event = append_event!(tx, pg, tenant, id, EventKind::Decision, data, now);
             tx.commit().await?;
-            event
+            Decided {
+                event,
+                decision: DecisionRow {
+                    round,
+                    version: latest,
+                    digest,
+                    state: decision.state,
+                    by: DecidedBy {
+                        role: by_role,
+                        link: writer.to_owned(),
+                        name,
+                    },
+                    feedback: feedback.cloned(),
+                    decided_at: now,
+                    voided_by: None,
+                },
+            }
         });
         Ok(Ok(event))
     }
@@ -1169,9 +1376,20 @@ impl Catalog {
                 .fetch_all(&mut *tx)
                 .await?;
             blobs.extend(comments);
-            if let (Some(blob), Some(bytes)) = feedback {
+            let decided: Vec<(String, i64)> = sqlx::query_as(DECISION_BLOBS)
+                .bind(tenant.as_str())
+                .bind(id)
+                .fetch_all(&mut *tx)
+                .await?;
+            // The row's feedback mirrors the current round's decision: the
+            // same blob, counted once (a review decided by a replica on
+            // migration 0010 has it on the row only).
+            if let (Some(blob), Some(bytes)) = feedback
+                && !decided.iter().any(|(named, _)| *named == blob)
+            {
                 blobs.push((blob, bytes));
             }
+            blobs.extend(decided);
             sqlx::query(DELETE_REVIEW)
                 .bind(tenant.as_str())
                 .bind(id)

@@ -117,14 +117,21 @@ impl ReviewApi {
     }
 
     /// `POST /api/v1/reviews/{id}/links`.
-    pub async fn add_link(&self, id: &str, token: &str) -> Result<wire::CreatedLink, CliError> {
+    pub async fn add_link(
+        &self,
+        id: &str,
+        token: &str,
+        role: &str,
+    ) -> Result<wire::CreatedLink, CliError> {
+        // `role` is one of two fixed words.
+        let body = format!(r#"{{"role":"{role}"}}"#);
         let answer = self
             .client
             .send_json(
                 Method::POST,
                 &path(id, "/links"),
                 Some(token),
-                Some("{}".to_owned()),
+                Some(body),
                 false,
             )
             .await?;

@@ -62,11 +62,16 @@ pub struct StartArgs {
     /// How many reviewer links to mint (the server caps live links, 8 by default).
     #[arg(long, default_value_t = 1)]
     links: u32,
+    /// How many approver links to mint besides (an approver also decides;
+    /// the owner link always can).
+    #[arg(long, default_value_t = 0)]
+    approvers: u32,
     /// Lifetime of the review: `7d`, `12h`, `30m`, `90s` or seconds
     /// [default: the server's default paste lifetime].
     #[arg(long, value_parser = parse_duration)]
     ttl: Option<u64>,
-    /// Print `{"id","owner","reviewers":[…],"expiresAt","links":[{"id","url"}]}` as JSON.
+    /// Print `{"id","owner","reviewers":[…],"expiresAt","links":[{"id","role","url"}]}`
+    /// as JSON (`reviewers`: every link's URL, approvers' included).
     #[arg(long)]
     json: bool,
     /// Also print each reviewer link as a QR code (terminal).
@@ -97,6 +102,11 @@ pub struct PushArgs {
     /// Treat the input as a raw HTML document.
     #[arg(long)]
     html: bool,
+    /// A progress push: only checklist marks (`- [ ]` / `- [x]`) changed
+    /// since the latest version. An approval stays; refused here if the
+    /// plan changed in any other way.
+    #[arg(long, conflicts_with = "html")]
+    progress: bool,
     #[command(flatten)]
     api: ApiArgs,
 }
@@ -109,11 +119,14 @@ pub struct LinksArgs {
     /// Mint one more reviewer link and print it.
     #[arg(long, conflicts_with = "revoke")]
     add: bool,
+    /// With `--add`: an approver's link (reads, comments and decides).
+    #[arg(long, requires = "add")]
+    approver: bool,
     /// Revoke the reviewer link with this id.
     #[arg(long, value_name = "ID")]
     revoke: Option<String>,
-    /// Print `{"id","expiresAt","links":[{"id","name","createdAt"}]}` (with
-    /// `--add`: `{"id","url"}`) as JSON.
+    /// Print `{"id","expiresAt","links":[{"id","role","name","createdAt"}]}`
+    /// (with `--add`: `{"id","role","url"}`) as JSON.
     #[arg(long, conflicts_with = "revoke")]
     json: bool,
     #[command(flatten)]
@@ -123,8 +136,16 @@ pub struct LinksArgs {
 /// Arguments of `review decide`.
 #[derive(Args)]
 pub struct DecideArgs {
-    /// The owner link.
+    /// The owner link or an approver's link.
     link: String,
+    /// The version decided on (as `watch` or the page showed it); refused
+    /// when a newer one was pushed since. Default: the latest, as read now.
+    #[arg(long = "version", value_name = "N")]
+    version: Option<u64>,
+    /// The name to decide under (an approver link that has not commented
+    /// must give one; it is bound to the link for good).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
     /// Approve the plan.
     #[arg(long, group = "decision", required = true)]
     approve: bool,
@@ -544,14 +565,17 @@ pub async fn merged(
             )
         })
         .collect();
-    if let Some(data) = view.decision.as_ref().and_then(|d| d.data.as_deref()) {
-        sets.push((
-            owner_name(view),
-            owner.clone(),
-            view.latest,
-            Part::Decision,
-            data,
-        ));
+    if let Some(decision) = &view.decision
+        && let Some(data) = decision.data.as_deref()
+    {
+        let (name, label) = match decision.by.role.as_str() {
+            "owner" => (owner_name(view), owner.clone()),
+            _ => {
+                let name = decision.by.name.clone().unwrap_or_default();
+                (name.clone(), format!("the approver ({name})"))
+            }
+        };
+        sets.push((name, label, decision.version, Part::Decision, data));
     }
     for (name, label, version, part, data) in sets {
         let opened = unseal(&linked.key, data).and_then(|json| {
@@ -582,10 +606,20 @@ pub async fn merged(
         sources,
         latest: view.latest,
         decision: view.decision.as_ref().map(|d| DecisionNote {
-            by: owner.clone(),
+            by: decider_label(view, d),
             decision: d.decision.clone(),
         }),
     })
+}
+
+/// Who made `decision`, as the export names them: the owner as
+/// [`owner_label`] does, an approver as "the approver (name)".
+pub(crate) fn decider_label(view: &wire::ReviewView, decision: &wire::DecisionInfo) -> String {
+    match (decision.by.role.as_str(), decision.by.name.as_deref()) {
+        ("owner", _) => owner_label(view),
+        (_, Some(name)) => format!("the approver ({})", safe_text(name)),
+        (_, None) => "an approver".to_owned(),
+    }
 }
 
 /// The owner as the export names it: "the owner (name)" once it bound a
@@ -641,6 +675,7 @@ struct StartOutput {
 #[derive(Serialize)]
 struct LinkOutput {
     id: String,
+    role: String,
     url: String,
 }
 
@@ -724,17 +759,21 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
     }
     let owner = make_link(&portal, &created.id, &key, &created.owner_token, api.base())?;
     let mut reviewers = Vec::new();
-    for _ in 0..args.links {
-        match api.add_link(&created.id, &created.owner_token).await {
+    let wanted = args.links.saturating_add(args.approvers);
+    let roles = (0..args.links)
+        .map(|_| "reviewer")
+        .chain((0..args.approvers).map(|_| "approver"));
+    for role in roles {
+        match api.add_link(&created.id, &created.owner_token, role).await {
             Ok(link) => reviewers.push((
                 link.id,
+                link.role,
                 make_link(&portal, &created.id, &key, &link.token, api.base())?,
             )),
             Err(CliError::Rejected(why)) => {
                 warn(&format!(
-                    "minted {} of {} reviewer links: {why}",
+                    "minted {} of {wanted} links: {why}",
                     reviewers.len(),
-                    args.links
                 ));
                 break;
             }
@@ -752,11 +791,11 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
         let output = StartOutput {
             id: created.id,
             owner,
-            reviewers: reviewers.iter().map(|(_, link)| link.clone()).collect(),
+            reviewers: reviewers.iter().map(|(_, _, link)| link.clone()).collect(),
             expires_at: created.expires_at,
             links: reviewers
                 .into_iter()
-                .map(|(id, url)| LinkOutput { id, url })
+                .map(|(id, role, url)| LinkOutput { id, role, url })
                 .collect(),
         };
         return json_line(&output);
@@ -768,11 +807,15 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
     );
     if !reviewers.is_empty() {
         out.push_str(
-            "\nReviewer links (one per reviewer; `review links OWNER_LINK --revoke ID` revokes one):\n",
+            "\nLinks (one per person; an approver's also decides; `review links OWNER_LINK --revoke ID` revokes one):\n",
         );
     }
-    for (id, link) in &reviewers {
-        out.push_str(&format!("  {}  {link}\n", safe_text(id)));
+    for (id, role, link) in &reviewers {
+        out.push_str(&format!(
+            "  {}  {:<8}  {link}\n",
+            safe_text(id),
+            safe_text(role)
+        ));
         if args.qr {
             out.push_str(&qr(link)?);
         }
@@ -806,6 +849,15 @@ async fn push(args: PushArgs, env: &Env) -> Result<String, CliError> {
             "only the review's owner can push: this is a reviewer link".into(),
         ));
     }
+    if args.progress {
+        let latest = linked.latest(&view).await?;
+        if !plan_doc::only_checklist_marks_differ(&latest.plan, &payload.plan) {
+            return Err(CliError::Input(format!(
+                "--progress: this plan changes more than checklist marks since v{}; push it without --progress (it opens a new round, and voids an approval)",
+                view.latest
+            )));
+        }
+    }
     let input = version_input(&linked.key, &payload)?;
     let pushed = linked
         .api
@@ -816,13 +868,28 @@ async fn push(args: PushArgs, env: &Env) -> Result<String, CliError> {
                 data: input.data,
                 digest: input.digest,
                 parent: view.latest,
+                progress: args.progress,
             },
         )
         .await?;
     Ok(if pushed.unchanged == Some(true) {
         format!("unchanged (v{})\n", pushed.n)
     } else {
-        format!("v{}\n", pushed.n)
+        let round = pushed.round.unwrap_or(view.round);
+        let what = if round > view.round {
+            match view.state.as_str() {
+                "approved" => format!(
+                    ", round {round}: the approval of round {} is void",
+                    view.round
+                ),
+                _ => format!(", round {round}"),
+            }
+        } else if args.progress && view.state == "approved" {
+            ", progress: still approved".to_owned()
+        } else {
+            String::new()
+        };
+        format!("v{}{what}\n", pushed.n)
     })
 }
 
@@ -831,15 +898,25 @@ async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
     // A new link carries the key: check that it opens the review first.
     let Checked { view, .. } = linked.check(args.add).await?;
     if args.add {
-        let created = linked.api.add_link(&linked.id, &linked.token).await?;
+        let role = if args.approver {
+            "approver"
+        } else {
+            "reviewer"
+        };
+        let created = linked.api.add_link(&linked.id, &linked.token, role).await?;
         let link = linked.link_with(&created.token)?;
         if args.json {
             return json_line(&LinkOutput {
                 id: created.id,
+                role: created.role,
                 url: link,
             });
         }
-        return Ok(format!("{}  {link}\n", safe_text(&created.id)));
+        return Ok(format!(
+            "{}  {}  {link}\n",
+            safe_text(&created.id),
+            safe_text(&created.role)
+        ));
     }
     if let Some(link) = &args.revoke {
         if !is_id(link) {
@@ -874,7 +951,11 @@ async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
             || "(no comments yet)".to_owned(),
             |n| safe_text(n).into_owned(),
         );
-        out.push_str(&format!("{}  {name}\n", safe_text(&link.id)));
+        out.push_str(&format!(
+            "{}  {}  {name}\n",
+            safe_text(&link.id),
+            safe_text(&link.role)
+        ));
     }
     Ok(out)
 }
@@ -893,16 +974,18 @@ async fn decide(args: DecideArgs, env: &Env) -> Result<String, CliError> {
     // Feedback is encrypted with the link's key: check that it opens the
     // review first.
     let Checked { view, .. } = linked.check(feedback.is_some()).await?;
-    if view.you.role != "owner" {
+    if view.you.role == "reviewer" {
         return Err(CliError::Unauthorized(
-            "only the review's owner can decide: this is a reviewer link".into(),
+            "only the review's owner or an approver link can decide: this is a reviewer link"
+                .into(),
         ));
     }
+    let version = args.version.unwrap_or(view.latest);
     let data = match feedback {
         None => None,
         Some((annotations, global)) => Some(seal(
             &linked.key,
-            &comment_set_json(view.latest, &annotations, &global),
+            &comment_set_json(version, &annotations, &global),
         )?),
     };
     let decided = linked
@@ -912,14 +995,20 @@ async fn decide(args: DecideArgs, env: &Env) -> Result<String, CliError> {
             &linked.token,
             &wire::DecisionRequest {
                 decision: decision.to_owned(),
+                version,
+                name: args.name.clone(),
                 data,
             },
         )
         .await?;
-    Ok(match decided.decision.as_str() {
-        "approved" => "approved\n".to_owned(),
-        _ => "changes requested\n".to_owned(),
-    })
+    let what = match decided.decision.as_str() {
+        "approved" => "approved",
+        _ => "changes requested",
+    };
+    Ok(format!(
+        "{what} v{} (round {})\n",
+        decided.version, decided.round
+    ))
 }
 
 /// Feedback text: annotations JSON as `share --annotations` takes it (or a

@@ -220,7 +220,19 @@ impl Watcher {
             self.json_line(id, &event.event, &data, None)?;
         }
         match event.event.as_str() {
-            "version" => self.say(&format!("v{} pushed", number("n"))),
+            "version" => {
+                let flag = |key: &str| data.get(key).and_then(Value::as_bool) == Some(true);
+                let what = if flag("voided") {
+                    format!(", round {}: the approval is void", number("round"))
+                } else if flag("reopened") {
+                    format!(", round {}", number("round"))
+                } else if flag("progress") {
+                    " (progress)".to_owned()
+                } else {
+                    String::new()
+                };
+                self.say(&format!("v{} pushed{what}", number("n")));
+            }
             "links" => self.say(&format!("link {} added", safe_text(&text("link")))),
             "comments" => {
                 let (writer, name) = (text("writer"), text("name"));
@@ -250,11 +262,36 @@ impl Watcher {
             }
             "decision" => {
                 let view = self.linked.view().await.map_err(gone)?;
-                let decision = view.decision.clone().unwrap_or(wire::DecisionInfo {
-                    decision: text("decision"),
-                    data: None,
-                    decided_at: 0,
-                });
+                // The decision of the event's round (a push may have
+                // opened the next round since).
+                let round = number("round");
+                let by = data.get("by");
+                let by_text = |key: &str| {
+                    by.and_then(|b| b.get(key))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                };
+                let decision = view
+                    .decisions
+                    .iter()
+                    .rev()
+                    .find(|d| d.round == round)
+                    .or(view.decision.as_ref())
+                    .cloned()
+                    .unwrap_or(wire::DecisionInfo {
+                        round,
+                        version: number("version"),
+                        digest: String::new(),
+                        decision: text("decision"),
+                        by: wire::DecidedBy {
+                            role: by_text("role").unwrap_or_default(),
+                            link: by_text("link").unwrap_or_default(),
+                            name: by_text("name"),
+                        },
+                        data: None,
+                        decided_at: 0,
+                        voided_by: None,
+                    });
                 return Ok(Some(End::Decided {
                     decision,
                     view: Some(Box::new(view)),

@@ -226,7 +226,7 @@ async fn start_open_comment_watch_decide_and_the_feedback_arrives() {
     )
     .await;
     assert_eq!(decided.code, 0, "{}", decided.stderr);
-    assert_eq!(decided.stdout, "changes requested\n");
+    assert_eq!(decided.stdout, "changes requested v1 (round 1)\n");
 
     let (code, stdout, stderr) = watch.finish().await;
     assert_eq!(code, 15, "stderr:\n{stderr}");
@@ -290,7 +290,8 @@ async fn push_links_and_revocation() {
 
     let added = planshare(&["review", "links", &owner, "--add"], &env, "").await;
     assert_eq!(added.code, 0, "{}", added.stderr);
-    let (_, second) = added.stdout.trim_end().split_once("  ").unwrap();
+    let (_, second) = added.stdout.trim_end().rsplit_once("  ").unwrap();
+    assert!(added.stdout.contains("  reviewer  "), "{}", added.stdout);
     secrets.extend(self::secrets(second));
 
     // The reviewer watches; its own link is revoked: exit 16.
@@ -967,4 +968,141 @@ async fn a_share_links_export_names_no_writer() {
         open.stdout,
         "# Plan Feedback\n\nI've reviewed this plan and have 2 pieces of feedback:\n\n## 1. (line 5) Feedback on: \"auth middleware\"\n> add rate limiting\n\n## 2. (line 9) Remove this\n```\nWrite the migration.\n```\n> I don't want this in the plan.\n\n---\n"
     );
+}
+
+/// The loop from the CLI: changes requested on v1, a revision opens round
+/// 2, an approver link approves exactly v2 (a decision on a version that is
+/// no longer the latest is refused), a progress push keeps the approval and
+/// a push that changes more is refused as progress and voids it otherwise.
+#[tokio::test]
+async fn rounds_approvers_and_progress_pushes_from_the_cli() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = "# Plan\n\n- [ ] write the migration\n- [ ] deploy\n";
+    let plan = write(&dir, "plan.md", tasks);
+    let (owner, _, _) = start(&env, &plan).await;
+
+    let decided = planshare(&["review", "decide", &owner, "--request-changes"], &env, "").await;
+    assert_eq!(
+        (decided.code, decided.stdout.as_str()),
+        (0, "changes requested v1 (round 1)\n"),
+        "{}",
+        decided.stderr
+    );
+    let revised = write(&dir, "v2.md", &format!("{tasks}- [ ] tell the team\n"));
+    let pushed = planshare(&["review", "push", &revised, "--review", &owner], &env, "").await;
+    assert_eq!(
+        (pushed.code, pushed.stdout.as_str()),
+        (0, "v2, round 2\n"),
+        "{}",
+        pushed.stderr
+    );
+
+    let added = planshare(
+        &["review", "links", &owner, "--add", "--approver", "--json"],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let added: Value = serde_json::from_str(&added.stdout).unwrap();
+    assert_eq!(added["role"], "approver");
+    let approver = added["url"].as_str().unwrap().to_owned();
+
+    // Ann read v1 and approves it: refused, v2 is the latest.
+    let stale = planshare(
+        &[
+            "review",
+            "decide",
+            &approver,
+            "--approve",
+            "--version",
+            "1",
+            "--name",
+            "Ann",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_ne!(stale.code, 0);
+    assert!(stale.stderr.contains("version 2"), "{}", stale.stderr);
+    let approved = planshare(
+        &[
+            "review",
+            "decide",
+            &approver,
+            "--approve",
+            "--version",
+            "2",
+            "--name",
+            "Ann",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(
+        (approved.code, approved.stdout.as_str()),
+        (0, "approved v2 (round 2)\n"),
+        "{}",
+        approved.stderr
+    );
+
+    // Ticking a box is progress: still approved.
+    let ticked = write(
+        &dir,
+        "v3.md",
+        "# Plan\n\n- [x] write the migration\n- [ ] deploy\n- [ ] tell the team\n",
+    );
+    let progress = planshare(
+        &["review", "push", &ticked, "--review", &owner, "--progress"],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(
+        (progress.code, progress.stdout.as_str()),
+        (0, "v3, progress: still approved\n"),
+        "{}",
+        progress.stderr
+    );
+    // More than a tick is not, and is refused before anything is sent.
+    let edited = write(
+        &dir,
+        "v4.md",
+        "# Plan\n\n- [x] write the migration\n- [x] deploy to staging\n- [ ] tell the team\n",
+    );
+    let claimed = planshare(
+        &["review", "push", &edited, "--review", &owner, "--progress"],
+        &env,
+        "",
+    )
+    .await;
+    assert_ne!(claimed.code, 0);
+    assert!(
+        claimed.stderr.contains("more than checklist marks"),
+        "{}",
+        claimed.stderr
+    );
+    let voiding = planshare(&["review", "push", &edited, "--review", &owner], &env, "").await;
+    assert_eq!(
+        (voiding.code, voiding.stdout.as_str()),
+        (0, "v4, round 3: the approval of round 2 is void\n"),
+        "{}",
+        voiding.stderr
+    );
+    let listed = planshare(&["review", "links", &owner, "--json"], &env, "").await;
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let roles: Vec<&str> = listed["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["reviewer", "approver"]);
 }

@@ -478,7 +478,7 @@ async fn a_stream_resumed_far_back_replays_every_page_then_follows() {
                 "POST",
                 &review.path("/decision"),
                 Some(&review.owner),
-                Some(json!({"decision": "approved"})),
+                Some(json!({"decision": "approved", "version": 1})),
             )
             .await;
             assert_eq!(decision.status, 200, "{}", decision.text);

@@ -13,6 +13,9 @@ pub(crate) enum ReviewError {
     /// A reviewer asked for what only the owner may do.
     #[error("only the review's owner may do this")]
     OwnerOnly,
+    /// A reviewer link asked to decide.
+    #[error("only the owner or an approver may decide")]
+    ApproverOnly,
     /// Creating a review needs a credential the request does not carry.
     #[error("a credential is required")]
     CredentialRequired,

@@ -26,4 +26,7 @@ mod tokens;
 
 pub(crate) use context::ReviewService;
 pub(crate) use error::ReviewError;
-pub(crate) use ops::{Admit, Caller, Decision, NewReviewInput, ReviewRead, presented_digest};
+pub(crate) use ops::{
+    Admit, Caller, Decision, DecisionInput, NewReviewInput, ReviewRead, VersionPush,
+    presented_digest,
+};

@@ -6,7 +6,7 @@ use std::future::Future;
 
 use paste_store::{Namespace, Payload, StoreError, StoredPaste};
 use tenancy::{
-    BlobRef, CatalogError, NewReview, Principal, Pushed, ReviewEvent, ReviewRefusal,
+    BlobRef, CatalogError, NewDecision, NewReview, NewVersion, Principal, Pushed, ReviewEvent,
     ReviewSnapshot, ReviewState, Role, VersionRow,
 };
 
@@ -27,11 +27,11 @@ pub(crate) struct Caller {
 }
 
 impl Caller {
-    /// Owner-only operations refuse reviewers.
+    /// Owner-only operations refuse every link.
     fn require_owner(&self) -> Result<(), ReviewError> {
         match self.principal.role {
             Role::Owner => Ok(()),
-            Role::Reviewer => Err(ReviewError::OwnerOnly),
+            Role::Reviewer | Role::Approver => Err(ReviewError::OwnerOnly),
         }
     }
 }
@@ -51,12 +51,12 @@ pub(crate) struct ReviewCreated {
 }
 
 /// A review as a token holder reads it: the catalog's snapshot and the
-/// ciphertext of every comment set (in the snapshot's order) and of the
-/// feedback.
+/// ciphertext of every comment set and of every decision's feedback (in
+/// the snapshot's order; `None` for a decision without).
 pub(crate) struct ReviewRead {
     pub(crate) snapshot: ReviewSnapshot,
     pub(crate) comments: Vec<String>,
-    pub(crate) feedback: Option<String>,
+    pub(crate) feedback: Vec<Option<String>>,
 }
 
 /// What a push did.
@@ -66,9 +66,26 @@ pub(crate) struct PushResult {
     pub(crate) n: i64,
     /// The plan equals the latest version's: nothing was stored.
     pub(crate) unchanged: bool,
+    /// The round the new version is in (`None` when unchanged).
+    pub(crate) round: Option<i64>,
 }
 
-/// The owner's verdict.
+/// A version to push, as the request gave it.
+pub(crate) struct VersionPush {
+    pub(crate) data: String,
+    pub(crate) digest: String,
+    pub(crate) parent: i64,
+    pub(crate) progress: bool,
+}
+
+/// A decision, as the request gave it.
+pub(crate) struct DecisionInput {
+    pub(crate) decision: Decision,
+    pub(crate) version: i64,
+    pub(crate) name: Option<String>,
+    pub(crate) feedback: Option<String>,
+}
+
 /// A comment set as stored: its writer, when, and its revision.
 pub(crate) struct Stored {
     pub(crate) writer: String,
@@ -201,21 +218,26 @@ impl ReviewService {
             .ok_or(ReviewError::NotFound)
     }
 
-    /// The comment sets' and the feedback's ciphertext of `snapshot`.
+    /// The comment sets' and the decisions' feedback's ciphertext of
+    /// `snapshot`.
     async fn read_blobs(
         &self,
         caller: &Caller,
         snapshot: &ReviewSnapshot,
-    ) -> Result<(Vec<String>, Option<String>), BlobRead> {
-        // A handful of blobs at most (one per writer), read in turn.
+    ) -> Result<(Vec<String>, Vec<Option<String>>), BlobRead> {
+        // A handful of blobs (one per writer and one per round at most),
+        // read in turn.
         let mut comments = Vec::with_capacity(snapshot.comments.len());
         for row in &snapshot.comments {
             comments.push(self.read_named_blob(&caller.namespace, &row.blob).await?);
         }
-        let feedback = match snapshot.decision.as_ref().and_then(|d| d.feedback.as_ref()) {
-            Some(blob) => Some(self.read_named_blob(&caller.namespace, blob).await?),
-            None => None,
-        };
+        let mut feedback = Vec::with_capacity(snapshot.decisions.len());
+        for decision in &snapshot.decisions {
+            feedback.push(match &decision.feedback {
+                Some(blob) => Some(self.read_named_blob(&caller.namespace, blob).await?),
+                None => None,
+            });
+        }
         Ok((comments, feedback))
     }
 
@@ -266,28 +288,32 @@ impl ReviewService {
         }
     }
 
-    /// Pushes a version on `parent` (owner only). An unchanged plan stores
-    /// nothing.
+    /// Pushes a version on its parent (owner only), in any state: after
+    /// a decision it opens the next round (a progress push keeps an
+    /// approval). An unchanged plan stores nothing.
     pub(crate) async fn push(
         &self,
         caller: &Caller,
-        data: String,
-        digest: String,
-        parent: i64,
+        push: VersionPush,
     ) -> Result<PushResult, ReviewError> {
         caller.require_owner()?;
+        let VersionPush {
+            data,
+            digest,
+            parent,
+            progress,
+        } = push;
         let head = &caller.principal.review;
         // The common no-op (an identical re-capture) writes no blob.
         let (tenant, id, latest) = (head.tenant.clone(), head.id.clone(), head.latest);
         let latest_row = self
             .catalog_call(|c| async move { c.review_version(&tenant, &id, latest).await })
             .await?;
-        if head.state == ReviewState::Open
-            && latest_row.as_ref().is_some_and(|row| row.digest == digest)
-        {
+        if latest_row.as_ref().is_some_and(|row| row.digest == digest) {
             return Ok(PushResult {
                 n: latest,
                 unchanged: true,
+                round: None,
             });
         }
         let now = crate::within::now_ms_i64();
@@ -298,21 +324,32 @@ impl ReviewService {
         let stored = blob.clone();
         let pushed = self
             .catalog_call(|c| async move {
-                c.push_review_version(&tenant, &id, parent, &digest, &stored, now, limits)
+                let version = NewVersion {
+                    parent,
+                    digest: &digest,
+                    blob: &stored,
+                    progress,
+                };
+                c.push_review_version(&tenant, &id, &version, now, limits)
                     .await
             })
             .await;
         match pushed {
-            Ok(Ok(Pushed::Created { n, event })) => {
+            Ok(Ok(Pushed::Created { n, round, event })) => {
                 self.publish(caller, event);
                 Ok(PushResult {
                     n,
                     unchanged: false,
+                    round: Some(round),
                 })
             }
             Ok(Ok(Pushed::Unchanged { n })) => {
                 self.remove_blobs(&caller.namespace, [&blob]).await;
-                Ok(PushResult { n, unchanged: true })
+                Ok(PushResult {
+                    n,
+                    unchanged: true,
+                    round: None,
+                })
             }
             Ok(Err(refusal)) => {
                 self.remove_blobs(&caller.namespace, [&blob]).await;
@@ -325,8 +362,13 @@ impl ReviewService {
         }
     }
 
-    /// Mints a reviewer link (owner only): its id and its token, shown once.
-    pub(crate) async fn add_link(&self, caller: &Caller) -> Result<(String, String), ReviewError> {
+    /// Mints a reviewer's or an approver's link (owner only): its id and
+    /// its token, shown once.
+    pub(crate) async fn add_link(
+        &self,
+        caller: &Caller,
+        role: Role,
+    ) -> Result<(String, String), ReviewError> {
         caller.require_owner()?;
         let head = &caller.principal.review;
         for _ in 0..ID_ATTEMPTS {
@@ -342,7 +384,7 @@ impl ReviewService {
             let now = crate::within::now_ms_i64();
             let added = self
                 .catalog_call(|c| async move {
-                    c.add_review_link(&tenant, &id, &link_id, &digest, now, limits)
+                    c.add_review_link(&tenant, &id, &link_id, role, &digest, now, limits)
                         .await
                 })
                 .await;
@@ -389,9 +431,6 @@ impl ReviewService {
         data: String,
     ) -> Result<Stored, ReviewError> {
         let head = &caller.principal.review;
-        if head.state != ReviewState::Open {
-            return Err(ReviewError::Refused(ReviewRefusal::NotOpen(head.state)));
-        }
         let now = crate::within::now_ms_i64();
         let blob = self
             .put_blob(&caller.namespace, data, now, head.expires_at)
@@ -463,38 +502,49 @@ impl ReviewService {
         Ok(())
     }
 
-    /// Records the owner's decision, with optional feedback: when it was made.
+    /// Records this round's decision (the owner or an approver), on the
+    /// version the decider read, with optional feedback: the decision as
+    /// recorded.
     pub(crate) async fn decide(
         &self,
         caller: &Caller,
-        decision: Decision,
-        feedback: Option<String>,
-    ) -> Result<i64, ReviewError> {
-        caller.require_owner()?;
-        let head = &caller.principal.review;
-        if head.state != ReviewState::Open {
-            return Err(ReviewError::Refused(ReviewRefusal::NotOpen(head.state)));
+        input: DecisionInput,
+    ) -> Result<tenancy::DecisionRow, ReviewError> {
+        if !caller.principal.role.decides() {
+            return Err(ReviewError::ApproverOnly);
         }
+        let head = &caller.principal.review;
         let now = crate::within::now_ms_i64();
-        let blob = match feedback {
+        let blob = match input.feedback {
             Some(text) => Some(
                 self.put_blob(&caller.namespace, text, now, head.expires_at)
                     .await?,
             ),
             None => None,
         };
-        let (tenant, id) = (head.tenant.clone(), head.id.clone());
+        let (tenant, id, writer) = (
+            head.tenant.clone(),
+            head.id.clone(),
+            caller.principal.link.clone(),
+        );
+        let (state, version, name) = (input.decision.state(), input.version, input.name);
         let stored = blob.clone();
         let decided = self
             .catalog_call(|c| async move {
-                c.decide_review(&tenant, &id, decision.state(), stored.as_ref(), now)
-                    .await
+                let decision = NewDecision {
+                    state,
+                    version,
+                    writer: &writer,
+                    name: name.as_deref(),
+                    feedback: stored.as_ref(),
+                };
+                c.decide_review(&tenant, &id, &decision, now).await
             })
             .await;
         let refused = match decided {
-            Ok(Ok(event)) => {
-                self.publish(caller, event);
-                return Ok(now);
+            Ok(Ok(decided)) => {
+                self.publish(caller, decided.event);
+                return Ok(decided.decision);
             }
             Ok(Err(refusal)) => ReviewError::Refused(refusal),
             Err(error) => error,
@@ -693,12 +743,17 @@ fn blob_text_len(blob: &BlobRef) -> usize {
 /// around them.
 fn answer_text_len(snapshot: &ReviewSnapshot) -> usize {
     const PER_ROW: usize = 256;
-    let blobs = snapshot
-        .comments
-        .iter()
-        .map(|row| &row.blob)
-        .chain(snapshot.decision.as_ref().and_then(|d| d.feedback.as_ref()));
-    let rows = snapshot.versions.len() + snapshot.comments.len() + snapshot.links.len() + 1;
+    let blobs = snapshot.comments.iter().map(|row| &row.blob).chain(
+        snapshot
+            .decisions
+            .iter()
+            .filter_map(|d| d.feedback.as_ref()),
+    );
+    let rows = snapshot.versions.len()
+        + snapshot.comments.len()
+        + snapshot.links.len()
+        + snapshot.decisions.len()
+        + 1;
     blobs
         .map(blob_text_len)
         .fold(rows.saturating_mul(PER_ROW), usize::saturating_add)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use paste_store::MemoryStore;
-use tenancy::{CatalogConfig, LazyCatalog, NewTenant, TenantSettings, TenantUpdate};
+use tenancy::{CatalogConfig, LazyCatalog, NewTenant, Role, TenantSettings, TenantUpdate};
 
 use super::hub::StreamRefusal;
 use super::stream::{Feed, Next};
@@ -121,25 +121,25 @@ async fn refused_and_unchanged_pushes_leave_no_blob_behind() {
     // The same plan again: nothing stored.
     let same = world
         .service
-        .push(&owner, "again".into(), digest(1), 1)
+        .push(&owner, push("again", digest(1), 1))
         .await
         .unwrap();
     assert!(same.unchanged);
     assert_eq!(world.store.len(), 1);
     // A stale parent: refused, its blob removed.
-    let stale = world.service.push(&owner, "v2".into(), digest(2), 5).await;
+    let stale = world.service.push(&owner, push("v2", digest(2), 5)).await;
     assert!(matches!(stale, Err(ReviewError::Refused(_))), "{stale:?}");
     assert_eq!(world.store.len(), 1);
     let pushed = world
         .service
-        .push(&owner, "v2".into(), digest(2), 1)
+        .push(&owner, push("v2", digest(2), 1))
         .await
         .unwrap();
     assert_eq!((pushed.n, pushed.unchanged), (2, false));
     assert_eq!(world.store.len(), 2);
     // Over the version cap: refused, nothing left.
     let owner = caller_again(&world, &owner).await;
-    let capped = world.service.push(&owner, "v3".into(), digest(3), 2).await;
+    let capped = world.service.push(&owner, push("v3", digest(3), 2)).await;
     assert!(
         matches!(
             capped,
@@ -174,7 +174,11 @@ async fn caller_again(world: &World, caller: &Caller) -> Caller {
 async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
     let world = world(ReviewConfig::default()).await;
     let (owner, _) = review(&world).await;
-    let (_, token) = world.service.add_link(&owner).await.unwrap();
+    let (_, token) = world
+        .service
+        .add_link(&owner, Role::Reviewer)
+        .await
+        .unwrap();
     let reviewer = caller(&world, &owner.principal.review.id, &token).await;
     world
         .service
@@ -214,13 +218,16 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
         .unwrap();
     world
         .service
-        .decide(&owner, Decision::Approved, Some("feedback".into()))
+        .decide(
+            &owner,
+            decide(Decision::Approved, 1, Some("feedback".into())),
+        )
         .await
         .unwrap();
     assert_eq!(world.store.len(), 3, "version, set, feedback");
     let read = world.service.read(&reviewer, &mut Unbounded).await.unwrap();
     assert_eq!(read.comments, ["four"]);
-    assert_eq!(read.feedback.as_deref(), Some("feedback"));
+    assert_eq!(read.feedback, [Some("feedback".to_owned())]);
     world.service.delete(&owner).await.unwrap();
     assert!(world.store.is_empty(), "a deleted review leaves nothing");
 }
@@ -240,7 +247,11 @@ async fn a_feed_replays_then_follows_and_fills_a_gap_from_the_catalog() {
         feed.next(Duration::from_millis(50)).await.unwrap(),
         Next::Idle
     ));
-    world.service.add_link(&owner).await.unwrap();
+    world
+        .service
+        .add_link(&owner, Role::Reviewer)
+        .await
+        .unwrap();
     let next = feed.next(Duration::from_secs(1)).await.unwrap();
     assert!(matches!(&next, Next::Event(e) if e.seq == 2), "{next:?}");
     // An event the hub never saw (committed past the service), then one it
@@ -259,13 +270,25 @@ async fn a_feed_replays_then_follows_and_fills_a_gap_from_the_catalog() {
     world
         .service
         .catalog_call(|c| async move {
-            c.add_review_link(&tenant, &id, "ABCDEFGHabcd", &digest_bytes, now, limits)
-                .await
+            c.add_review_link(
+                &tenant,
+                &id,
+                "ABCDEFGHabcd",
+                Role::Reviewer,
+                &digest_bytes,
+                now,
+                limits,
+            )
+            .await
         })
         .await
         .unwrap()
         .unwrap();
-    world.service.add_link(&owner).await.unwrap();
+    world
+        .service
+        .add_link(&owner, Role::Reviewer)
+        .await
+        .unwrap();
     let mut seqs = Vec::new();
     for _ in 0..2 {
         match feed.next(Duration::from_secs(1)).await.unwrap() {
@@ -310,7 +333,11 @@ async fn one_link_and_one_client_hold_at_most_their_share_of_streams() {
     })
     .await;
     let (owner, _) = review(&world).await;
-    let (_, token) = world.service.add_link(&owner).await.unwrap();
+    let (_, token) = world
+        .service
+        .add_link(&owner, Role::Reviewer)
+        .await
+        .unwrap();
     let reviewer = caller(&world, &owner.principal.review.id, &token).await;
     let open =
         |caller: &Caller, ip: Option<IpAddr>| Feed::open(&world.service, caller.clone(), 0, ip);
@@ -356,7 +383,11 @@ async fn one_link_and_one_client_hold_at_most_their_share_of_streams() {
 async fn a_replay_longer_than_a_page_goes_on_to_the_newest_event() {
     let world = world(ReviewConfig::default()).await;
     let (owner, _) = review(&world).await;
-    let (_, token) = world.service.add_link(&owner).await.unwrap();
+    let (_, token) = world
+        .service
+        .add_link(&owner, Role::Reviewer)
+        .await
+        .unwrap();
     let reviewer = caller(&world, &owner.principal.review.id, &token).await;
     let page = usize::try_from(tenancy::MAX_EVENTS_PER_READ).unwrap();
     for i in 0..page * 2 + 10 {
@@ -390,7 +421,7 @@ async fn a_replay_longer_than_a_page_goes_on_to_the_newest_event() {
     // A live event after the long replay still arrives.
     world
         .service
-        .decide(&owner, Decision::Approved, None)
+        .decide(&owner, decide(Decision::Approved, 1, None))
         .await
         .unwrap();
     match feed.next(Duration::from_secs(5)).await.unwrap() {
@@ -415,7 +446,11 @@ async fn the_expiry_sweep_removes_a_reviews_rows_blobs_and_quota() {
         .await
         .unwrap();
     let owner = caller(&world, &created.id, &created.owner_token).await;
-    let (_, token) = world.service.add_link(&owner).await.unwrap();
+    let (_, token) = world
+        .service
+        .add_link(&owner, Role::Reviewer)
+        .await
+        .unwrap();
     let reviewer = caller(&world, &created.id, &token).await;
     world
         .service
@@ -439,4 +474,24 @@ async fn the_expiry_sweep_removes_a_reviews_rows_blobs_and_quota() {
         (0, 0),
         "and gives the quota back"
     );
+}
+
+/// A push of `data` on `parent` (not a progress push).
+fn push(data: &str, digest: String, parent: i64) -> super::VersionPush {
+    super::VersionPush {
+        data: data.into(),
+        digest,
+        parent,
+        progress: false,
+    }
+}
+
+/// A decision on `version`, with no name.
+fn decide(decision: Decision, version: i64, feedback: Option<String>) -> super::DecisionInput {
+    super::DecisionInput {
+        decision,
+        version,
+        name: None,
+        feedback,
+    }
 }

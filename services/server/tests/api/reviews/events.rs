@@ -186,16 +186,20 @@ async fn sse_delivers_each_event_once_and_replays_after_a_reconnect() {
         "POST",
         &review.path("/decision"),
         Some(&review.owner),
-        Some(json!({"decision": "approved"})),
+        Some(json!({"decision": "approved", "version": 2})),
     )
     .await;
-    assert_eq!(decided.status, 200);
+    assert_eq!(decided.status, 200, "{}", decided.text);
     let decision = again.event(SOON).await.unwrap();
     assert_eq!(
         (decision.id, decision.event.as_deref()),
         (Some(7), Some("decision"))
     );
-    assert_eq!(decision.data.unwrap(), json!({"decision": "approved"}));
+    assert_eq!(
+        decision.data.unwrap(),
+        json!({"decision": "approved", "round": 1, "version": 2,
+               "by": {"role": "owner", "link": "owner", "name": null}})
+    );
 }
 
 #[tokio::test]

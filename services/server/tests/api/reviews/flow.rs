@@ -38,7 +38,10 @@ async fn a_review_goes_from_first_version_to_decision() {
         )
     };
     let pushed = push("cipher-v2", digest(2), 1).await;
-    assert_eq!((pushed.status, pushed.body.clone()), (201, json!({"n": 2})));
+    assert_eq!(
+        (pushed.status, pushed.body.clone()),
+        (201, json!({"n": 2, "round": 1}))
+    );
     let again = push("cipher-v2-again", digest(2), 2).await;
     assert_eq!(
         (again.status, again.body.clone()),
@@ -106,7 +109,7 @@ async fn a_review_goes_from_first_version_to_decision() {
         "POST",
         &review.path("/decision"),
         Some(&review.owner),
-        Some(json!({"decision": "changes_requested", "data": "feedback-cipher"})),
+        Some(json!({"decision": "changes_requested", "version": 2, "data": "feedback-cipher"})),
     )
     .await;
     assert_eq!(decided.status, 200, "{}", decided.text);
@@ -116,23 +119,21 @@ async fn a_review_goes_from_first_version_to_decision() {
         "POST",
         &review.path("/decision"),
         Some(&review.owner),
-        Some(json!({"decision": "approved"})),
+        Some(json!({"decision": "approved", "version": 2})),
     )
     .await;
     assert_eq!(
         (twice.status, twice.body["code"].as_str()),
         (409, Some("review-decided"))
     );
-    let late = review.comment(&app, &alice, "alice", "too late").await;
-    assert_eq!(
-        (late.status, late.body["code"].as_str()),
-        (409, Some("review-decided"))
-    );
-    let late_push = push("cipher-v3", digest(3), 2).await;
-    assert_eq!(late_push.status, 409);
+    // Comments go on after a decision (answers to the feedback).
+    let later = review.comment(&app, &alice, "alice", "alice-set-3").await;
+    assert_eq!(later.status, 200, "{}", later.text);
     let read = call(&app, "GET", &review.path(""), Some(&alice), None).await;
     assert_eq!(read.body["state"], "changes_requested");
     assert_eq!(read.body["decision"]["data"], "feedback-cipher");
+    assert_eq!(read.body["decision"]["by"]["role"], "owner");
+    assert_eq!(read.body["decision"]["version"], 2);
     assert_eq!(
         read.body["comments"].as_array().unwrap().len(),
         2,
@@ -145,7 +146,8 @@ async fn a_review_goes_from_first_version_to_decision() {
     assert_eq!(
         kinds(&page.body),
         [
-            "version", "links", "comments", "version", "comments", "comments", "decision"
+            "version", "links", "comments", "version", "comments", "comments", "decision",
+            "comments"
         ]
     );
     let ids: Vec<u64> = page.body["events"]
@@ -154,9 +156,12 @@ async fn a_review_goes_from_first_version_to_decision() {
         .iter()
         .map(|e| e["id"].as_u64().unwrap())
         .collect();
-    assert_eq!(ids, (1..=7).collect::<Vec<_>>());
-    assert_eq!(page.body["seq"], 7);
-    assert_eq!(page.body["events"][1]["data"], json!({"link": link}));
+    assert_eq!(ids, (1..=8).collect::<Vec<_>>());
+    assert_eq!(page.body["seq"], 8);
+    assert_eq!(
+        page.body["events"][1]["data"],
+        json!({"link": link, "role": "reviewer"})
+    );
     assert!(!page.text.contains(&alice) && !page.text.contains(&review.owner));
 }
 

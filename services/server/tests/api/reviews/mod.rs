@@ -7,6 +7,7 @@ mod events;
 mod flow;
 mod races;
 mod roles;
+mod rounds;
 mod stale;
 
 use serde_json::{Value, json};
@@ -82,12 +83,21 @@ impl Review {
 
     /// Mints a reviewer link: its id and token.
     pub async fn link(&self, app: &TestApp) -> (String, String) {
+        self.link_with(app, json!({})).await
+    }
+
+    /// Mints a link with role `role` (`reviewer` or `approver`).
+    pub async fn link_as(&self, app: &TestApp, role: &str) -> (String, String) {
+        self.link_with(app, json!({"role": role})).await
+    }
+
+    async fn link_with(&self, app: &TestApp, body: Value) -> (String, String) {
         let answer = call(
             app,
             "POST",
             &self.path("/links"),
             Some(&self.owner),
-            Some(json!({})),
+            Some(body),
         )
         .await;
         assert_eq!(answer.status, 201, "link: {}", answer.text);
@@ -105,6 +115,48 @@ impl Review {
             &self.path("/comments"),
             Some(token),
             Some(json!({"name": name, "version": 1, "data": data})),
+        )
+        .await
+    }
+
+    /// `POST …/decision` as `token` on `version`, with an optional body
+    /// extra (`name`, `data`).
+    pub async fn decide(
+        &self,
+        app: &TestApp,
+        token: &str,
+        decision: &str,
+        version: u64,
+        extra: Value,
+    ) -> Answer {
+        let mut body = json!({"decision": decision, "version": version});
+        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+            body.extend(extra.clone());
+        }
+        call(
+            app,
+            "POST",
+            &self.path("/decision"),
+            Some(token),
+            Some(body),
+        )
+        .await
+    }
+
+    /// `POST …/versions` as the owner: `data` with digest `digest(n)` on
+    /// `parent`, a progress push or not.
+    pub async fn push(&self, app: &TestApp, n: u32, parent: u64, progress: bool) -> Answer {
+        let mut body =
+            json!({"data": format!("cipher-v{n}"), "digest": digest(n), "parent": parent});
+        if progress {
+            body["progress"] = json!(true);
+        }
+        call(
+            app,
+            "POST",
+            &self.path("/versions"),
+            Some(&self.owner),
+            Some(body),
         )
         .await
     }

@@ -1,5 +1,5 @@
 //! Who may call what: every review route against the owner, a live
-//! reviewer, a revoked reviewer, a stranger (another review's owner), an
+//! reviewer, a live approver, a revoked reviewer, a stranger (another review's owner), an
 //! API key of another tenant, no token and a malformed token — on SQLite
 //! and PostgreSQL catalogs. The failures that must not tell a review exists
 //! answer one and the same 404 body.
@@ -15,6 +15,7 @@ use crate::tenants_support::{databases, spawn, tenant};
 enum Who {
     Owner,
     Reviewer,
+    Approver,
     Revoked,
     Stranger,
     OtherTenantKey,
@@ -22,9 +23,10 @@ enum Who {
     Malformed,
 }
 
-const EVERYONE: [Who; 7] = [
+const EVERYONE: [Who; 8] = [
     Who::Owner,
     Who::Reviewer,
+    Who::Approver,
     Who::Revoked,
     Who::Stranger,
     Who::OtherTenantKey,
@@ -33,13 +35,15 @@ const EVERYONE: [Who; 7] = [
 ];
 
 /// One route: method, path after `/api/v1/reviews/{id}`, body, and the
-/// status for the owner and for a live reviewer.
+/// status for the owner and for a live reviewer; an approver answers as a
+/// reviewer except where it decides.
 struct Route {
     method: Method,
     rest: &'static str,
     body: Option<Value>,
     owner: u16,
     reviewer: u16,
+    approver: u16,
 }
 
 fn routes() -> Vec<Route> {
@@ -49,6 +53,7 @@ fn routes() -> Vec<Route> {
         body,
         owner,
         reviewer,
+        approver: reviewer,
     };
     vec![
         r(Method::GET, "", None, 200, 200),
@@ -70,13 +75,16 @@ fn routes() -> Vec<Route> {
             200,
         ),
         r(Method::DELETE, "/comments", None, 204, 204),
-        r(
-            Method::POST,
-            "/decision",
-            Some(json!({"decision": "approved"})),
-            200,
-            403,
-        ),
+        Route {
+            approver: 200,
+            ..r(
+                Method::POST,
+                "/decision",
+                Some(json!({"decision": "approved", "version": 1, "name": "decider"})),
+                200,
+                403,
+            )
+        },
         r(Method::GET, "/events?after=0&wait=0", None, 200, 200),
         r(Method::DELETE, "", None, 204, 403),
     ]
@@ -85,6 +93,7 @@ fn routes() -> Vec<Route> {
 struct Scene {
     review: Review,
     reviewer: String,
+    approver: String,
     revoked: String,
     link: String,
     stranger: String,
@@ -94,6 +103,7 @@ struct Scene {
 async fn scene(app: &TestApp, other_key: &str) -> Scene {
     let review = Review::create(app, "cipher").await;
     let (link, reviewer) = review.link(app).await;
+    let (_, approver) = review.link_as(app, "approver").await;
     let (gone, revoked) = review.link(app).await;
     let answer = call(
         app,
@@ -108,6 +118,7 @@ async fn scene(app: &TestApp, other_key: &str) -> Scene {
     Scene {
         review,
         reviewer,
+        approver,
         revoked,
         link,
         stranger,
@@ -123,6 +134,7 @@ async fn send(app: &TestApp, scene: &Scene, route: &Route, who: Who) -> Answer {
     let token = match who {
         Who::Owner => Some(scene.review.owner.clone()),
         Who::Reviewer => Some(scene.reviewer.clone()),
+        Who::Approver => Some(scene.approver.clone()),
         Who::Revoked => Some(scene.revoked.clone()),
         Who::Stranger => Some(scene.stranger.clone()),
         Who::OtherTenantKey => Some(scene.other_key.clone()),
@@ -166,6 +178,7 @@ async fn every_route_answers_each_principal_as_its_role_allows() {
                 let expected = match who {
                     Who::Owner => route.owner,
                     Who::Reviewer => route.reviewer,
+                    Who::Approver => route.approver,
                     Who::NoToken => 401,
                     Who::Revoked | Who::Stranger | Who::OtherTenantKey | Who::Malformed => 404,
                 };
@@ -181,11 +194,17 @@ async fn every_route_answers_each_principal_as_its_role_allows() {
                     not_found_bodies.insert(answer.text.clone());
                 }
                 if expected == 403 {
-                    assert_eq!(answer.body["code"], "owner-only");
+                    let code = if route.rest == "/decision" {
+                        "approver-only"
+                    } else {
+                        "owner-only"
+                    };
+                    assert_eq!(answer.body["code"], code, "{who:?} {}", route.rest);
                 }
                 for secret in [
                     &scene.review.owner,
                     &scene.reviewer,
+                    &scene.approver,
                     &scene.revoked,
                     &other.key,
                 ] {

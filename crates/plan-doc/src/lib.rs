@@ -3,7 +3,10 @@
 //! upstream's `exportAnnotations` produces.
 //!
 //! Pure: no I/O, no async. Depends only on `share-codec` (for the annotation
-//! model); must not depend on HTTP, storage or anything with side effects.
+//! model) and `serde_json` (comment sets' thread fields); must not depend on
+//! HTTP, storage or anything with side effects. `threads.rs` holds the
+//! review threads' rules ([`threads`]), `progress.rs` the progress-push
+//! check ([`only_checklist_marks_differ`]).
 //!
 //! Where to start reading: [`parse_blocks`] in `blocks.rs` (the block model
 //! every other part is keyed on), then [`reanchor`] in `anchor.rs` (finding
@@ -26,6 +29,7 @@ mod refs;
 mod render;
 mod steps;
 mod text;
+mod threads;
 
 pub use anchor::{
     Anchor, AnchorHow, DEFAULT_SEARCH_BUDGET, Reanchored, anchor_annotation, anchor_annotations,
@@ -39,3 +43,4 @@ pub use export::{
 pub use progress::only_checklist_marks_differ;
 pub use render::{RenderedText, render_inline};
 pub use steps::{Step, StepState, Steps, plan_steps};
+pub use threads::{Entry, Reply, Root, Thread, WriterSet, is_thread_id, may_change_state, threads};

@@ -1366,3 +1366,284 @@ fn the_step_progress_port_agrees_on_the_edge_cases() {
         started.elapsed()
     );
 }
+
+// --- Review threads and progress pushes (plandoc-threads.js) ----------------
+
+/// Writers a generated review draws from: the owner, an approver and three
+/// reviewers (ids as the server makes them, and one that sorts before
+/// `owner` and one after).
+const WRITERS: [(&str, &str); 5] = [
+    ("owner", "owner"),
+    ("AnnApprove01", "approver"),
+    ("BobReview001", "reviewer"),
+    ("zedReview001", "reviewer"),
+    ("CatReview001", "reviewer"),
+];
+
+/// Thread ids a generated review draws from: valid ones, ones a client may
+/// not make, and one beyond ASCII.
+const THREAD_IDS: [&str; 8] = [
+    "thread-aaaa1",
+    "thread-bbbb2",
+    "thread-cccc3",
+    "Ünïcödé-thread",
+    "short",
+    "has.a.dot.in",
+    "owner.0",
+    "thread-dddd4",
+];
+
+/// A JSON value as a careless or hostile client might store it where a
+/// field is expected: mostly `good`, sometimes of another type.
+fn loosely(good: Value) -> BoxedStrategy<Value> {
+    prop_oneof![
+        12 => Just(good.clone()),
+        1 => Just(Value::Null),
+        1 => Just(json!("5")),
+        1 => Just(json!(5.0)),
+        1 => Just(json!(-1)),
+        1 => Just(json!([good])),
+    ]
+    .boxed()
+}
+
+fn thread_ref() -> BoxedStrategy<String> {
+    prop_oneof![
+        6 => prop::sample::select(THREAD_IDS.to_vec()).prop_map(str::to_owned),
+        2 => (0..5usize, 0..4usize).prop_map(|(w, i)| format!("{}.{i}", WRITERS[w].0)),
+        1 => Just("nowhere-at-all".to_owned()),
+    ]
+    .boxed()
+}
+
+fn reply_entry() -> BoxedStrategy<Value> {
+    (
+        prop::sample::select(vec!["reply-1", "reply-2", "reply-3", "réply-4"]),
+        thread_ref(),
+        prop::sample::select(vec!["yes", "", "see v3", "ok 👍"]),
+        0u64..4,
+        prop::option::of(1u64..5),
+    )
+        .prop_flat_map(|(id, to, text, at, addressed)| {
+            (
+                loosely(json!(id)),
+                loosely(json!(to)),
+                loosely(json!(text)),
+                loosely(json!(at)),
+                Just(addressed),
+            )
+        })
+        .prop_map(|(id, to, text, at, addressed)| {
+            let mut entry = json!({"id": id, "to": to, "text": text, "at": at});
+            if let Some(n) = addressed {
+                entry["addressed"] = json!(n);
+            }
+            entry
+        })
+        .boxed()
+}
+
+fn state_entry() -> BoxedStrategy<Value> {
+    (
+        thread_ref(),
+        prop::sample::select(vec!["resolved", "open", "resolved", "closed"]),
+        0u64..4,
+    )
+        .prop_flat_map(|(to, state, at)| {
+            (
+                loosely(json!(to)),
+                loosely(json!(state)),
+                loosely(json!(at)),
+            )
+        })
+        .prop_map(|(to, state, at)| json!({"to": to, "state": state, "at": at}))
+        .boxed()
+}
+
+/// One writer's set: the roots' texts and ids, replies and state changes.
+fn writer_set(writer: usize) -> BoxedStrategy<Value> {
+    let (id, role) = WRITERS[writer];
+    (
+        prop::collection::vec(
+            (prop::sample::select(THREAD_IDS.to_vec()), prop::bool::weighted(0.1)),
+            0..4,
+        ),
+        prop::bool::weighted(0.15),
+        prop::collection::vec(reply_entry(), 0..4),
+        prop::collection::vec(state_entry(), 0..4),
+        1u64..4,
+    )
+        .prop_map(move |(roots, no_ids, replies, states, version)| {
+            let ids: Vec<Value> = roots
+                .iter()
+                .map(|(id, odd)| if *odd { json!(7) } else { json!(id) })
+                .collect();
+            let mut set = json!({"v": version, "a": [], "replies": replies, "states": states});
+            if !no_ids {
+                set["ids"] = json!(ids);
+            }
+            json!({
+                "writer": id,
+                "role": role,
+                "name": format!("{id} name"),
+                "version": version,
+                "roots": roots.iter().enumerate().map(|(i, _)| json!({"quote": format!("quote {i}"), "text": format!("comment {i} of {id}")})).collect::<Vec<_>>(),
+                "set": set,
+            })
+        })
+        .boxed()
+}
+
+/// The comment sets of a generated review: a subset of the writers, each
+/// with a set.
+fn review_sets() -> BoxedStrategy<Vec<Value>> {
+    prop::sample::subsequence((0..WRITERS.len()).collect::<Vec<_>>(), 0..=WRITERS.len())
+        .prop_flat_map(|writers| writers.into_iter().map(writer_set).collect::<Vec<_>>())
+        .boxed()
+}
+
+/// plan-doc's threads of `sets` (as the harness gets them), as JSON.
+fn rust_threads(sets: &[Value]) -> Value {
+    let sets: Vec<plan_doc::WriterSet> = sets
+        .iter()
+        .map(|s| {
+            let roots = s["roots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| plan_doc::Root {
+                    quote: r["quote"].as_str().unwrap().into(),
+                    text: r["text"].as_str().unwrap().into(),
+                })
+                .collect();
+            plan_doc::WriterSet::from_json(
+                s["writer"].as_str().unwrap(),
+                s["role"].as_str().unwrap(),
+                s["name"].as_str().unwrap(),
+                s["version"].as_u64().unwrap(),
+                roots,
+                &s["set"],
+            )
+        })
+        .collect();
+    serde_json::to_value(plan_doc::threads(&sets)).unwrap()
+}
+
+/// The thread rules give the same threads in the CLI (plan-doc) and the
+/// portal (plandoc-threads.js) on generated reviews: replies, resolutions
+/// and reopenings by every role — a reviewer's forged resolve of another's
+/// thread among them — ties in time, ids claimed twice or malformed, and
+/// fields of the wrong type.
+#[test]
+fn the_thread_rules_agree_in_the_cli_and_the_portal_on_generated_reviews() {
+    let seed = seed();
+    let cases: usize = std::env::var("PLANSHARE_JS_PORTS_CASES")
+        .ok()
+        .map_or(2000, |n| n.trim().parse().expect("a number of cases"));
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng(seed));
+    let strategy = review_sets();
+    let reviews: Vec<Vec<Value>> = (0..cases)
+        .map(|_| strategy.new_tree(&mut runner).unwrap().current())
+        .collect();
+    let mut harness = Harness::start();
+    // The generator reaches what the rules tell apart.
+    let (mut resolved, mut reopened, mut forged, mut addressed) = (0, 0, 0, 0);
+    for (start, batch) in reviews.chunks(BATCH).enumerate() {
+        let asked: Vec<Value> = batch
+            .iter()
+            .map(|sets| json!({ "threads": sets }))
+            .collect();
+        let results = harness.run(&asked);
+        for (k, (sets, result)) in batch.iter().zip(&results).enumerate() {
+            let ours = rust_threads(sets);
+            assert_eq!(
+                result.get("threads"),
+                Some(&ours),
+                "plandoc-threads.js disagrees with plan-doc (seed {seed}, review {}; replay with \
+                 PLANSHARE_JS_PORTS_SEED={seed}) on the sets\n{}",
+                start * BATCH + k,
+                serde_json::to_string_pretty(sets).unwrap()
+            );
+            for thread in ours.as_array().unwrap() {
+                match (thread["state"].as_str(), thread["stateBy"].is_string()) {
+                    (Some("resolved"), _) => resolved += 1,
+                    (Some("open"), true) => reopened += 1,
+                    _ => {}
+                }
+                addressed += usize::from(thread["addressed"].is_u64());
+            }
+            // A reviewer's resolve of a thread it did not start, which the
+            // rules ignore.
+            forged += sets
+                .iter()
+                .filter(|s| s["role"] == "reviewer")
+                .map(|s| s["set"]["states"].as_array().map_or(0, Vec::len))
+                .sum::<usize>();
+        }
+    }
+    if cases >= 2000 {
+        for (what, n) in [
+            ("resolved threads", resolved),
+            ("reopened threads", reopened),
+            ("reviewers' state changes", forged),
+            ("addressed threads", addressed),
+        ] {
+            assert!(
+                n >= 20,
+                "only {n} {what} in the generated reviews (seed {seed})"
+            );
+        }
+    }
+}
+
+/// The progress-push check agrees on generated checklist plans, each with
+/// its marks flipped, and with one more change besides.
+#[test]
+fn the_progress_check_agrees_in_the_cli_and_the_portal() {
+    let seed = seed();
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng(seed));
+    let strategy = (checklist_spec(), any::<u64>(), prop::bool::weighted(0.5));
+    let mut pairs = Vec::new();
+    for _ in 0..1000 {
+        let (spec, flips, edit) = strategy.new_tree(&mut runner).unwrap().current();
+        let old = spec.markdown();
+        let mut bits = flips;
+        let mut new: String = old
+            .split('\n')
+            .map(|line| {
+                bits = bits.rotate_left(1);
+                if bits & 1 == 1 {
+                    line.replacen("[ ]", "[x]", 1)
+                } else {
+                    line.replacen("[x]", "[ ]", 1)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        if edit {
+            new.push_str("\n- [ ] one more\n");
+        }
+        pairs.push((old, new));
+    }
+    let mut harness = Harness::start();
+    let (mut progress, mut not) = (0, 0);
+    for batch in pairs.chunks(BATCH) {
+        let asked: Vec<Value> = batch
+            .iter()
+            .map(|(a, b)| json!({ "progress": [a, b] }))
+            .collect();
+        for ((old, new), result) in batch.iter().zip(harness.run(&asked)) {
+            let ours = plan_doc::only_checklist_marks_differ(old, new);
+            assert_eq!(
+                result.get("progress"),
+                Some(&json!(ours)),
+                "the progress check disagrees (seed {seed}) on\n{old:?}\n{new:?}"
+            );
+            if ours { progress += 1 } else { not += 1 }
+        }
+    }
+    assert!(
+        progress >= 50 && not >= 50,
+        "{progress} progress pushes, {not} others (seed {seed})"
+    );
+}

@@ -1,6 +1,6 @@
 // Runs the portal's JavaScript ports of plan-doc (crates/portal/web:
 // plandoc-*.js — block parser, rendered text, re-anchoring, feedback
-// export, step progress — and highlighter.js — the highlighter's locate
+// export, step progress, review threads and progress pushes — and highlighter.js — the highlighter's locate
 // and place)
 // under Node, for the differential
 // test `crates/plan-doc/tests/js_ports.rs`. No browser, no DOM.
@@ -18,7 +18,9 @@
 // rendered text; `shown`, what it highlights on a page showing the plan as
 // the portal renders it), `feedbackText(markdown, annotations)` and
 // `planSteps(markdown)` (`steps`). A case with `"stepsOnly": true` answers
-// `{"steps"}` alone.
+// `{"steps"}` alone; `{"threads": sets}` answers `{"threads"}` (plandoc-
+// threads.js's `threadsOf`), `{"progress": [old, new]}` answers
+// `{"progress"}` (`onlyChecklistMarksDiffer`).
 
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,6 +41,7 @@ const renderJs = await port("plandoc-render.js");
 const exportJs = await port("plandoc-export.js");
 const highlighter = await port("highlighter.js");
 const steps = await port("plandoc-steps.js");
+const threadsJs = await port("plandoc-threads.js");
 const { marked } = await import(pathToFileURL(join(dir, "marked.esm.js")));
 
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", nbsp: "\u00a0" };
@@ -58,8 +61,10 @@ function pageText(markdown) {
     });
 }
 
-function run({ markdown, needles, annotations, stepsOnly }) {
+function run({ markdown, needles, annotations, stepsOnly, threads, progress }) {
   if (stepsOnly) return { steps: steps.planSteps(markdown) };
+  if (threads) return { threads: threadsJs.threadsOf(threads) };
+  if (progress) return { progress: threadsJs.onlyChecklistMarksDiffer(progress[0], progress[1]) };
   const blocks = blocksJs.parseBlocks(markdown);
   // Two pages: the plan as plan-doc renders it (its blocks' rendered texts
   // joined by line breaks), where every match that shows text must be

@@ -293,8 +293,10 @@ pub fn threads(sets: &[WriterSet]) -> Vec<Thread> {
             });
         }
     }
-    // The newest counted change per thread: (at, writer, position).
-    let mut newest: HashMap<usize, ((u64, &str, usize), &str, &str)> = HashMap::new();
+    // The newest counted change per thread, by (at, writer, position):
+    // its key, its state and its writer's name.
+    type Newest<'a> = ((u64, &'a str, usize), &'a str, &'a str);
+    let mut newest: HashMap<usize, Newest<'_>> = HashMap::new();
     for set in &order {
         for (p, change) in set.states.iter().enumerate() {
             let (Some(to), Some(state), Some(at)) = (&change.to, &change.state, change.at) else {

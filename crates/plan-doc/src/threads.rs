@@ -427,7 +427,8 @@ mod tests {
         alice.states.push(change("thread-a1", "resolved", 60));
         alice.states.push(change("nowhere-000", "resolved", 70));
         let threads = threads(&[owner, alice, bob, ann]);
-        let summary: Vec<(&str, &str, Option<&str>, Option<u64>, usize)> = threads
+        type Summary<'a> = (&'a str, &'a str, Option<&'a str>, Option<u64>, usize);
+        let summary: Vec<Summary<'_>> = threads
             .iter()
             .map(|t| {
                 (

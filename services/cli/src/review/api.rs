@@ -116,6 +116,34 @@ impl ReviewApi {
         expect(&answer, self.base(), &[StatusCode::CREATED, StatusCode::OK])
     }
 
+    /// `PUT /api/v1/reviews/{id}/comments`: the caller's comment set,
+    /// compare-and-set on `base`. `Ok(None)`: the set changed since it
+    /// was read (`409 comments-changed`); read it again.
+    pub async fn put_comments(
+        &self,
+        id: &str,
+        token: &str,
+        request: &wire::PutCommentsRequest,
+    ) -> Result<Option<wire::PutCommentsResponse>, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::PUT,
+                &path(id, "/comments"),
+                Some(token),
+                Some(to_json(request)?),
+                false,
+            )
+            .await?;
+        if answer.status == StatusCode::CONFLICT
+            && answer.code().as_deref().map(ErrorCode::parse)
+                == Some(Some(ErrorCode::CommentsChanged))
+        {
+            return Ok(None);
+        }
+        expect(&answer, self.base(), &[StatusCode::OK]).map(Some)
+    }
+
     /// `POST /api/v1/reviews/{id}/links`.
     pub async fn add_link(
         &self,

@@ -2,7 +2,10 @@
 //! watch`): upstream's export of the latest version, with what a review
 //! adds to it.
 //!
-//! - The decision first, saying who decided: `Decision by the owner
+//! - The open threads first (`## Open threads (2)`): each thread's id,
+//!   who started it on which version, its quote, the comment and every
+//!   reply with its author; how many are resolved.
+//! - Then the decision, saying who decided: `Decision by the owner
 //!   (bob): changes requested`, then the decision's general comments as
 //!   quotes.
 //! - Each piece of feedback says who wrote it (`Written by alice`; the
@@ -86,7 +89,7 @@ fn build(merged: &Merged) -> (String, Option<String>) {
             ..ExportOptions::default()
         },
     );
-    let mut out = String::new();
+    let mut out = threads_block(&merged.threads);
     if let Some(decision) = &merged.decision {
         out.push_str(&decision_block(decision, &decision_texts));
         out.push('\n');
@@ -99,6 +102,31 @@ fn build(merged: &Merged) -> (String, Option<String>) {
         out.push_str(&gone_block(&gone, merged.latest));
     }
     (out, warning)
+}
+
+/// The open threads, each with its quote, who wrote what and its replies
+/// (an agent answers these first); and how many are resolved. Empty when
+/// the review has no threads.
+fn threads_block(threads: &[plan_doc::Thread]) -> String {
+    if threads.is_empty() {
+        return String::new();
+    }
+    let open: Vec<&plan_doc::Thread> = threads.iter().filter(|t| t.state == "open").collect();
+    let resolved = threads.len() - open.len();
+    let mut out = format!("## Open threads ({})\n\n", open.len());
+    if open.is_empty() {
+        out.push_str("None.\n\n");
+    }
+    for thread in open {
+        out.push_str(&super::threads::render_raw(thread));
+    }
+    if resolved > 0 {
+        out.push_str(&format!(
+            "({resolved} resolved thread{} not shown: `planshare review threads LINK` lists them.)\n\n",
+            if resolved == 1 { "" } else { "s" }
+        ));
+    }
+    out
 }
 
 /// `Decision by the owner (bob): changes requested`, and the decision's
@@ -177,6 +205,7 @@ mod tests {
                 source("the owner (bob)", 1, Part::Decision),
             ],
             latest: 1,
+            threads: Vec::new(),
             decision: Some(DecisionNote {
                 by: "the owner (bob)".into(),
                 decision: "changes_requested".into(),
@@ -190,6 +219,68 @@ mod tests {
              # Plan Feedback\n\nI've reviewed this plan and have 2 pieces of feedback:\n\n\
              ## 1. (line 3) Feedback on: \"Step 1\"\n> rename\nWritten by the owner (bob)\n\n\
              ## 2. (line 5) Feedback on: \"auth middleware\"\n> rate limits\nWritten by alice\n\n---\n"
+        );
+    }
+
+    /// What an agent reads first: the open threads with who said what,
+    /// then the decision with who made it.
+    #[test]
+    fn open_threads_come_first_then_the_decision() {
+        let reply = |author: &str, text: &str, addressed| plan_doc::Reply {
+            id: format!("r-{author}"),
+            writer: author.into(),
+            author: author.into(),
+            role: "reviewer".into(),
+            text: text.into(),
+            at: 1,
+            addressed,
+        };
+        let thread = |id: &str, state: &str, replies| plan_doc::Thread {
+            id: id.into(),
+            writer: "AliceLink001".into(),
+            author: "alice".into(),
+            role: "reviewer".into(),
+            version: 1,
+            quote: "auth middleware".into(),
+            text: "What did the load test show?".into(),
+            state: state.into(),
+            state_by: None,
+            addressed: Some(2),
+            replies,
+        };
+        let merged = Merged {
+            payload: SharePayload::markdown(PLAN.to_owned()),
+            sources: Vec::new(),
+            latest: 2,
+            threads: vec![
+                thread(
+                    "thread-0001",
+                    "open",
+                    vec![
+                        reply("bob", "p99 of 40 ms", Some(2)),
+                        reply("alice", "and at 32 clients?", None),
+                    ],
+                ),
+                thread("thread-0002", "resolved", Vec::new()),
+            ],
+            decision: Some(DecisionNote {
+                by: "the approver (Ann)".into(),
+                decision: "changes_requested".into(),
+            }),
+        };
+        let (text, _) = build(&merged);
+        assert!(
+            text.starts_with(
+                "## Open threads (1)\n\n\
+                 thread-0001  open · alice (reviewer) on v1 · addressed in v2\n\
+                 \x20 on \"auth middleware\"\n\
+                 \x20 > What did the load test show?\n\
+                 \x20 - bob: p99 of 40 ms (addressed in v2)\n\
+                 \x20 - alice: and at 32 clients?\n\n\
+                 (1 resolved thread not shown: `planshare review threads LINK` lists them.)\n\n\
+                 Decision by the approver (Ann): changes requested\n"
+            ),
+            "{text}"
         );
     }
 
@@ -212,6 +303,7 @@ mod tests {
                 source("carol", 2, Part::Comments),
             ],
             latest: 2,
+            threads: Vec::new(),
             decision: None,
         };
         let (text, warning) = build(&merged);
@@ -249,6 +341,7 @@ mod tests {
             payload: SharePayload::markdown(PLAN.to_owned()),
             sources: Vec::new(),
             latest: 1,
+            threads: Vec::new(),
             decision: Some(DecisionNote {
                 by: "the owner".into(),
                 decision: "approved".into(),

@@ -11,6 +11,7 @@
 mod api;
 mod export;
 pub mod sse;
+mod threads;
 mod watch;
 
 use api_types::reviews as wire;
@@ -47,8 +48,20 @@ pub enum ReviewCommand {
     /// Follow a review's events until the owner decides; prints the
     /// feedback (exit 0 approved, 15 changes requested, 16 closed/revoked).
     Watch(watch::WatchArgs),
-    /// Approve or request changes (owner link), with optional feedback.
+    /// Approve or request changes (the owner's or an approver's link) on
+    /// the version read, with optional feedback.
     Decide(DecideArgs),
+    /// List the review's threads (comments with their replies and state).
+    Threads(threads::ThreadsArgs),
+    /// Start a thread: a comment, on a quote of the plan or on the whole;
+    /// prints the thread's id.
+    Comment(threads::CommentArgs),
+    /// Reply in a thread.
+    Reply(threads::ReplyArgs),
+    /// Resolve a thread (its author, the owner or an approver).
+    Resolve(threads::StateArgs),
+    /// Reopen a resolved thread (its author, the owner or an approver).
+    Reopen(threads::StateArgs),
 }
 
 /// Arguments of `review start`.
@@ -169,6 +182,11 @@ pub async fn run(command: ReviewCommand, env: &Env) -> Result<String, CliError> 
         ReviewCommand::Links(args) => links(args, env).await,
         ReviewCommand::Watch(args) => watch::run(args, env).await,
         ReviewCommand::Decide(args) => decide(args, env).await,
+        ReviewCommand::Threads(args) => threads::list(args, env).await,
+        ReviewCommand::Comment(args) => threads::comment(args, env).await,
+        ReviewCommand::Reply(args) => threads::reply(args, env).await,
+        ReviewCommand::Resolve(args) => threads::set_state(args, "resolved", env).await,
+        ReviewCommand::Reopen(args) => threads::set_state(args, "open", env).await,
     }
 }
 
@@ -523,6 +541,8 @@ pub struct Merged {
     pub latest: u64,
     /// The decision, once made.
     pub decision: Option<DecisionNote>,
+    /// The review's threads.
+    pub threads: Vec<plan_doc::Thread>,
 }
 
 /// The latest version (`latest`, when already read) with every writer's
@@ -609,6 +629,7 @@ pub async fn merged(
             by: decider_label(view, d),
             decision: d.decision.clone(),
         }),
+        threads: threads::of_view(linked, view),
     })
 }
 

@@ -97,12 +97,39 @@ pub async fn run(args: WatchArgs, env: &Env) -> Result<String, CliError> {
         },
         None => {
             let sets = view.comments.len();
+            let open = super::threads::of_view(&watcher.linked, &view)
+                .iter()
+                .filter(|t| t.state == "open")
+                .count();
+            let round = if view.round > 1 {
+                format!(" (round {})", view.round)
+            } else {
+                String::new()
+            };
             watcher.say(&format!(
-                "watching review {}: v{}, {sets} comment set{}",
+                "watching review {}: v{}{round}, {sets} comment set{}, {open} open thread{}",
                 safe_text(&view.id),
                 view.latest,
-                if sets == 1 { "" } else { "s" }
+                if sets == 1 { "" } else { "s" },
+                if open == 1 { "" } else { "s" }
             ));
+            if let Some(last) = view.decisions.last() {
+                let what = if last.decision == "approved" {
+                    "approved"
+                } else {
+                    "changes requested"
+                };
+                let voided = last
+                    .voided_by
+                    .map(|n| format!(", voided by v{n}"))
+                    .unwrap_or_default();
+                watcher.say(&format!(
+                    "round {}: {what} on v{} by {}{voided}",
+                    last.round,
+                    last.version,
+                    safe_text(&super::decider_label(&view, last))
+                ));
+            }
             watcher.follow().await?
         }
     };
@@ -372,11 +399,17 @@ impl Watcher {
             let data = json!({ "decision": decision.decision });
             self.json_line(id, "decision", &data, Some(&feedback))?;
         } else {
-            let by = super::owner_label(&view);
+            let by = super::decider_label(&view, decision);
             self.say(&safe_text(&if approved {
-                format!("approved by {by}")
+                format!(
+                    "round {}: v{} approved by {by}",
+                    decision.round, decision.version
+                )
             } else {
-                format!("changes requested by {by}")
+                format!(
+                    "round {}: changes requested on v{} by {by}",
+                    decision.round, decision.version
+                )
             }));
             let mut out = std::io::stdout().lock();
             out.write_all(feedback.as_bytes())

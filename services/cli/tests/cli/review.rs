@@ -565,9 +565,11 @@ async fn hidden_characters_from_a_review_stay_off_the_terminal() {
     let open = planshare(&["open", &reviewer], &env, "").await;
     assert_eq!(open.code, 0, "{}", open.stderr);
     assert_shown_clean(&open.stdout, "open");
+    // Once as an open thread, once as the decision, once in the plan's
+    // feedback.
     assert_eq!(
         open.stdout.matches(SHOWN_TEXT).count(),
-        2,
+        3,
         "{}",
         open.stdout
     );
@@ -892,9 +894,11 @@ async fn the_review_export_names_writers_and_the_decider_and_skips_removals_alre
     let open = planshare(&["open", &reviewer], &env, "").await;
     assert_eq!(open.code, 0, "{}", open.stderr);
     let export = open.stdout.as_str();
+    // The open threads first, then the decision, then the plan's feedback.
+    assert!(export.starts_with("## Open threads (3)\n"), "{export}");
     assert!(
-        export.starts_with(
-            "Decision by the owner (bob): changes requested\n> Split step 2 into two.\n\n# Plan Feedback\n\nI've reviewed this plan and have 2 pieces of feedback:\n\n"
+        export.contains(
+            "\n\nDecision by the owner (bob): changes requested\n> Split step 2 into two.\n\n# Plan Feedback\n\nI've reviewed this plan and have 2 pieces of feedback:\n\n"
         ),
         "{export}"
     );
@@ -926,7 +930,7 @@ async fn the_review_export_names_writers_and_the_decider_and_skips_removals_alre
     assert!(
         watch
             .stderr
-            .contains("changes requested by the owner (bob)"),
+            .contains("round 1: changes requested on v2 by the owner (bob)"),
         "{}",
         watch.stderr
     );
@@ -1105,4 +1109,168 @@ async fn rounds_approvers_and_progress_pushes_from_the_cli() {
         .map(|l| l["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["reviewer", "approver"]);
+}
+
+/// Threads from the CLI: a reviewer starts one, the owner replies and marks
+/// it addressed, another reviewer may not resolve it (exit 12), its author
+/// does; `threads --json` gives the shape the spec names; the export lists
+/// open threads first. A set written before threads (no ids) still shows
+/// its comments as threads.
+#[tokio::test]
+async fn threads_are_started_answered_and_resolved_from_the_cli() {
+    let app = TestApp::spawn(&[]).await;
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(&dir, "plan.md", PLAN);
+    let (owner, alice, _) = start(&env, &plan).await;
+    let bob = {
+        let added = planshare(&["review", "links", &owner, "--add", "--json"], &env, "").await;
+        let added: Value = serde_json::from_str(&added.stdout).unwrap();
+        added["url"].as_str().unwrap().to_owned()
+    };
+    // An older client's set: no ids.
+    comment(
+        &app.base_url,
+        &bob,
+        "bob",
+        json!([["C", "auth middleware", "older note", null, null]]),
+    )
+    .await;
+
+    let started = planshare(
+        &[
+            "review",
+            "comment",
+            &alice,
+            "--text",
+            "What did the load test show?",
+            "--on",
+            "auth middleware",
+            "--name",
+            "alice",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    let thread = started.stdout.trim().to_owned();
+    assert!(plan_doc::is_thread_id(&thread), "{thread:?}");
+
+    let nameless = planshare(
+        &["review", "reply", &owner, &thread, "--text", "p99 40 ms"],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(
+        nameless.code, 2,
+        "the owner has no name yet: {}",
+        nameless.stderr
+    );
+    let replied = planshare(
+        &[
+            "review",
+            "reply",
+            &owner,
+            &thread,
+            "--text",
+            "p99 of 40 ms",
+            "--addressed",
+            "--name",
+            "Olga",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(replied.code, 0, "{}", replied.stderr);
+    let not_owner = planshare(
+        &[
+            "review",
+            "reply",
+            &alice,
+            &thread,
+            "--text",
+            "ok",
+            "--addressed",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(not_owner.code, 2, "{}", not_owner.stderr);
+
+    // Bob may not resolve Alice's thread; Alice may.
+    let forged = planshare(&["review", "resolve", &bob, &thread], &env, "").await;
+    assert_eq!(forged.code, 12, "{}", forged.stderr);
+    let listed = planshare(&["review", "threads", &bob, "--open", "--json"], &env, "").await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let open: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let ours = open
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == thread.as_str())
+        .unwrap_or_else(|| panic!("{open}"));
+    assert_eq!(
+        ours,
+        &json!({
+            "id": thread, "quote": "auth middleware", "text": "What did the load test show?",
+            "author": "alice", "role": "reviewer", "version": 1, "state": "open", "addressed": 1,
+            "replies": [{"id": ours["replies"][0]["id"], "author": "Olga", "text": "p99 of 40 ms"}],
+        })
+    );
+    assert!(
+        open.as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["text"] == "older note"),
+        "a set without ids still has threads: {open}"
+    );
+
+    // The export lists the open threads first.
+    let exported = planshare(&["open", &owner, "--format", "feedback"], &env, "").await;
+    assert_eq!(exported.code, 0, "{}", exported.stderr);
+    assert!(
+        exported.stdout.starts_with("## Open threads (2)\n"),
+        "{}",
+        exported.stdout
+    );
+    assert!(
+        exported
+            .stdout
+            .contains("  - Olga: p99 of 40 ms (addressed in v1)"),
+        "{}",
+        exported.stdout
+    );
+
+    let resolved = planshare(&["review", "resolve", &alice, &thread], &env, "").await;
+    assert_eq!(
+        (resolved.code, resolved.stdout.as_str()),
+        (0, format!("resolved {thread}\n").as_str()),
+        "{}",
+        resolved.stderr
+    );
+    let open = planshare(&["review", "threads", &owner, "--open", "--json"], &env, "").await;
+    let open: Value = serde_json::from_str(&open.stdout).unwrap();
+    assert!(
+        open.as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["id"] != thread.as_str()),
+        "{open}"
+    );
+    let reopened = planshare(&["review", "reopen", &owner, &thread], &env, "").await;
+    assert_eq!(reopened.code, 0, "{}", reopened.stderr);
+    let all = planshare(&["review", "threads", &owner], &env, "").await;
+    assert!(
+        all.stdout
+            .contains(&format!("{thread}  open · alice (reviewer) on v1")),
+        "{}",
+        all.stdout
+    );
 }

@@ -1033,7 +1033,7 @@ async fn rounds_approvers_and_progress_pushes_from_the_cli() {
         "",
     )
     .await;
-    assert_ne!(stale.code, 0);
+    assert_eq!(stale.code, 14, "{}", stale.stderr);
     assert!(stale.stderr.contains("version 2"), "{}", stale.stderr);
     let approved = planshare(
         &[
@@ -1087,7 +1087,7 @@ async fn rounds_approvers_and_progress_pushes_from_the_cli() {
         "",
     )
     .await;
-    assert_ne!(claimed.code, 0);
+    assert_eq!(claimed.code, 9, "{}", claimed.stderr);
     assert!(
         claimed.stderr.contains("more than checklist marks"),
         "{}",

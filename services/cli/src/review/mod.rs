@@ -1066,8 +1066,31 @@ pub async fn open(
     let merged = merged(&linked, &view, latest).await?;
     match format {
         Format::Feedback => Ok(export::feedback(&merged)),
-        Format::Json | Format::Markdown => {
+        Format::Markdown => {
             crate::open::render(&merged.payload, Some(&linked.id), "review", format)
+        }
+        Format::Json => {
+            let text = crate::open::render(&merged.payload, Some(&linked.id), "review", format)?;
+            let mut value: Value = serde_json::from_str(&text)
+                .map_err(|e| CliError::Output(format!("cannot add the review's state: {e}")))?;
+            // What the plan alone does not say: the round, every decision
+            // (who made it, on which version; its text is in the
+            // annotations) and the threads.
+            let decisions: Vec<Value> = view
+                .decisions
+                .iter()
+                .map(|d| {
+                    serde_json::json!({
+                        "round": d.round, "version": d.version, "decision": d.decision,
+                        "by": d.by, "decidedAt": d.decided_at, "voidedBy": d.voided_by,
+                    })
+                })
+                .collect();
+            value["review"] = serde_json::json!({
+                "state": view.state, "round": view.round, "latest": view.latest,
+                "decisions": decisions, "threads": merged.threads,
+            });
+            json_line(&value)
         }
     }
 }

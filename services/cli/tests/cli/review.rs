@@ -1248,6 +1248,18 @@ async fn threads_are_started_answered_and_resolved_from_the_cli() {
         exported.stdout
     );
 
+    let as_json = planshare(&["open", &owner, "--format", "json"], &env, "").await;
+    let as_json: Value = serde_json::from_str(&as_json.stdout).unwrap();
+    assert_eq!(as_json["review"]["round"], 1);
+    assert!(
+        as_json["review"]["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == thread.as_str() && t["replies"][0]["author"] == "Olga"),
+        "{as_json}"
+    );
+
     let resolved = planshare(&["review", "resolve", &alice, &thread], &env, "").await;
     assert_eq!(
         (resolved.code, resolved.stdout.as_str()),

@@ -47,7 +47,8 @@
 //   a thread: {meta, root, replies: ["Name: text"], actions, folded, typed}) ·
 //   {"selectHighlight": quote} (clicks the quote's highlight; outputs JSON {selected (the
 //   selected card's meta), inView (the card within the window)}) · {"approve": true}
-//   (outputs the note once answered). Input "hostRules": Chromium host resolver rules;
+//   (outputs the note once answered) · {"focused": true} (outputs what has the focus: its tag
+//   and the heading of the card it is in). Input "hostRules": Chromium host resolver rules;
 //   "ignoreHttpsErrors": accept a test server's self-signed certificate. A review link's token (`t`) must appear in no
 //   request URL or body (it goes in Authorization), as the key must appear nowhere.
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
@@ -281,6 +282,12 @@ async function act(page, action) {
         inView: !!box && box.top >= 0 && box.bottom <= innerHeight && box.left >= 0 && box.right <= innerWidth,
       };
     }));
+  }
+  if (action.focused) {
+    return page.evaluate(() => {
+      const at = document.activeElement;
+      return `${at?.tagName.toLowerCase()} in ${at?.closest("#annotation-list > li")?.querySelector(".meta")?.textContent ?? "no card"}`;
+    });
   }
   if (action.approve) {
     return noteAfter(page, () => page.click("#review-approve"), ["Approving…"]);

@@ -954,9 +954,12 @@ async fn replies_and_resolves_arrive_live_and_a_reviewers_forged_resolve_is_igno
             {"threads": true},
             {"reply": ["Why ten?", "Five would be safer"]},
             {"signal": bea_replied},
+            // She is typing a reply to Cy when the resolve arrives.
+            {"typeReply": ["Keep it two weeks", "Two weeks of"]},
             {"waitFile": owner_resolved},
             {"waitText": ["#annotation-list", "Resolved by"]},
             {"threads": true},
+            {"focused": true},
         ]},
     ]});
     let report = run_harness(&dir, "review.mjs", &input).await;
@@ -991,13 +994,19 @@ async fn replies_and_resolves_arrive_live_and_a_reviewers_forged_resolve_is_igno
     assert_eq!(resolved[0]["actions"], json!(["Reply", "Reopen"]));
     assert_eq!(owner["outputs"][8], "1 open thread");
     // Bea saw the resolve without a reload: the thread is folded.
-    let seen = by_meta(output(bea, 6));
+    let seen = by_meta(output(bea, 7));
     assert_eq!(
         seen[0],
         json!({"meta": "Comment — Bob · resolved", "root": "Why ten?", "replies": ["Bea: Five would be safer"], "actions": ["Reply"], "folded": true, "typed": ""}),
         "{bea}"
     );
-    assert_eq!(seen[1]["meta"], "Comment — Cy");
+    // The list was drawn again under her reply to Cy: it is as she left
+    // it, and she is still typing in it.
+    assert_eq!(
+        (&seen[1]["meta"], &seen[1]["typed"]),
+        (&json!("Comment — Cy"), &json!("Two weeks of"))
+    );
+    assert_eq!(bea["outputs"][8], "textarea in Comment — Cy");
 
     // What the pages wrote, in the sets' plaintext: Bea's reply to Bob's
     // thread, the owner's state change.

@@ -945,6 +945,7 @@ async fn replies_and_resolves_arrive_live_and_a_reviewers_forged_resolve_is_igno
             {"waitFile": bea_replied},
             {"waitText": ["#annotation-list", "Five would be safer"]},
             {"threadAction": ["Why ten?", "Resolve"]},
+            {"reply": ["Keep it two weeks", "The old path stays two weeks in v1 already."], "addressed": true},
             {"signal": owner_resolved},
             {"threads": true},
             {"textOf": "#open-threads"},
@@ -957,7 +958,7 @@ async fn replies_and_resolves_arrive_live_and_a_reviewers_forged_resolve_is_igno
             // She is typing a reply to Cy when the resolve arrives.
             {"typeReply": ["Keep it two weeks", "Two weeks of"]},
             {"waitFile": owner_resolved},
-            {"waitText": ["#annotation-list", "Resolved by"]},
+            {"waitText": ["#annotation-list", "stays two weeks"]},
             {"threads": true},
             {"focused": true},
         ]},
@@ -988,11 +989,18 @@ async fn replies_and_resolves_arrive_live_and_a_reviewers_forged_resolve_is_igno
     assert_eq!(bea["outputs"][2], "Reply sent.");
     // The owner saw her reply without a reload, and resolved the thread.
     assert_eq!(owner["outputs"][5], "Thread resolved.");
-    let resolved = by_meta(output(owner, 7));
+    assert_eq!(owner["outputs"][6], "Reply sent.");
+    let resolved = by_meta(output(owner, 8));
     assert_eq!(resolved[0]["meta"], "Comment — Bob · resolved");
     assert_eq!(resolved[0]["replies"], json!(["Bea: Five would be safer"]));
     assert_eq!(resolved[0]["actions"], json!(["Reply", "Reopen"]));
-    assert_eq!(owner["outputs"][8], "1 open thread");
+    // The owner's reply with "addressed in v1" ticked marks the thread.
+    assert_eq!(resolved[1]["meta"], "Comment — Cy · addressed in v1");
+    assert_eq!(
+        resolved[1]["replies"],
+        json!(["Olivia: The old path stays two weeks in v1 already."])
+    );
+    assert_eq!(owner["outputs"][9], "1 open thread");
     // Bea saw the resolve without a reload: the thread is folded.
     let seen = by_meta(output(bea, 7));
     assert_eq!(
@@ -1004,9 +1012,15 @@ async fn replies_and_resolves_arrive_live_and_a_reviewers_forged_resolve_is_igno
     // it, and she is still typing in it.
     assert_eq!(
         (&seen[1]["meta"], &seen[1]["typed"]),
-        (&json!("Comment — Cy"), &json!("Two weeks of"))
+        (
+            &json!("Comment — Cy · addressed in v1"),
+            &json!("Two weeks of")
+        )
     );
-    assert_eq!(bea["outputs"][8], "textarea in Comment — Cy");
+    assert_eq!(
+        bea["outputs"][8],
+        "textarea in Comment — Cy · addressed in v1"
+    );
 
     // What the pages wrote, in the sets' plaintext: Bea's reply to Bob's
     // thread, the owner's state change.
@@ -1215,4 +1229,78 @@ async fn a_reply_being_typed_survives_a_reload_and_threads_fit_a_phone() {
         2,
         "nothing of hers was sent"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_set_another_client_wrote_keeps_its_threads_when_two_tabs_add_to_it() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 2).await;
+    review
+        .put_set(&app, &review.reviewers[1], "Bob", &bobs_set())
+        .await;
+    // Bea's set as the CLI wrote it: a thread id, a reply, a state change
+    // and a field this portal does not know.
+    let cli_reply = json!({"id": "beaCliReply1", "to": BOB_THREAD, "text": "From the terminal", "at": 1_800_000_000_000_u64});
+    let cli_state = json!({"to": "beaThread001", "state": "resolved", "at": 1_800_000_000_001_u64});
+    review
+        .put_set(
+            &app,
+            &review.reviewers[0],
+            "Bea",
+            &json!({"v": 1, "a": [["C", "widen", "Widen by region", null, null]],
+                    "ids": ["beaThread001"], "replies": [cli_reply], "states": [cli_state],
+                    "cliNote": {"kept": true}}),
+        )
+        .await;
+    let link = review.link(&app, &review.reviewers[0]);
+    let (drafted, replied) = (signal_path("cli-drafted"), signal_path("cli-replied"));
+    let (chromium, dir) = harness().unwrap();
+    let report = run_harness(
+        &dir,
+        "review.mjs",
+        &json!({"chromium": chromium, "parallel": true, "sessions": [
+            {"url": link, "actions": [
+                {"comment": ["old path", "Two weeks"]},
+                {"signal": drafted},
+                {"waitFile": replied},
+                {"reviewSend": true},
+            ]},
+            {"url": link, "actions": [
+                {"waitFile": drafted},
+                {"reply": ["Why ten?", "From the browser"]},
+                {"signal": replied},
+            ]},
+        ]}),
+    )
+    .await;
+    let laptop = &report["sessions"][0];
+    let phone = &report["sessions"][1];
+    assert_eq!(phone["outputs"][1], "Reply sent.", "{phone}");
+    assert!(
+        laptop["outputs"][3]
+            .as_str()
+            .unwrap()
+            .starts_with("Sent: 2 annotations."),
+        "{laptop}"
+    );
+    let set = stored_set(&review, &app, "Bea").await;
+    assert_eq!(
+        set["a"],
+        json!([
+            ["C", "widen", "Widen by region", "Bea", null],
+            ["C", "old path", "Two weeks", "Bea", null],
+        ]),
+        "{set}"
+    );
+    assert_eq!(set["ids"][0], "beaThread001", "{set}");
+    assert_eq!(set["ids"][1].as_str().unwrap().len(), 12, "{set}");
+    let replies = set["replies"].as_array().unwrap();
+    assert_eq!(replies.len(), 2, "{set}");
+    assert_eq!(replies[0], cli_reply, "the CLI's reply, as it wrote it");
+    assert_eq!(replies[1]["text"], "From the browser");
+    assert_eq!(set["states"], json!([cli_state]));
+    assert_eq!(set["cliNote"], json!({"kept": true}));
 }

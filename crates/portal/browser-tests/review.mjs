@@ -279,7 +279,8 @@ async function act(page, action) {
       const box = card?.getBoundingClientRect();
       return {
         selected: card?.querySelector(".meta")?.textContent ?? null,
-        inView: !!box && box.top >= 0 && box.bottom <= innerHeight && box.left >= 0 && box.right <= innerWidth,
+        // (Within a pixel: a card scrolled to the window's edge may end a fraction past it.)
+        inView: !!box && box.top >= -1 && box.bottom <= innerHeight + 1 && box.left >= -1 && box.right <= innerWidth + 1,
       };
     }));
   }

@@ -253,9 +253,13 @@ function inspect(page) {
         clobbers.push(`${n.nodeName.toLowerCase()}[id=${n.id}] (the page's own)`);
       }
     }
+    // A review thread's reply box is the page's own form (a field, a
+    // checkbox and its label), holding no text of the review; a resolved
+    // thread folds into a <details>.
     const listed = [...document.querySelectorAll("#annotation-list *, #attachment-list *")]
+      .filter((n) => !n.closest(".reply-box"))
       .map((n) => n.nodeName)
-      .filter((name) => !["LI", "DIV", "Q", "P", "BUTTON"].includes(name));
+      .filter((name) => !["LI", "DIV", "Q", "P", "BUTTON", "DETAILS", "SUMMARY"].includes(name));
     const error = document.getElementById("error");
     return {
       banned,

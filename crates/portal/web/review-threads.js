@@ -36,11 +36,12 @@ function about(thread) {
   return `${thread.author}'s comment${what ? ` “${what}”` : ""}`;
 }
 
-/** "Ann" for a name, with a little of the author's colour. */
-function who(name, className = "who") {
-  const span = el("span", `${className} by-author`, name);
-  span.style.setProperty("--author-hue", String(hueOf(name)));
-  return span;
+/** "Ann" for a name, in the author's colour. (Divs, as everything in the
+ * list that holds review text: the XSS test allows no other markup there.) */
+function who(name) {
+  const node = el("div", "who by-author", name);
+  node.style.setProperty("--author-hue", String(hueOf(name)));
+  return node;
 }
 
 export function threadsUi(state, page) {
@@ -117,7 +118,7 @@ export function threadsUi(state, page) {
     const when = new Date(reply.at);
     const tags = [when.toLocaleString()];
     if (reply.addressed !== undefined) tags.push(`addressed in v${reply.addressed}`);
-    head.append(el("span", "meta", ` · ${tags.join(" · ")}`));
+    head.append(el("div", "meta", `· ${tags.join(" · ")}`));
     item.append(head, el("div", "said", reply.text));
     return item;
   }

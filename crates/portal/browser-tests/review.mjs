@@ -40,7 +40,15 @@
 //   "timeout"?} (outputs the ms it took) · {"pasteLink": url} (the url pasted into the open
 //   page's address bar; outputs JSON {state, ownerTools, address, error}) · {"layout": true|width}
 //   (outputs JSON {window, page, tables: [{box, content, scrolls}]}) · {"textOf": selector}
-//   (its text, or null when hidden). Input "hostRules": Chromium host resolver rules;
+//   (its text, or null when hidden) · threads (a card is named by a piece of its quote or
+//   text): {"reply": [card, text], "addressed"?} (Reply, typed, Send reply; outputs the
+//   note) · {"typeReply": [card, text]} (typed, not sent) · {"threadAction": [card,
+//   "Resolve"|"Reopen"]} (outputs the note) · {"threads": true} (outputs JSON, per card with
+//   a thread: {meta, root, replies: ["Name: text"], actions, folded, typed}) ·
+//   {"selectHighlight": quote} (clicks the quote's highlight; outputs JSON {selected (the
+//   selected card's meta), inView (the card within the window)}) · {"approve": true}
+//   (outputs the note once answered) · {"focused": true} (outputs what has the focus: its tag
+//   and the heading of the card it is in). Input "hostRules": Chromium host resolver rules;
 //   "ignoreHttpsErrors": accept a test server's self-signed certificate. A review link's token (`t`) must appear in no
 //   request URL or body (it goes in Authorization), as the key must appear nowhere.
 // Output (stdout, JSON): { "sessions": [{ "outputs": [per action: string|null],
@@ -91,6 +99,23 @@ async function select(page, quote) {
   }, quote);
   if (!found) throw new Error(`"${quote}" is not in the rendered plan`);
   await page.waitForSelector("#selection-tools:not([hidden])", { timeout: 5000 });
+}
+
+/** The side panel's card of a thread whose quote or text holds `name`. */
+function threadCard(page, name) {
+  return page.locator("#annotation-list > li.thread", { has: page.locator("q, p", { hasText: name }) }).first();
+}
+
+/** Clears the review bar's note, does `what`, and outputs the note once
+ * it says something other than `pending`. */
+async function noteAfter(page, what, pending = ["Sending…"]) {
+  await page.evaluate(() => (document.getElementById("review-note").textContent = ""));
+  await what();
+  await page.waitForFunction((pending) => {
+    const note = document.getElementById("review-note").textContent;
+    return note !== "" && !pending.includes(note);
+  }, pending, { timeout: 15000 });
+  return page.textContent("#review-note");
 }
 
 /** axe-core's source, read on the first {"axe"} action. */
@@ -219,6 +244,54 @@ async function act(page, action) {
         box: t.clientWidth, content: t.scrollWidth, scrolls: getComputedStyle(t).overflowX,
       })),
     })));
+  }
+  if (action.reply !== undefined || action.typeReply !== undefined) {
+    const [name, text] = action.reply ?? action.typeReply;
+    const card = threadCard(page, name);
+    const box = card.locator(".reply-box textarea");
+    if (!(await box.isVisible())) await card.locator("button[data-thread-action=reply]").click();
+    await box.fill(text);
+    if (action.typeReply !== undefined) return null;
+    if (action.addressed) await card.locator(".reply-box input[type=checkbox]").check();
+    return noteAfter(page, () => card.locator(".reply-box button", { hasText: "Send reply" }).click());
+  }
+  if (action.threadAction !== undefined) {
+    const [name, label] = action.threadAction;
+    const card = threadCard(page, name);
+    const fold = card.locator("details.thread-fold");
+    if (await fold.count() && !(await fold.evaluate((d) => d.open))) await fold.locator("summary").click();
+    return noteAfter(page, () => card.locator(".thread-tools button", { hasText: label }).click());
+  }
+  if (action.threads) {
+    return JSON.stringify(await page.$$eval("#annotation-list > li.thread", (items) => items.map((li) => ({
+      meta: li.querySelector(".meta")?.textContent ?? "",
+      root: li.querySelector(":scope > p")?.textContent ?? li.querySelector(":scope > q")?.textContent ?? "",
+      replies: [...li.querySelectorAll(".reply")].map((r) => `${r.querySelector(".who").textContent}: ${r.querySelector(".said").textContent}`),
+      actions: [...li.querySelectorAll(".thread-tools button")].map((b) => b.textContent),
+      folded: li.querySelector("details.thread-fold") ? !li.querySelector("details.thread-fold").open : false,
+      typed: li.querySelector(".reply-box textarea")?.value ?? "",
+    }))));
+  }
+  if (action.selectHighlight !== undefined) {
+    await page.locator("#plan mark[data-bind-id]", { hasText: action.selectHighlight }).first().click();
+    return JSON.stringify(await page.evaluate(() => {
+      const card = document.querySelector("#annotation-list > li.selected");
+      const box = card?.getBoundingClientRect();
+      return {
+        selected: card?.querySelector(".meta")?.textContent ?? null,
+        // (Within a pixel: a card scrolled to the window's edge may end a fraction past it.)
+        inView: !!box && box.top >= -1 && box.bottom <= innerHeight + 1 && box.left >= -1 && box.right <= innerWidth + 1,
+      };
+    }));
+  }
+  if (action.focused) {
+    return page.evaluate(() => {
+      const at = document.activeElement;
+      return `${at?.tagName.toLowerCase()} in ${at?.closest("#annotation-list > li")?.querySelector(".meta")?.textContent ?? "no card"}`;
+    });
+  }
+  if (action.approve) {
+    return noteAfter(page, () => page.click("#review-approve"), ["Approving…"]);
   }
   if (action.textOf !== undefined) {
     // The text of an element, or null when it is hidden or missing.

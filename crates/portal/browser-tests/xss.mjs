@@ -28,11 +28,12 @@
 //   the browser's own sanitizer, "dompurify" the fallback, taken by
 //   removing the Sanitizer API from the page before its scripts run.
 // - "reviews": { "cases": [{ "name", "url", "annotations": [{meta, quote, text}],
-//   "links"?: [name] }] } — F12: review pages with the payload in the plan,
-//   its annotations, a writer's name and comments: the "sanitised" DOM
-//   criteria, no spy call or foreign request, the annotations listed exactly
-//   as given (text, never markup) and, with `links`, the owner's links
-//   dialog naming each writer as text.
+//   "links"?: [name], "replies"?: [{who, said}] }] } — F12: review pages with
+//   the payload in the plan, its annotations, a writer's name, comments and
+//   replies: the "sanitised" DOM criteria, no spy call or foreign request,
+//   the annotations and the threads' replies listed exactly as given (text,
+//   never markup) and, with `links`, the owner's links dialog naming each
+//   writer as text.
 // - "csp": { "targets": [{ "origin", "connect": [origin] }] } — F3: the CSP
 //   of every portal answer, directive by directive, and csp_evaluator.
 // - "key": { "url", "key", "outbound" } — F5: open an encrypted short link,
@@ -253,9 +254,13 @@ function inspect(page) {
         clobbers.push(`${n.nodeName.toLowerCase()}[id=${n.id}] (the page's own)`);
       }
     }
+    // A review thread's reply box is the page's own form (a field, a
+    // checkbox and its label), holding no text of the review; a resolved
+    // thread folds into a <details>.
     const listed = [...document.querySelectorAll("#annotation-list *, #attachment-list *")]
+      .filter((n) => !n.closest(".reply-box"))
       .map((n) => n.nodeName)
-      .filter((name) => !["LI", "DIV", "Q", "P", "BUTTON"].includes(name));
+      .filter((name) => !["LI", "DIV", "Q", "P", "BUTTON", "DETAILS", "SUMMARY"].includes(name));
     const error = document.getElementById("error");
     return {
       banned,
@@ -273,6 +278,10 @@ function inspect(page) {
         images: [...li.querySelectorAll(".meta")].slice(1).map((n) => n.textContent),
       })),
       attachments: [...document.querySelectorAll("#attachment-list li")].map((li) => li.textContent),
+      replies: [...document.querySelectorAll("#annotation-list .reply")].map((r) => ({
+        who: r.querySelector(".who")?.textContent ?? null,
+        said: r.querySelector(".said")?.textContent ?? null,
+      })),
       href: location.href,
     };
   });
@@ -326,9 +335,10 @@ function checkSanitised(c, r, { literal = true } = {}) {
 }
 
 /** F12: a review page (owner or reviewer) with the payload in the plan,
- * its annotations, a writer's name and comments: the F1 criteria, each
- * listed annotation exactly as `c.annotations` says ({meta, quote, text}),
- * and with `c.links`, the owner's links dialog naming each as text. */
+ * its annotations, a writer's name, comments and replies: the F1 criteria,
+ * each listed annotation exactly as `c.annotations` says ({meta, quote,
+ * text}), with `c.replies` each reply as it says ({who, said}), and with
+ * `c.links`, the owner's links dialog naming each as text. */
 async function reviewCase(s, c) {
   const page = await newPage(s);
   const log = s.log;
@@ -357,6 +367,10 @@ async function reviewCase(s, c) {
   if (shown.listed.length) fail(r.name, "markup in the annotation or attachment lists", shown.listed);
   const got = shown.annotations.map(({ meta, quote, text }) => ({ meta, quote, text }));
   if (JSON.stringify(got) !== JSON.stringify(c.annotations)) fail(r.name, "the annotations are not shown literally", { got, want: c.annotations });
+  const pairs = (replies) => JSON.stringify(replies.map(({ who, said }) => [who, said]));
+  if (c.replies && pairs(shown.replies) !== pairs(c.replies)) {
+    fail(r.name, "the replies are not shown literally", { got: shown.replies, want: c.replies });
+  }
   if (c.links && JSON.stringify(links) !== JSON.stringify(c.links.map((text) => ({ text, elements: 0 })))) {
     fail(r.name, "the links dialog does not name the writers literally", links);
   }

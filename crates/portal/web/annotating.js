@@ -21,7 +21,12 @@
 // - `redraft(a)`: an annotation was edited or put back;
 // - `authorTyped()`: the name field changed;
 // - `unsaved()`: the annotations a draft keeps, or null;
-// - `restore(annotations)`: takes a reloaded draft's annotations.
+// - `restore(annotations)`: takes a reloaded draft's annotations;
+// - `itemEnd(li, a)` (optional): adds to a listed annotation (a review's
+//   thread: its replies and reply box);
+// - `unsavedReplies()`, `restoreReplies(replies)` (optional): the replies
+//   being typed that a draft keeps (an object, or null), and taking them
+//   back after a reload.
 
 import { clearHighlights, highlight, placeable } from "{{highlighter.js}}";
 import { render, renderHtml } from "{{plan-view.js}}";
@@ -69,7 +74,15 @@ export function annotating(state, page) {
         : { placed: none, notSearched: none, unshown: none };
     page.decorate(plan);
     const list = $("annotation-list");
+    // A field being typed in that the new list holds again (a reply box
+    // the page keeps) keeps the focus and the caret.
+    const focused = list.contains(document.activeElement) ? document.activeElement : null;
+    const caret = focused?.tagName === "TEXTAREA" ? [focused.selectionStart, focused.selectionEnd] : null;
     list.replaceChildren(...state.annotations.map((a) => annotationItem(a, found)));
+    if (focused && focused !== document.activeElement && list.contains(focused)) {
+      focused.focus({ preventScroll: true });
+      if (caret) focused.setSelectionRange(...caret);
+    }
     const files = $("attachment-list");
     files.replaceChildren(
       ...state.attachments.map((image) => el("li", "meta", `${image.name} — ${image.path}`)),
@@ -94,7 +107,8 @@ export function annotating(state, page) {
       if (placed.has(a.id)) {
         li.tabIndex = 0;
         const go = () => $("plan").querySelector(`mark[data-bind-id="${CSS.escape(a.id)}"]`)?.scrollIntoView({ block: "center" });
-        li.addEventListener("click", (e) => e.target.tagName !== "BUTTON" && go());
+        // Not from its controls (a thread's reply box, its buttons).
+        li.addEventListener("click", (e) => !e.target.closest("button, textarea, input, label, summary") && go());
         li.addEventListener("keydown", (e) => e.key === "Enter" && e.target === li && go());
       } else {
         li.classList.add("not-found");
@@ -105,7 +119,13 @@ export function annotating(state, page) {
             : "not found in the plan"));
       }
     }
-    if (!page.editable(a)) return li;
+    if (page.editable(a)) li.append(itemTools(a));
+    page.itemEnd?.(li, a);
+    return li;
+  }
+
+  /** Edit and Remove for a listed annotation. */
+  function itemTools(a) {
     const what = `${kindLabel(a).toLowerCase()}: ${a.originalText || a.text || ""}`.replace(/: $/, "");
     const tools = el("div", "item-tools");
     if (a.type === "COMMENT" || a.type === "GLOBAL_COMMENT") {
@@ -120,8 +140,7 @@ export function annotating(state, page) {
     drop.setAttribute("aria-label", `Remove ${what}`);
     drop.addEventListener("click", () => remove(a));
     tools.append(drop);
-    li.append(tools);
-    return li;
+    return tools;
   }
 
   function addAnnotation(type, originalText, text) {
@@ -240,11 +259,12 @@ export function annotating(state, page) {
       ? { quote: state.pending, text: $("comment-text").value }
       : null;
     const annotations = page.unsaved();
-    if (annotations === null && typing === null) {
+    const replies = page.unsavedReplies?.() ?? null;
+    if (annotations === null && typing === null && replies === null) {
       dropDraft(state.draftKey);
       return;
     }
-    saveDraft(state.draftKey, { annotations, typing });
+    saveDraft(state.draftKey, { annotations, typing, replies });
   }
 
   /** Files drafts under `identity` from now on, and brings back what was
@@ -264,6 +284,10 @@ export function annotating(state, page) {
       page.restore(restored);
       refresh();
       $("status").textContent += " · your unsaved annotations were restored";
+    }
+    if (draft.replies && typeof draft.replies === "object" && page.restoreReplies) {
+      page.restoreReplies(draft.replies);
+      refresh();
     }
     if (draft.typing && typeof draft.typing.text === "string") {
       openComment(typeof draft.typing.quote === "string" ? draft.typing.quote : "");

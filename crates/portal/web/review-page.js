@@ -3,15 +3,29 @@
 // set, opened here with the link's key (the service stores only
 // ciphertext); sends this writer's comments, merged with a newer set sent
 // from another tab or device; follows the review's events (news bar, live
-// note, the tab's title while hidden); shows versions and the decision;
-// and gives the owner reviewer links and the decision itself.
+// note, the tab's title while hidden); shows versions, the threads
+// (review-threads.js: replies, resolving), the rounds and their decisions;
+// and gives the owner reviewer links, and the owner and approvers the
+// decision itself.
 
 import { annotationFromTuple } from "{{codec.js}}";
 import { ERROR_CODES } from "{{error-codes.js}}";
 import { stateLabel } from "{{words.js}}";
 import { addShortcuts, listen as listenForShortcuts } from "{{keys.js}}";
 import { keepFragment } from "{{drafts.js}}";
-import { ReviewClient, commentAnnotations, commentAttachments, openBlob, reviewLink, sealComments } from "{{review.js}}";
+import {
+  ReviewClient,
+  commentAnnotations,
+  commentAttachments,
+  newThreadId,
+  openBlob,
+  reviewLink,
+  sealCommentSet,
+  sealComments,
+  threadFieldsOf,
+} from "{{review.js}}";
+import { isThreadId, threadsOf } from "{{plandoc-threads.js}}";
+import { hueOf, threadsUi } from "{{review-threads.js}}";
 import { linkCard } from "{{linkcard.js}}";
 import { showVersions } from "{{versions.js}}";
 import { annotating, plainAnnotation } from "{{annotating.js}}";
@@ -84,12 +98,36 @@ const state = {
   /** Changes not yet seen while the tab was in the background, and the
    * timer that hides the live note. */
   unseen: 0, newsTimer: undefined,
+  /** The threads shown, by id (plandoc-threads.js), and for each the
+   * newest `at` of any state change to it (a change made here is newer). */
+  threads: new Map(), changedAt: new Map(),
+  /** This writer's set as the service holds it (last read or sent):
+   * `{seq, version, annotations, replies, states, kept}`, or null. A reply
+   * or a resolve is added to it alone, so unsent comments stay unsent. */
+  ownStored: null,
 };
+
+const threads = threadsUi(state, {
+  sendReply: (thread, text, addressed) => sendThreadChange("Reply sent.", (stored) => ({
+    replies: [...stored.replies, { id: newThreadId(), to: thread.id, text, at: Date.now(), ...(addressed ? { addressed } : {}) }],
+  })),
+  changeState: (thread, to) => sendThreadChange(to === "resolved" ? "Thread resolved." : "Thread reopened.", (stored) => ({
+    states: [...stored.states, { to: thread.id, state: to, at: Math.max(Date.now(), (state.changedAt.get(thread.id) ?? 0) + 1) }],
+  })),
+  saveWork: () => ui.saveWork(),
+});
 
 const ui = annotating(state, {
   what: () => (state.view ? "review" : "shared plan"),
   decorate: (plan) => {
     if (state.view) colourByAuthor(plan);
+  },
+  itemEnd: (li, a) => {
+    if (state.view) threads.itemEnd(li, a);
+  },
+  unsavedReplies: () => (state.view ? threads.unsavedReplies() : null),
+  restoreReplies: (typed) => {
+    if (state.view) threads.restoreReplies(typed);
   },
   itemLook: (li, a) => {
     if (state.view && a.author) {
@@ -101,12 +139,13 @@ const ui = annotating(state, {
     const tags = [];
     if (state.view && a.version && a.version < state.view.latest) tags.push(`on v${a.version}`);
     if (state.view && a.own && a.draft) tags.push("not sent");
+    if (state.view) tags.push(...threads.tags(a));
     return tags;
   },
   editable: (a) => !(state.view && (!a.own || state.ended || state.view.state !== "open")),
   authored: () => ({
     author: state.view ? state.view.you.name ?? ($("author").value.trim() || "you") : author(state),
-    ...(state.view ? { own: true, draft: true, version: state.view.latest } : {}),
+    ...(state.view ? { own: true, draft: true, version: state.view.latest, threadId: newThreadId() } : {}),
   }),
   touched: () => {
     if (state.view) markDirty();
@@ -121,12 +160,16 @@ const ui = annotating(state, {
     if (state.view) showReviewState();
   },
   unsaved: () => {
-    if (state.view) return state.dirty ? state.annotations.filter((a) => a.own).map(plainAnnotation) : null;
+    // A review's comments keep their thread ids: replies are filed under them.
+    if (state.view) return state.dirty ? state.annotations.filter((a) => a.own).map((a) => ({ ...plainAnnotation(a), threadId: a.threadId })) : null;
     return state.changed ? state.annotations.map(plainAnnotation) : null;
   },
   restore: (restored) => {
     if (state.view) {
-      for (const a of restored) Object.assign(a, { own: true, draft: true, version: state.view.latest });
+      for (const a of restored) {
+        const threadId = typeof a.threadId === "string" && isThreadId(a.threadId) ? a.threadId : newThreadId();
+        Object.assign(a, { own: true, draft: true, version: state.view.latest, threadId });
+      }
       state.annotations = [...state.annotations.filter((a) => !a.own), ...restored];
       state.dirty = true;
       showReviewState();
@@ -147,14 +190,8 @@ const share = sharing(state, {
 
 // --- Each author's colour -------------------------------------------------
 
-/** A colour (hue) per author name, the same on every page. */
-function hueOf(name) {
-  let hue = 0;
-  for (const c of name) hue = (hue * 31 + c.codePointAt(0)) % 360;
-  return hue;
-}
-
-/** Tints each review comment's highlight with its author's colour. */
+/** Tints each review comment's highlight with its author's colour, and
+ * marks those of resolved threads and of the selected one. */
 function colourByAuthor(plan) {
   const byId = new Map(state.annotations.map((a) => [a.id, a]));
   for (const mark of plan.querySelectorAll("mark[data-bind-id]")) {
@@ -163,6 +200,7 @@ function colourByAuthor(plan) {
     mark.classList.add("by-author");
     mark.style.setProperty("--author-hue", String(hueOf(a.author)));
   }
+  threads.decorate(plan, byId);
 }
 
 // --- Reading the review ---------------------------------------------------
@@ -210,17 +248,54 @@ async function readReview() {
   const annotations = annotationsOf(payload).map((a) => ({ ...a, id: `plan-${a.id}`, version: view.latest }));
   const attachments = attachmentsOf(payload);
   const sets = await Promise.all(view.comments.map((set) => openBlob(set.data, state.key).catch(() => null)));
+  const writers = [];
+  let own = null;
   for (const [i, set] of view.comments.entries()) {
     const opened = sets[i];
     if (!opened) continue; // Not sealed with this review's key: nothing a reader can show.
-    annotations.push(...commentAnnotations(set, opened, set.writer === view.you.link));
+    const mine = set.writer === view.you.link;
+    const made = commentAnnotations(set, opened, mine);
+    writers.push({ set, opened, made });
+    annotations.push(...made);
+    if (mine) own = { seq: set.seq ?? 0, version: set.version, annotations: made, ...threadFieldsOf(opened) };
     for (const image of commentAttachments(opened)) {
       if (!attachments.some((b) => b.path === image.path)) attachments.push(image);
     }
   }
   const html = htmlOf(payload);
   state.plans.set(view.latest, Promise.resolve(html ?? String(payload.p ?? "")));
-  return { view, plan: html === null ? String(payload.p ?? "") : "", html, annotations, attachments };
+  return { view, plan: html === null ? String(payload.p ?? "") : "", html, annotations, attachments, own, ...threadsIn(writers) };
+}
+
+/** The threads of the opened comment sets `writers` (`{set, opened,
+ * made}`: the view's entry, its plaintext, its annotations), by id; each
+ * annotation gets the id of the thread it is the root of. Also, per
+ * thread, the newest `at` of any change to its state. */
+function threadsIn(writers) {
+  const threads = threadsOf(writers.map(({ set, opened, made }) => ({
+    writer: set.writer,
+    role: set.role ?? "reviewer",
+    name: set.name,
+    version: set.version,
+    roots: made.map((a) => ({ quote: a.originalText ?? "", text: a.text ?? "" })),
+    set: opened,
+  })));
+  for (const { set, made } of writers) {
+    // A writer's threads come in its set's order.
+    const theirs = threads.filter((t) => t.writer === set.writer);
+    made.forEach((a, i) => {
+      a.threadId = theirs[i]?.id;
+    });
+  }
+  const changedAt = new Map();
+  for (const { opened } of writers) {
+    for (const change of threadFieldsOf(opened).states) {
+      if (typeof change?.to === "string" && Number.isSafeInteger(change.at)) {
+        changedAt.set(change.to, Math.max(changedAt.get(change.to) ?? 0, change.at));
+      }
+    }
+  }
+  return { threads: new Map(threads.map((t) => [t.id, t])), changedAt };
 }
 
 /** What identifies a comment of this writer across reads (ids are made
@@ -260,9 +335,17 @@ function applyReview(read) {
   state.html = read.html;
   state.annotations = [...read.annotations.filter((a) => !(state.dirty && a.own)), ...own];
   state.attachments = read.attachments;
+  takeThreads(read);
   if (planChanged) ui.show();
   else ui.refresh();
   showReviewState();
+}
+
+/** Takes the threads of `read` and this writer's stored set as shown. */
+function takeThreads(read) {
+  state.threads = read.threads;
+  state.changedAt = read.changedAt;
+  state.ownStored = read.own;
 }
 
 function markDirty() {
@@ -321,6 +404,35 @@ function showReviewState() {
   // The owner and approvers decide; only the owner manages links.
   $("owner-tools").hidden = !(open && view.you.role !== "reviewer");
   $("review-links").hidden = view.you.role !== "owner";
+  const n = threads.openCount();
+  $("open-threads").textContent = `${n === 0 ? "No" : n} open thread${n === 1 ? "" : "s"}`;
+  showHistory();
+}
+
+/** Who made decision `d`, by name: "Ann", or "the owner". */
+function deciderName(d) {
+  if (d.by?.name) return d.by.name;
+  if (d.by?.role === "owner") return state.view.comments.find((c) => c.writer === "owner")?.name ?? "the owner";
+  return "an approver";
+}
+
+/** One round's decision in a line: "Round 3 — approved v3 by Ann (voided
+ * by v5)". */
+function roundLine(d) {
+  const what = d.decision === "approved" ? `approved v${d.version}` : `changes requested on v${d.version}`;
+  const voided = d.voidedBy ? ` (voided by v${d.voidedBy})` : "";
+  return `Round ${d.round} — ${what} by ${deciderName(d)}${voided}`;
+}
+
+/** The rounds decided so far, oldest first, under the decision. */
+function showHistory() {
+  const decisions = state.view.decisions ?? [];
+  $("review-history").hidden = decisions.length === 0;
+  $("history-list").replaceChildren(...decisions.map((d) => {
+    const li = el("li", d.voidedBy ? "voided" : null, roundLine(d));
+    li.title = new Date(d.decidedAt).toLocaleString();
+    return li;
+  }));
 }
 
 /** The decision shown above the plan, with who made it, when, and its
@@ -468,18 +580,112 @@ async function approve() {
 
 // --- Sending comments -----------------------------------------------------
 
+/** The thread id written for this writer's annotation `a`, at `i` in its
+ * set: its own, or none for a root an older client wrote without one that
+ * is still where it was (its thread stays `<writer>.<i>`); else a new one. */
+function threadIdFor(a, i) {
+  if (typeof a.threadId === "string" && isThreadId(a.threadId)) return a.threadId;
+  if (a.threadId === `${state.view.you.link}.${i}`) return null;
+  a.threadId = newThreadId();
+  return a.threadId;
+}
+
+/** `own` sealed as this writer's set made on version `v`, with the thread
+ * ids of its annotations and `fields` (replies, state changes, fields
+ * another client wrote). */
+function sealOwn(v, own, fields) {
+  return sealCommentSet(state.key, v, own, own.map(threadIdFor), fields ?? {});
+}
+
 /** Stores `own` as this writer's set on the revision the page's sent
- * comments are; answers the new revision (0: withdrawn). */
+ * comments are, keeping its replies and state changes; answers the new
+ * revision (0: withdrawn — only when nothing of the writer's is left). */
 async function storeOwn(name, own) {
-  if (own.length === 0) {
+  const fields = state.ownStored ?? { replies: [], states: [], kept: {} };
+  if (own.length === 0 && !fields.replies.length && !fields.states.length) {
     await state.client.withdraw(state.ownSeq);
+    state.ownStored = null;
     return 0;
   }
-  const data = await sealComments(state.key, state.view.latest, own);
+  const data = await sealOwn(state.view.latest, own, fields);
   const stored = await state.client.putComments(name, state.view.latest, data, state.ownSeq);
   state.view.you.name = name;
   state.knownSeq = Math.max(state.knownSeq, stored.seq ?? 0);
+  state.ownStored = { ...fields, seq: stored.seq ?? 0, version: state.view.latest, annotations: own.map((a) => ({ ...a })) };
   return stored.seq ?? 0;
+}
+
+/** The entries of `theirs` and then those of `ours` that `theirs` lacks
+ * (by `key`): a set written by a client that drops replies or state
+ * changes does not take this page's away. */
+function union(theirs, ours, key) {
+  const seen = new Set(theirs.map(key));
+  return [...theirs, ...ours.filter((x) => !seen.has(key(x)))];
+}
+
+/** Replies and state changes of this writer: those of the newest stored
+ * set `newer`, plus what of this page's `older` it lacks. */
+function mergedFields(newer, older) {
+  if (!older) return newer;
+  const base = newer ?? { seq: 0, version: state.view.latest, annotations: [], replies: [], states: [], kept: {} };
+  return {
+    ...base,
+    replies: union(base.replies, older.replies, (r) => JSON.stringify(r?.id ?? r)),
+    states: union(base.states, older.states, (c) => JSON.stringify([c?.to, c?.state, c?.at])),
+  };
+}
+
+/** The name this writer sends under, or null (then the page asks for it). */
+function senderName() {
+  const name = state.view.you.name ?? $("author").value.trim();
+  if (name) return name;
+  $("review-note").textContent = "Type your name first (next to the tools at the top): it is shown with your comments and stays with this link once you send.";
+  $("author").focus();
+  return null;
+}
+
+/** Adds a reply or a state change (`change(stored)` answers the new
+ * `replies` or `states`) to this writer's set as the service holds it —
+ * read again when another tab or device changed it meanwhile — and shows
+ * the review with it. Unsent comments stay unsent. Says in the review bar
+ * how it went (`done` when stored); answers whether it was stored. */
+async function sendThreadChange(done, change) {
+  const note = $("review-note");
+  const name = senderName();
+  if (!name) return false;
+  note.textContent = "Sending…";
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const stored = state.ownStored ?? { seq: 0, version: state.view.latest, annotations: [], replies: [], states: [], kept: {} };
+      const next = { ...stored, ...change(stored) };
+      const data = await sealOwn(stored.version, stored.annotations, next);
+      let put;
+      try {
+        put = await state.client.putComments(name, stored.version, data, stored.seq);
+      } catch (error) {
+        if (error.code !== ERROR_CODES.commentsChanged || attempt >= 2) throw error;
+        state.ownStored = mergedFields((await readReview()).own, null);
+        continue;
+      }
+      // The page's unsent comments were made on what was stored: they
+      // are now on the new revision.
+      if (!state.dirty || stored.seq === state.ownSeq) state.ownSeq = put.seq ?? 0;
+      state.ownStored = { ...next, seq: put.seq ?? 0 };
+      state.view.you.name = name;
+      state.knownSeq = Math.max(state.knownSeq, put.seq ?? 0);
+      break;
+    }
+    note.textContent = done;
+  } catch (error) {
+    note.textContent = error.message;
+    return false;
+  }
+  try {
+    applyReview(await readReview());
+  } catch {
+    // The event loop reads again on the next change.
+  }
+  return true;
 }
 
 /** This writer's set changed since the page read it (another tab or
@@ -503,18 +709,17 @@ async function mergeOwn() {
   state.knownSeq = Math.max(state.knownSeq, read.view.seq);
   state.view = read.view;
   state.annotations = [...read.annotations.filter((a) => !a.own), ...merged];
+  const older = state.ownStored;
+  takeThreads(read);
+  state.ownStored = mergedFields(read.own, older);
   return merged;
 }
 
 async function sendComments() {
   const note = $("review-note");
   let own = state.annotations.filter((a) => a.own);
-  const name = state.view.you.name ?? $("author").value.trim();
-  if (!name) {
-    note.textContent = "Type your name first (next to the tools at the top): it is shown with your comments and stays with this link once you send.";
-    $("author").focus();
-    return;
-  }
+  const name = senderName();
+  if (!name) return;
   $("review-send").disabled = true;
   note.textContent = "Sending…";
   let merged = false;
@@ -617,7 +822,7 @@ async function onReviewEvents(events) {
   const read = await readReview();
   // The decision is shown at once, drafts or not (no more comments).
   if (events.some((e) => e.event === "decision")) {
-    state.view = { ...state.view, state: read.view.state, decision: read.view.decision };
+    state.view = { ...state.view, state: read.view.state, round: read.view.round, decision: read.view.decision, decisions: read.view.decisions };
     showReviewState();
   }
   const news = newsOf(events);
@@ -676,6 +881,16 @@ async function followReview() {
   }
 }
 
+/** Keeps `--review-bar-height` at the review bar's height, so the side
+ * panel (the threads) stays in view just below the bar, however many
+ * lines the bar wraps to. */
+function trackBarHeight() {
+  const bar = $("review-bar");
+  new ResizeObserver(() => {
+    document.documentElement.style.setProperty("--review-bar-height", `${bar.offsetHeight}px`);
+  }).observe(bar);
+}
+
 /** Opens review `id` with the key and token of `fragment` and shows it,
  * then follows its events. */
 async function openReview(id, fragment) {
@@ -706,6 +921,9 @@ async function openReview(id, fragment) {
   state.html = read.html;
   state.annotations = read.annotations;
   state.attachments = read.attachments;
+  takeThreads(read);
+  document.body.classList.add("reviewing");
+  trackBarHeight();
   for (const id of ["import", "delete-link", "start-review"]) $(id).hidden = true;
   $("share").textContent = "Share a copy";
   ui.show();
@@ -720,6 +938,7 @@ async function openReview(id, fragment) {
 function wire() {
   ui.wire();
   share.wire();
+  threads.wire();
   addShortcuts({
     keys: ["a"],
     label: "Approve (the review, or tell the bot that shared this plan)",

@@ -4,7 +4,8 @@
 // blob (each exactly an encrypted short-link paste) and never leaves the
 // page; the token travels only in `Authorization: Bearer`, never in a URL.
 // Versions hold the share payload `{p, a, g?}`; comment sets hold
-// `{"v": n, "a": [tuples], "g"?: […]}`. No DOM.
+// `{"v": n, "a": [tuples], "g"?: […], "ids"?, "replies"?, "states"?}`
+// (the threads' fields: plan-doc's threads.rs). No DOM.
 
 import { ERROR_CODES } from "{{error-codes.js}}";
 import {
@@ -235,7 +236,49 @@ export function commentAttachments(payload) {
   return imagesOf(payload.g) ?? [];
 }
 
-/** `annotations` sealed as a comment set made on version `v`. */
+/** `annotations` sealed as a comment set made on version `v` (a
+ * decision's feedback: no threads). */
 export async function sealComments(key, v, annotations) {
   return encryptWith(await encodePayload({ v, a: annotations.map(tupleOf) }), key);
+}
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** A fresh thread or reply id: 12 random base62 characters. */
+export function newThreadId() {
+  // 248 is the largest multiple of 62 below 256: no value is likelier.
+  let id = "";
+  while (id.length < 12) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(16))) {
+      if (byte < 248 && id.length < 12) id += BASE62[byte % 62];
+    }
+  }
+  return id;
+}
+
+/** The fields of a writer's decrypted comment set that this page writes
+ * itself; every other one is kept as it came (a newer client's). */
+const WRITTEN = new Set(["v", "a", "ids", "replies", "states"]);
+
+/** What a writer's stored set holds beside its annotations: its replies
+ * and state changes as they came (each kept whole, fields this page does
+ * not know included), and its other fields. */
+export function threadFieldsOf(set) {
+  const list = (name) => (Array.isArray(set?.[name]) ? set[name] : []);
+  const kept = {};
+  for (const [name, value] of Object.entries(set && typeof set === "object" ? set : {})) {
+    if (!WRITTEN.has(name)) kept[name] = value;
+  }
+  return { replies: list("replies"), states: list("states"), kept };
+}
+
+/** This writer's own comment set sealed: `annotations` made on version
+ * `v`, `ids[i]` the thread id of annotation i (null: none), its replies
+ * and state changes, and the fields it came with that this page does not
+ * write (`kept`), so a set another client wrote loses nothing here. */
+export async function sealCommentSet(key, v, annotations, ids, { replies = [], states = [], kept = {} } = {}) {
+  const set = { ...kept, v, a: annotations.map(tupleOf), ids };
+  if (replies.length) set.replies = replies;
+  if (states.length) set.states = states;
+  return encryptWith(await encodePayload(set), key);
 }

@@ -1,8 +1,11 @@
-// The versions dialog of a review page: every version with what it
-// changed (+N/−M lines against the one before), and an inline diff between
-// any two of them.
+// The versions dialog of a review page: every version with its round,
+// whether it was pushed as progress (flagged when its plan changed more
+// than checklist marks: a progress push keeps an approval, so that is
+// worth a look), what it changed (+N/−M lines against the one before), and
+// an inline diff between any two of them.
 
 import { diffLines, diffStats, hunks, linesOf } from "{{diff.js}}";
+import { onlyChecklistMarksDiffer } from "{{plandoc-threads.js}}";
 
 const $ = (id) => document.getElementById(id);
 
@@ -56,6 +59,8 @@ export async function showVersions(view, planOf) {
     const li = el("li");
     li.append(el("strong", null, `v${version.n}`));
     li.append(el("span", "meta", ` · ${new Date(version.createdAt).toLocaleString()}${version.n === view.latest ? " · the latest" : ""}`));
+    if ((version.round ?? 1) > 1) li.append(el("span", "round", ` · round ${version.round}`));
+    if (version.progress) li.append(el("span", "progress", " · progress"));
     const changed = el("span", "changes", version.n === versions[0].n ? " · the first version" : " · …");
     stats.set(version.n, changed);
     li.append(changed);
@@ -85,8 +90,13 @@ export async function showVersions(view, planOf) {
   await compare();
   for (let i = 1; i < versions.length; i++) {
     try {
-      const ops = diffLines(linesOf(await planOf(versions[i - 1].n)), linesOf(await planOf(versions[i].n)));
-      stats.get(versions[i].n).textContent = ` · ${counted(diffStats(ops))} against v${versions[i - 1].n}`;
+      const [before, after] = [await planOf(versions[i - 1].n), await planOf(versions[i].n)];
+      const ops = diffLines(linesOf(before), linesOf(after));
+      const changed = stats.get(versions[i].n);
+      changed.textContent = ` · ${counted(diffStats(ops))} against v${versions[i - 1].n}`;
+      if (versions[i].progress && !onlyChecklistMarksDiffer(before, after)) {
+        changed.append(el("strong", "flag", " · pushed as progress, but more than checklist marks changed"));
+      }
     } catch (error) {
       stats.get(versions[i].n).textContent = ` · ${error.message}`;
     }

@@ -157,9 +157,11 @@ fn violations(
     (runs, serious, all)
 }
 
-/// The review pages: the owner's (comments of two versions, the links
-/// dialog with a new link and its QR code, the versions dialog with a
-/// diff, the request-changes dialog), a reviewer's with an unsent comment,
+/// The review pages: the owner's (comments of two versions as threads,
+/// with replies, one resolved; a reply being typed and the resolved thread
+/// unfolded; the links dialog with a new link and its QR code, the
+/// versions dialog with a diff, the request-changes dialog), a reviewer's
+/// with an unsent comment,
 /// and a share page's start dialog once the review is started; in light
 /// and dark. Saves the owner's and the reviewer's pages as screenshots
 /// (light, dark, phone width) in `target/portal-screenshots`.
@@ -171,15 +173,27 @@ async fn the_review_pages_have_no_serious_accessibility_violation_in_light_or_da
     let app = TestApp::spawn(&[]).await;
     let review = reviews::start_review(&app, 2).await;
     review
-        .comment(
+        .put_set(
             &app,
             &review.reviewers[0],
             "Bea",
-            json!([
+            &json!({"v": 1, "a": [
                 ["C", "ten percent", "Start at one percent", null, null],
                 ["C", "old path", "A week is short", null, null],
                 ["G", "Fine otherwise", null, null],
-            ]),
+            ], "ids": ["beaThread001", "beaThread002", "beaThread003"]}),
+        )
+        .await;
+    // The owner answered two of Bea's threads and resolved one.
+    review
+        .put_set(
+            &app,
+            &review.owner,
+            "Olivia",
+            &json!({"v": 1, "a": [], "replies": [
+                {"id": "oliviaReply1", "to": "beaThread001", "text": "One percent is too few to see errors.", "at": 1_800_000_000_000_u64},
+                {"id": "oliviaReply2", "to": "beaThread002", "text": "Dropped in v2.", "at": 1_800_000_000_001_u64, "addressed": 2},
+            ], "states": [{"to": "beaThread002", "state": "resolved", "at": 1_800_000_000_002_u64}]}),
         )
         .await;
     review.push(&app, reviews::PLAN_V2, 1).await;
@@ -187,8 +201,27 @@ async fn the_review_pages_have_no_serious_accessibility_violation_in_light_or_da
     let shot = |name: &str| shots.join(name).to_string_lossy().into_owned();
     let open = |what: &str| (json!({"keys": []}), Some(format!("open:{what}")));
 
-    let mut owner: Vec<(Value, Option<String>)> = axe_both("owner page");
+    let mut owner: Vec<(Value, Option<String>)> = axe_both("owner page with threads");
     owner.extend([
+        (
+            json!({"typeReply": ["Start at one percent", "Five, then"]}),
+            None,
+        ),
+        (json!({"click": "details.thread-fold summary"}), None),
+        (json!({"selectHighlight": "ten percent"}), None),
+    ]);
+    owner.extend(axe_both(
+        "owner page with a reply being typed and a resolved thread unfolded",
+    ));
+    owner.extend([
+        (
+            json!({"screenshot": shot("review-threads-light.png")}),
+            None,
+        ),
+        (
+            json!({"screenshot": shot("review-threads-dark.png"), "dark": true}),
+            None,
+        ),
         (json!({"screenshot": shot("review-owner-light.png")}), None),
         (
             json!({"screenshot": shot("review-owner-dark.png"), "dark": true}),
@@ -300,7 +333,7 @@ async fn the_review_pages_have_no_serious_accessibility_violation_in_light_or_da
     }
     let (runs, serious, all) = violations(sessions, &labels);
     assert_eq!(
-        runs, 12,
+        runs, 14,
         "every page and dialog in light and dark: {axe_labels:?}"
     );
     assert!(

@@ -102,7 +102,15 @@ impl Review {
 
     /// Puts a comment set as the holder of `token`, named `name`.
     pub(crate) async fn comment(&self, app: &TestApp, token: &str, name: &str, tuples: Value) {
-        let data = seal(&self.key, &json!({"v": 1, "a": tuples}));
+        self.put_set(app, token, name, &json!({"v": 1, "a": tuples}))
+            .await;
+    }
+
+    /// Puts `set` (a comment set's plaintext, made on v1: annotations,
+    /// thread ids, replies, state changes) as the holder of `token`,
+    /// named `name`, replacing whatever set it had.
+    pub(crate) async fn put_set(&self, app: &TestApp, token: &str, name: &str, set: &Value) {
+        let data = seal(&self.key, set);
         let response = app
             .client
             .put(format!(
@@ -111,6 +119,38 @@ impl Review {
             ))
             .bearer_auth(token)
             .json(&json!({"name": name, "version": 1, "data": data}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+
+    /// Mints a link with `role` (`reviewer` or `approver`): its token.
+    pub(crate) async fn add_link(&self, app: &TestApp, role: &str) -> String {
+        let link: Value = app
+            .client
+            .post(format!("{}/api/v1/reviews/{}/links", app.base_url, self.id))
+            .bearer_auth(&self.owner)
+            .json(&json!({"role": role}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        link["token"].as_str().unwrap().to_owned()
+    }
+
+    /// Decides this round as the holder of `token`, on `version`.
+    pub(crate) async fn decide(&self, app: &TestApp, token: &str, decision: &str, version: u64) {
+        let response = app
+            .client
+            .post(format!(
+                "{}/api/v1/reviews/{}/decision",
+                app.base_url, self.id
+            ))
+            .bearer_auth(token)
+            .json(&json!({"decision": decision, "version": version}))
             .send()
             .await
             .unwrap();
@@ -195,12 +235,27 @@ async fn a_reviewer_names_herself_and_sends_encrypted_comments() {
         serde_json::from_str(&share_codec::decompress(&plain, DEFAULT_MAX_INFLATED_BYTES).unwrap())
             .unwrap();
     assert_eq!(
-        set,
-        json!({"v": 1, "a": [
+        set["a"],
+        json!([
             ["C", "ten percent", "Start at one", "Bea", null],
             ["G", "Fine otherwise", "Bea", null],
-        ]})
+        ])
     );
+    // Each comment is the root of a thread with an id the page made.
+    let ids: Vec<&str> = set["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+    assert!(
+        ids.iter()
+            .all(|id| id.len() == 12 && id.chars().all(|c| c.is_ascii_alphanumeric())),
+        "{ids:?}"
+    );
+    assert_eq!(set.get("replies"), None, "no replies yet: {set}");
     // Opened again, her comments are hers: bound name, sent, removable.
     let shots = screenshots();
     let again = run(json!([{"url": url, "actions": [
@@ -583,6 +638,18 @@ pub(crate) const PLAN_V2: &str = "# Deploy plan\n\nRoll out to ten percent first
 impl Review {
     /// Pushes `plan` as the owner, on version `parent`.
     pub(crate) async fn push(&self, app: &TestApp, plan: &str, parent: u64) -> Value {
+        self.push_as(app, plan, parent, false).await
+    }
+
+    /// Pushes `plan` as the owner, on version `parent`, claiming a
+    /// progress push (only checklist marks changed) when `progress`.
+    pub(crate) async fn push_as(
+        &self,
+        app: &TestApp,
+        plan: &str,
+        parent: u64,
+        progress: bool,
+    ) -> Value {
         let response = app
             .client
             .post(format!(
@@ -594,6 +661,7 @@ impl Review {
                 "data": seal(&self.key, &json!({"p": plan, "a": []})),
                 "digest": share_codec::plan_digest(&self.key, plan),
                 "parent": parent,
+                "progress": progress,
             }))
             .send()
             .await
@@ -793,4 +861,446 @@ async fn a_reviewer_edits_withdraws_and_takes_back_her_comments_and_a_taken_name
         stored_texts(&review, &app, "Bea").await,
         ["Start at one percent"]
     );
+}
+
+/// Bob's thread: his comment on "ten percent", under a thread id his
+/// client made.
+const BOB_THREAD: &str = "bobThread001";
+
+/// Now, in Unix milliseconds (what a thread's `at` is).
+fn now_ms() -> u64 {
+    u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+/// Bob's set: one comment, the root of [`BOB_THREAD`].
+fn bobs_set() -> Value {
+    json!({"v": 1, "a": [["C", "ten percent", "Why ten?", null, null]], "ids": [BOB_THREAD]})
+}
+
+/// The stored, decrypted set of the writer named `name`.
+async fn stored_set(review: &Review, app: &TestApp, name: &str) -> Value {
+    let view = review.view(app).await;
+    let set = view["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no set of {name}: {view}"));
+    open_blob(set["data"].as_str().unwrap(), &review.key)
+}
+
+/// Output `i` of a session, parsed as JSON.
+fn output(session: &Value, i: usize) -> Value {
+    let text = session["outputs"][i]
+        .as_str()
+        .unwrap_or_else(|| panic!("output {i} is not text: {session}"));
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("output {i} ({text}): {e}"))
+}
+
+/// A `threads` output in a fixed order (by each card's heading): the
+/// server lists the writers' sets by their random link ids.
+fn by_meta(threads: Value) -> Value {
+    let mut cards = threads.as_array().unwrap().clone();
+    cards.sort_by(|a, b| a["meta"].as_str().cmp(&b["meta"].as_str()));
+    Value::Array(cards)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_and_resolves_arrive_live_and_a_reviewers_forged_resolve_is_ignored() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 3).await;
+    review
+        .put_set(&app, &review.reviewers[1], "Bob", &bobs_set())
+        .await;
+    // Cy, a reviewer, wrote a change that resolves Bob's thread: the rules
+    // let only Bob, the owner or an approver do that, so it counts for
+    // nothing.
+    review
+        .put_set(
+            &app,
+            &review.reviewers[2],
+            "Cy",
+            &json!({"v": 1, "a": [["C", "old path", "Keep it two weeks", null, null]],
+                    "ids": ["cyThread0001"],
+                    "states": [{"to": BOB_THREAD, "state": "resolved", "at": now_ms()}]}),
+        )
+        .await;
+    let bea_replied = signal_path("threads-bea");
+    let owner_resolved = signal_path("threads-owner");
+    let (chromium, dir) = harness().unwrap();
+    let input = json!({"chromium": chromium, "parallel": true, "sessions": [
+        {"url": review.link(&app, &review.owner), "actions": [
+            {"author": "Olivia"},
+            {"threads": true},
+            {"textOf": "#open-threads"},
+            {"waitFile": bea_replied},
+            {"waitText": ["#annotation-list", "Five would be safer"]},
+            {"threadAction": ["Why ten?", "Resolve"]},
+            {"reply": ["Keep it two weeks", "The old path stays two weeks in v1 already."], "addressed": true},
+            {"signal": owner_resolved},
+            {"threads": true},
+            {"textOf": "#open-threads"},
+        ]},
+        {"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"author": "Bea"},
+            {"threads": true},
+            {"reply": ["Why ten?", "Five would be safer"]},
+            {"signal": bea_replied},
+            // She is typing a reply to Cy when the resolve arrives.
+            {"typeReply": ["Keep it two weeks", "Two weeks of"]},
+            {"waitFile": owner_resolved},
+            {"waitText": ["#annotation-list", "stays two weeks"]},
+            {"threads": true},
+            {"focused": true},
+        ]},
+    ]});
+    let report = run_harness(&dir, "review.mjs", &input).await;
+    let owner = &report["sessions"][0];
+    let bea = &report["sessions"][1];
+
+    // Bob's thread is open despite Cy's change; the owner may resolve it.
+    assert_eq!(
+        by_meta(output(owner, 1)),
+        json!([
+            {"meta": "Comment — Bob", "root": "Why ten?", "replies": [], "actions": ["Reply", "Resolve"], "folded": false, "typed": ""},
+            {"meta": "Comment — Cy", "root": "Keep it two weeks", "replies": [], "actions": ["Reply", "Resolve"], "folded": false, "typed": ""},
+        ]),
+        "{owner}"
+    );
+    assert_eq!(owner["outputs"][2], "2 open threads");
+    // Bea may reply to anyone's thread but resolve none of theirs.
+    assert_eq!(
+        by_meta(output(bea, 1)),
+        json!([
+            {"meta": "Comment — Bob", "root": "Why ten?", "replies": [], "actions": ["Reply"], "folded": false, "typed": ""},
+            {"meta": "Comment — Cy", "root": "Keep it two weeks", "replies": [], "actions": ["Reply"], "folded": false, "typed": ""},
+        ]),
+        "{bea}"
+    );
+    assert_eq!(bea["outputs"][2], "Reply sent.");
+    // The owner saw her reply without a reload, and resolved the thread.
+    assert_eq!(owner["outputs"][5], "Thread resolved.");
+    assert_eq!(owner["outputs"][6], "Reply sent.");
+    let resolved = by_meta(output(owner, 8));
+    assert_eq!(resolved[0]["meta"], "Comment — Bob · resolved");
+    assert_eq!(resolved[0]["replies"], json!(["Bea: Five would be safer"]));
+    assert_eq!(resolved[0]["actions"], json!(["Reply", "Reopen"]));
+    // The owner's reply with "addressed in v1" ticked marks the thread.
+    assert_eq!(resolved[1]["meta"], "Comment — Cy · addressed in v1");
+    assert_eq!(
+        resolved[1]["replies"],
+        json!(["Olivia: The old path stays two weeks in v1 already."])
+    );
+    assert_eq!(owner["outputs"][9], "1 open thread");
+    // Bea saw the resolve without a reload: the thread is folded.
+    let seen = by_meta(output(bea, 7));
+    assert_eq!(
+        seen[0],
+        json!({"meta": "Comment — Bob · resolved", "root": "Why ten?", "replies": ["Bea: Five would be safer"], "actions": ["Reply"], "folded": true, "typed": ""}),
+        "{bea}"
+    );
+    // The list was drawn again under her reply to Cy: it is as she left
+    // it, and she is still typing in it.
+    assert_eq!(
+        (&seen[1]["meta"], &seen[1]["typed"]),
+        (
+            &json!("Comment — Cy · addressed in v1"),
+            &json!("Two weeks of")
+        )
+    );
+    assert_eq!(
+        bea["outputs"][8],
+        "textarea in Comment — Cy · addressed in v1"
+    );
+
+    // What the pages wrote, in the sets' plaintext: Bea's reply to Bob's
+    // thread, the owner's state change.
+    let beas = stored_set(&review, &app, "Bea").await;
+    assert_eq!(beas["a"], json!([]));
+    let replies = beas["replies"].as_array().unwrap();
+    assert_eq!(replies.len(), 1, "{beas}");
+    assert_eq!(
+        (&replies[0]["to"], &replies[0]["text"]),
+        (&json!(BOB_THREAD), &json!("Five would be safer"))
+    );
+    assert!(replies[0]["at"].as_u64().unwrap() > 0);
+    let view = review.view(&app).await;
+    let owners = view["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["writer"] == "owner")
+        .expect("the owner's set");
+    let owners = open_blob(owners["data"].as_str().unwrap(), &review.key);
+    assert_eq!(owners["states"][0]["to"], BOB_THREAD, "{owners}");
+    assert_eq!(owners["states"][0]["state"], "resolved", "{owners}");
+}
+
+/// The plan's third version: a step added to the second.
+const PLAN_V3: &str = "# Deploy plan\n\nRoll out to ten percent first, then widen to everyone.\n\nWatch the error rate for a day.\n\nTell support first.\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approver_is_told_of_a_push_while_approving_and_sees_open_threads_and_the_rounds() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 1).await;
+    let ann = review.add_link(&app, "approver").await;
+    review
+        .put_set(&app, &review.reviewers[0], "Bob", &bobs_set())
+        .await;
+    // Round 1: the owner asks for changes on v1; v2 opens round 2.
+    review
+        .decide(&app, &review.owner, "changes_requested", 1)
+        .await;
+    review.push(&app, PLAN_V2, 1).await;
+    let ready = signal_path("approver");
+    let page = run(json!([{"url": review.link(&app, &ann), "actions": [
+        {"author": "Ann"},
+        {"textOf": "#review-approve"},
+        {"textOf": "#review-changes"},
+        {"textOf": "#review-links"},
+        {"textOf": "#open-threads"},
+        // A note she is writing: the push is announced, not shown.
+        {"comment": ["ten percent", "Fine by me"]},
+        {"signal": ready},
+        {"waitText": ["#review-news-text", "v3 pushed"]},
+        {"approve": true},
+        {"textOf": "#review-state"},
+        {"textOf": "#plan"},
+        {"approve": true},
+        {"textOf": "#review-history"},
+    ]}]));
+    let push = async {
+        when_ready(&ready).await;
+        review.push(&app, PLAN_V3, 2).await;
+    };
+    let (sessions, ()) = tokio::join!(page, push);
+    let s = &sessions[0];
+    assert_eq!(s["error"], Value::Null, "{s}");
+    assert_eq!(
+        (&s["outputs"][1], &s["outputs"][2], &s["outputs"][3]),
+        (&json!("Approve"), &json!("Request changes"), &Value::Null),
+        "an approver decides but does not manage links: {s}"
+    );
+    assert_eq!(s["outputs"][4], "1 open thread");
+    // She approved while reading v2: nothing was decided, v3 is shown.
+    assert_eq!(
+        s["outputs"][8],
+        "Nothing was decided: version 3 was pushed while you were reading v2. It is shown now; read it, then decide again."
+    );
+    let state_line = s["outputs"][9].as_str().unwrap();
+    assert!(state_line.contains("· v3 · round 2 ·"), "{state_line}");
+    assert!(
+        s["outputs"][10]
+            .as_str()
+            .unwrap()
+            .contains("Tell support first."),
+        "{s}"
+    );
+    assert_eq!(s["outputs"][11], "Approved.");
+    let history = s["outputs"][12].as_str().unwrap();
+    assert!(
+        history.contains("Round 1 — changes requested on v1 by the owner")
+            && history.contains("Round 2 — approved v3 by Ann"),
+        "{history}"
+    );
+    let view = review.view(&app).await;
+    assert_eq!(
+        (&view["state"], &view["decision"]["version"]),
+        (&json!("approved"), &json!(3))
+    );
+
+    // A push that is not progress voids her approval (round 3), which the
+    // owner approves on v4; then two progress pushes: one that only ticks
+    // a box, one that also adds a step, which the page flags.
+    let v4 = format!("{PLAN_V3}\n- [ ] Tell support\n");
+    let v5 = format!("{PLAN_V3}\n- [x] Tell support\n");
+    let v6 = format!("{PLAN_V3}\n- [x] Tell support\n- [ ] Drop the old path\n");
+    review.push(&app, &v4, 3).await;
+    review.decide(&app, &review.owner, "approved", 4).await;
+    review.push_as(&app, &v5, 4, true).await;
+    review.push_as(&app, &v6, 5, true).await;
+    let again = run(json!([{"url": review.link(&app, &ann), "actions": [
+        {"textOf": "#review-history"},
+        {"versions": true},
+    ]}]))
+    .await;
+    let history = again[0]["outputs"][0].as_str().unwrap();
+    assert!(
+        history.contains("Round 2 — approved v3 by Ann (voided by v4)")
+            && history.contains("Round 3 — approved v4 by the owner"),
+        "{history}"
+    );
+    let versions = output(&again[0], 1);
+    let list: Vec<&str> = versions["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(list.len(), 6, "{list:?}");
+    assert!(
+        list[4].contains("· round 3 · progress ·") && !list[4].contains("checklist marks"),
+        "only a box ticked: {}",
+        list[4]
+    );
+    assert!(
+        list[5].contains("· round 3 · progress ·")
+            && list[5].ends_with("pushed as progress, but more than checklist marks changed"),
+        "a step added in a progress push is flagged: {}",
+        list[5]
+    );
+    assert!(
+        !list[3].contains("progress"),
+        "v4 was no progress push: {}",
+        list[3]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_being_typed_survives_a_reload_and_threads_fit_a_phone() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 2).await;
+    review
+        .put_set(&app, &review.reviewers[1], "Bob", &bobs_set())
+        .await;
+    review
+        .put_set(
+            &app,
+            &review.owner,
+            "Olivia",
+            &json!({"v": 1, "a": [], "replies": [
+                {"id": "oliviaReply1", "to": BOB_THREAD, "text": "Ten is where we always start, and the dashboards are set up for it.", "at": now_ms(), "addressed": 1},
+            ]}),
+        )
+        .await;
+    let shots = screenshots();
+    let sessions = run(
+        json!([{"url": review.link(&app, &review.reviewers[0]), "actions": [
+            {"selectHighlight": "ten percent"},
+            {"typeReply": ["Why ten?", "Half a reply"]},
+            {"reload": true},
+            {"threads": true},
+            {"layout": 390},
+            {"selectHighlight": "ten percent"},
+            {"screenshot": shots.join("review-threads-phone.png"), "width": 390},
+        ]}]),
+    )
+    .await;
+    let s = &sessions[0];
+    assert_eq!(s["error"], Value::Null, "{s}");
+    // On a wide window the thread's card is in view beside its highlight.
+    assert_eq!(
+        output(s, 0),
+        json!({"selected": "Comment — Bob · addressed in v1", "inView": true})
+    );
+    // After the reload the reply is still in its box, unsent.
+    assert_eq!(
+        output(s, 3),
+        json!([{"meta": "Comment — Bob · addressed in v1", "root": "Why ten?",
+                "replies": ["Olivia: Ten is where we always start, and the dashboards are set up for it."],
+                "actions": ["Reply"], "folded": false, "typed": "Half a reply"}])
+    );
+    // 390 px wide: nothing is wider than the window, and the card comes
+    // into view when its highlight is chosen.
+    let layout = output(s, 4);
+    assert_eq!(layout["window"], 390, "{layout}");
+    assert!(layout["page"].as_u64().unwrap() <= 390, "{layout}");
+    assert_eq!(output(s, 5)["inView"], true, "{s}");
+    assert_eq!(
+        review.view(&app).await["comments"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "nothing of hers was sent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_set_another_client_wrote_keeps_its_threads_when_two_tabs_add_to_it() {
+    if harness().is_none() {
+        return;
+    }
+    let app = TestApp::spawn(&[]).await;
+    let review = start_review(&app, 2).await;
+    review
+        .put_set(&app, &review.reviewers[1], "Bob", &bobs_set())
+        .await;
+    // Bea's set as the CLI wrote it: a thread id, a reply, a state change
+    // and a field this portal does not know.
+    let cli_reply = json!({"id": "beaCliReply1", "to": BOB_THREAD, "text": "From the terminal", "at": 1_800_000_000_000_u64});
+    let cli_state = json!({"to": "beaThread001", "state": "resolved", "at": 1_800_000_000_001_u64});
+    review
+        .put_set(
+            &app,
+            &review.reviewers[0],
+            "Bea",
+            &json!({"v": 1, "a": [["C", "widen", "Widen by region", null, null]],
+                    "ids": ["beaThread001"], "replies": [cli_reply], "states": [cli_state],
+                    "cliNote": {"kept": true}}),
+        )
+        .await;
+    let link = review.link(&app, &review.reviewers[0]);
+    let (drafted, replied) = (signal_path("cli-drafted"), signal_path("cli-replied"));
+    let (chromium, dir) = harness().unwrap();
+    let report = run_harness(
+        &dir,
+        "review.mjs",
+        &json!({"chromium": chromium, "parallel": true, "sessions": [
+            {"url": link, "actions": [
+                {"comment": ["old path", "Two weeks"]},
+                {"signal": drafted},
+                {"waitFile": replied},
+                {"reviewSend": true},
+            ]},
+            {"url": link, "actions": [
+                {"waitFile": drafted},
+                {"reply": ["Why ten?", "From the browser"]},
+                {"signal": replied},
+            ]},
+        ]}),
+    )
+    .await;
+    let laptop = &report["sessions"][0];
+    let phone = &report["sessions"][1];
+    assert_eq!(phone["outputs"][1], "Reply sent.", "{phone}");
+    assert!(
+        laptop["outputs"][3]
+            .as_str()
+            .unwrap()
+            .starts_with("Sent: 2 annotations."),
+        "{laptop}"
+    );
+    let set = stored_set(&review, &app, "Bea").await;
+    assert_eq!(
+        set["a"],
+        json!([
+            ["C", "widen", "Widen by region", "Bea", null],
+            ["C", "old path", "Two weeks", "Bea", null],
+        ]),
+        "{set}"
+    );
+    assert_eq!(set["ids"][0], "beaThread001", "{set}");
+    assert_eq!(set["ids"][1].as_str().unwrap().len(), 12, "{set}");
+    let replies = set["replies"].as_array().unwrap();
+    assert_eq!(replies.len(), 2, "{set}");
+    assert_eq!(replies[0], cli_reply, "the CLI's reply, as it wrote it");
+    assert_eq!(replies[1]["text"], "From the browser");
+    assert_eq!(set["states"], json!([cli_state]));
+    assert_eq!(set["cliNote"], json!({"kept": true}));
 }

@@ -13,7 +13,7 @@
 //! - F11: a link naming a paste API the portal does not allow never reaches
 //!   it, and one it allows is rendered under the F1 rules without the key;
 //! - F12: review pages (owner and reviewer) with the corpus in the plan, a
-//!   writer's name and comments, under the F1 rules, names in the owner's
+//!   writer's name, comments and a reply, under the F1 rules, names in the owner's
 //!   links dialog as text.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -557,15 +557,18 @@ async fn f12_review_pages_render_the_corpus_inert() {
             format!("writer {i}")
         };
         let writer = &review.reviewers[0];
+        // Her comments are threads, and she answered the first one.
         review
-            .comment(
+            .put_set(
                 &app,
                 writer,
                 &name,
-                json!([
+                &json!({"v": 1, "a": [
                     ["C", payload, payload, payload, null],
                     ["G", payload, payload, null],
-                ]),
+                ], "ids": ["xssThread001", "xssThread002"], "replies": [
+                    {"id": "xssReply0001", "to": "xssThread001", "text": payload, "at": 1_800_000_000_000_u64},
+                ]}),
             )
             .await;
         let as_owner = i % 2 == 0;
@@ -581,6 +584,7 @@ async fn f12_review_pages_render_the_corpus_inert() {
                 {"meta": format!("Comment on the plan — {name}"), "quote": null, "text": payload},
             ],
             "links": if as_owner { json!([name]) } else { Value::Null },
+            "replies": [{"who": name, "said": payload}],
         }));
     }
     let input = json!({

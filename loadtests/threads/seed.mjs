@@ -5,8 +5,10 @@
 // exactly as the CLI and the portal seal them: b64url(IV ‖ AES-GCM(key, IV,
 // b64url(deflate-raw(utf8(JSON)))) ‖ tag).
 //
-//   node seed.mjs '<owner link>' '<reviewer link>'... [--roots 200] [--replies 3]
+//   node seed.mjs '<owner link>' '<reviewer link>'... [--roots 200] [--replies 3] [--plain]
 //
+// `--plain`: the same annotations as sets without threads (no ids, no
+// replies), as a client before threads wrote them: the reference.
 // Prints `{"review", "threads", "replies", "setBytes"}` on stdout.
 
 import { createCipheriv, randomBytes } from "node:crypto";
@@ -20,6 +22,8 @@ const option = (name, dflt) => {
   args.splice(at, 2);
   return value;
 };
+const plain = args.includes("--plain");
+if (plain) args.splice(args.indexOf("--plain"), 1);
 const ROOTS = option("--roots", 200);
 const REPLIES = option("--replies", 3);
 const links = args;
@@ -57,7 +61,8 @@ for (const [w, writer] of writers.entries()) {
     }
   });
   replies += mine.length;
-  const set = { v: 1, a, ids: rootIds[w], replies: mine, states: [] };
+  const set = plain ? { v: 1, a } : { v: 1, a, ids: rootIds[w], replies: mine, states: [] };
+  if (plain) replies -= mine.length;
   const data = seal(writer.key, JSON.stringify(set));
   setBytes += data.length;
   const response = await fetch(`${api}/api/v1/reviews/${id}/comments`, {

@@ -69,6 +69,9 @@ struct OpenOutput<'a> {
     /// The plan's step progress (`plan_doc::plan_steps`, as the portal's
     /// meter shows it); `null` when the plan has no task items.
     steps: Option<Steps>,
+    /// A review link's state, rounds, decisions and threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -115,7 +118,7 @@ pub async fn run(args: OpenArgs, env: &Env) -> Result<String, CliError> {
         }
     };
     let kind = if id.is_some() { "short" } else { "hash" };
-    render(&payload, id, kind, args.format)
+    render(&payload, id, kind, args.format, None)
 }
 
 /// `payload` as `format`; `kind` names the link in JSON (`hash`, `short`,
@@ -125,6 +128,7 @@ pub(crate) fn render(
     id: Option<&str>,
     kind: &'static str,
     format: Format,
+    review: Option<serde_json::Value>,
 ) -> Result<String, CliError> {
     match format {
         // The document alone: nothing to re-anchor.
@@ -172,6 +176,7 @@ pub(crate) fn render(
                 not_found: reanchored.not_found().count(),
                 not_searched: reanchored.not_searched(),
                 steps: plan_steps(&payload.plan),
+                review,
             };
             json_pretty(&output)
         }

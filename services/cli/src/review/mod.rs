@@ -1067,12 +1067,9 @@ pub async fn open(
     match format {
         Format::Feedback => Ok(export::feedback(&merged)),
         Format::Markdown => {
-            crate::open::render(&merged.payload, Some(&linked.id), "review", format)
+            crate::open::render(&merged.payload, Some(&linked.id), "review", format, None)
         }
         Format::Json => {
-            let text = crate::open::render(&merged.payload, Some(&linked.id), "review", format)?;
-            let mut value: Value = serde_json::from_str(&text)
-                .map_err(|e| CliError::Output(format!("cannot add the review's state: {e}")))?;
             // What the plan alone does not say: the round, every decision
             // (who made it, on which version; its text is in the
             // annotations) and the threads.
@@ -1086,11 +1083,12 @@ pub async fn open(
                     })
                 })
                 .collect();
-            value["review"] = serde_json::json!({
+            let review = serde_json::json!({
                 "state": view.state, "round": view.round, "latest": view.latest,
                 "decisions": decisions, "threads": merged.threads,
             });
-            json_line(&value)
+            let id = Some(linked.id.as_str());
+            crate::open::render(&merged.payload, id, "review", format, Some(review))
         }
     }
 }

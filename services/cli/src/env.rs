@@ -37,6 +37,19 @@ impl Env {
         }
     }
 
+    /// The home directory, if there is one.
+    pub fn home(&self) -> Option<&std::path::Path> {
+        self.home.as_deref()
+    }
+
+    /// `$XDG_DATA_HOME`, when it names an absolute path (the XDG rule: a
+    /// relative one is ignored).
+    pub fn data_home(&self) -> Option<PathBuf> {
+        self.var("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    }
+
     fn var(&self, name: &str) -> Option<&str> {
         self.vars
             .get(name)

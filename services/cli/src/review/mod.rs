@@ -10,6 +10,7 @@
 
 mod api;
 mod export;
+mod keyring;
 pub mod sse;
 mod threads;
 mod watch;
@@ -62,6 +63,8 @@ pub enum ReviewCommand {
     Resolve(threads::StateArgs),
     /// Reopen a resolved thread (its author, the owner or an approver).
     Reopen(threads::StateArgs),
+    /// The reviews in your keyring (those `review start` made), read now.
+    List(keyring::ListArgs),
 }
 
 /// Arguments of `review start`.
@@ -187,6 +190,7 @@ pub async fn run(command: ReviewCommand, env: &Env) -> Result<String, CliError> 
         ReviewCommand::Reply(args) => threads::reply(args, env).await,
         ReviewCommand::Resolve(args) => threads::set_state(args, "resolved", env).await,
         ReviewCommand::Reopen(args) => threads::set_state(args, "open", env).await,
+        ReviewCommand::List(args) => keyring::list(args, env).await,
     }
 }
 
@@ -204,7 +208,8 @@ impl Linked {
     /// Resolves `link`: the API is `--paste-url` when given, else the
     /// link's `&paste=`, else the portal's own origin.
     pub fn from_link(link: &str, api: &ApiArgs, env: &Env) -> Result<Self, CliError> {
-        let parsed = share_codec::parse_review_link(link).map_err(link_error)?;
+        let link = keyring::resolve(link, env)?;
+        let parsed = share_codec::parse_review_link(&link).map_err(link_error)?;
         let ReviewLink {
             base,
             id,
@@ -808,6 +813,26 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
             }
         }
     }
+    let kept = keyring::Entry {
+        id: created.id.clone(),
+        owner: owner.clone(),
+        links: reviewers
+            .iter()
+            .map(|(id, role, url)| keyring::KeptLink {
+                id: id.clone(),
+                role: role.clone(),
+                url: url.clone(),
+            })
+            .collect(),
+        expires_at: created.expires_at,
+    };
+    match keyring::save(env, &kept) {
+        Ok(_) => warn(&format!(
+            "review {} is in your keyring: later commands take its id instead of the owner link (`planshare review list`)",
+            created.id
+        )),
+        Err(error) => warn(&format!("{error}; the review is not in your keyring")),
+    }
     if args.json {
         let output = StartOutput {
             id: created.id,
@@ -926,6 +951,13 @@ async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
         };
         let created = linked.api.add_link(&linked.id, &linked.token, role).await?;
         let link = linked.link_with(&created.token)?;
+        keep_links(env, &linked.id, |links| {
+            links.push(keyring::KeptLink {
+                id: created.id.clone(),
+                role: created.role.clone(),
+                url: link.clone(),
+            });
+        });
         if args.json {
             return json_line(&LinkOutput {
                 id: created.id,
@@ -947,6 +979,9 @@ async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
             ));
         }
         linked.api.revoke(&linked.id, &linked.token, link).await?;
+        keep_links(env, &linked.id, |links| {
+            links.retain(|kept| kept.id != *link)
+        });
         return Ok(format!("revoked {link}\n"));
     }
     let Some(links) = &view.links else {
@@ -1030,6 +1065,23 @@ async fn decide(args: DecideArgs, env: &Env) -> Result<String, CliError> {
         "{what} v{} (round {})\n",
         decided.version, decided.round
     ))
+}
+
+/// Changes the links the keyring keeps for review `id`, when it keeps the
+/// review (a failure is a warning: the link itself was made or revoked).
+fn keep_links(env: &Env, id: &str, change: impl FnOnce(&mut Vec<keyring::KeptLink>)) {
+    let kept = keyring::load(env, id).and_then(|entry| match entry {
+        Some(mut entry) => {
+            change(&mut entry.links);
+            keyring::save(env, &entry).map(|_| ())
+        }
+        None => Ok(()),
+    });
+    if let Err(error) = kept {
+        warn(&format!(
+            "{error}; the keyring's copy of the links is not updated"
+        ));
+    }
 }
 
 /// Feedback text: annotations JSON as `share --annotations` takes it (or a

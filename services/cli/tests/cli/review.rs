@@ -1286,3 +1286,107 @@ async fn threads_are_started_answered_and_resolved_from_the_cli() {
         all.stdout
     );
 }
+
+/// The keyring: `review start` keeps the review (directory 0700, file
+/// 0600); later commands take its id, or a link on standard input (`-`);
+/// `review list` shows it without the owner link, and follows `links --add`.
+#[tokio::test]
+async fn the_keyring_keeps_reviews_for_later_commands() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let app = TestApp::spawn(&[]).await;
+    let data = tempfile::tempdir().unwrap();
+    let data_home = data.path().display().to_string();
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+        ("XDG_DATA_HOME", data_home.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(&dir, "plan.md", PLAN);
+    let started = planshare(
+        &["review", "start", &plan, "--approvers", "1", "--json"],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    let out: Value = serde_json::from_str(&started.stdout).unwrap();
+    let (id, owner) = (out["id"].as_str().unwrap(), out["owner"].as_str().unwrap());
+    let secrets = secrets(owner);
+    assert_no_secret(&started.stderr, &secrets, "review start's stderr");
+    // The links for people carry the key by design; the owner token is
+    // listed nowhere.
+    let owner_token = vec![secrets[1].clone()];
+    assert!(started.stderr.contains("keyring"), "{}", started.stderr);
+    let kept_dir = data.path().join("planshare/reviews");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&kept_dir), 0o700);
+    let file = kept_dir.join(format!("{id}.json"));
+    assert_eq!(mode(&file), 0o600);
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(kept["owner"], owner);
+
+    // The id in place of the owner link; a link on standard input.
+    let by_id = planshare(&["review", "links", id, "--add", "--json"], &env, "").await;
+    assert_eq!(by_id.code, 0, "{}", by_id.stderr);
+    let decided = planshare(
+        &["review", "decide", "-", "--request-changes"],
+        &env,
+        &format!("{owner}\n"),
+    )
+    .await;
+    assert_eq!(
+        (decided.code, decided.stdout.as_str()),
+        (0, "changes requested v1 (round 1)\n"),
+        "{}",
+        decided.stderr
+    );
+    let unknown = planshare(&["review", "threads", "NotKept0001"], &env, "").await;
+    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    assert!(
+        unknown
+            .stderr
+            .contains("no review NotKept0001 in the keyring"),
+        "{}",
+        unknown.stderr
+    );
+
+    let listed = planshare(&["review", "list", "--json"], &env, "").await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert_no_secret(&listed.stdout, &owner_token, "review list");
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let review = &listed[0];
+    assert_eq!(
+        (
+            &review["id"],
+            &review["title"],
+            &review["state"],
+            &review["round"],
+            &review["openThreads"]
+        ),
+        (
+            &json!(id),
+            &json!("Plan"),
+            &json!("changes_requested"),
+            &json!(1),
+            &json!(0)
+        ),
+        "{listed}"
+    );
+    let roles: Vec<&str> = review["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["reviewer", "approver", "reviewer"], "{listed}");
+    let text = planshare(&["review", "list"], &env, "").await;
+    assert!(
+        text.stdout.starts_with(&format!(
+            "{id}  changes requested · round 1 · 0 open threads · Plan\n"
+        )),
+        "{}",
+        text.stdout
+    );
+    assert_no_secret(&text.stdout, &owner_token, "review list");
+}

@@ -264,7 +264,7 @@ mod tests {
         let refused = portal_base(None, &env, DEFAULT_PASTE_URL, None, Purpose::Review)
             .await
             .unwrap_err();
-        assert_eq!(refused.exit_code(), 17);
+        assert_eq!(refused.exit_code(), 18);
         assert!(
             refused.to_string().contains(
                 "has no review API: reviews need a planshare server; set PLANNOTATOR_PASTE_URL to one (e.g. http://localhost:19433)"

@@ -38,6 +38,10 @@ pub enum CliError {
         "the paste service at {0} has no review API: reviews need a planshare server; set PLANNOTATOR_PASTE_URL to one (e.g. http://localhost:19433)"
     )]
     NoReviewApi(String),
+    /// `review wait` ran out of time before the round was decided (the
+    /// review is untouched).
+    #[error("{0}")]
+    TimedOut(String),
     /// A review command's first read was refused: the link's token does
     /// not open this review (the server tells no more).
     #[error(
@@ -116,7 +120,8 @@ impl CliError {
             CliError::Rejected(_) => 14,
             CliError::ChangesRequested => 15,
             CliError::ReviewClosed(_) => 16,
-            CliError::NoReviewApi(_) => 17,
+            CliError::TimedOut(_) => 17,
+            CliError::NoReviewApi(_) => 18,
         }
     }
 }

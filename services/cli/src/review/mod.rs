@@ -65,6 +65,10 @@ pub enum ReviewCommand {
     Reopen(threads::StateArgs),
     /// The reviews in your keyring (those `review start` made), read now.
     List(keyring::ListArgs),
+    /// Wait for this round's decision, for scripts: the feedback on
+    /// stdout; exit 0 approved, 15 changes requested, 16 closed or
+    /// revoked, 17 timed out (`--timeout`).
+    Wait(watch::WaitArgs),
 }
 
 /// Arguments of `review start`.
@@ -191,6 +195,7 @@ pub async fn run(command: ReviewCommand, env: &Env) -> Result<String, CliError> 
         ReviewCommand::Resolve(args) => threads::set_state(args, "resolved", env).await,
         ReviewCommand::Reopen(args) => threads::set_state(args, "open", env).await,
         ReviewCommand::List(args) => keyring::list(args, env).await,
+        ReviewCommand::Wait(args) => watch::wait(args, env).await,
     }
 }
 

@@ -50,6 +50,20 @@ pub struct WatchArgs {
     api: ApiArgs,
 }
 
+/// Arguments of `review wait`.
+#[derive(Args)]
+pub struct WaitArgs {
+    /// A link of the review, its id in the keyring, or `-` (a link on
+    /// standard input).
+    link: String,
+    /// Give up after this long (`30m`, `4h`, `90s` or seconds): exit 17,
+    /// the review untouched. Default: wait until the round is decided.
+    #[arg(long, value_parser = super::parse_duration)]
+    timeout: Option<u64>,
+    #[command(flatten)]
+    api: ApiArgs,
+}
+
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
@@ -72,12 +86,33 @@ struct Watcher {
     /// Link id → bound name, as far as known.
     names: HashMap<String, String>,
     last: u64,
+    /// `wait`: no event lines.
+    quiet: bool,
 }
 
 /// Runs `watch`; the feedback is written here, so this returns nothing to
 /// print (or the exit-code-carrying error).
 pub async fn run(args: WatchArgs, env: &Env) -> Result<String, CliError> {
-    let linked = Linked::from_link(&args.link, &args.api, env)?;
+    follow_review(&args.link, &args.api, args.json, None, env).await
+}
+
+/// Runs `wait`: `watch` without the event lines, for scripts, up to
+/// `--timeout` (exit 17 when it runs out).
+pub async fn wait(args: WaitArgs, env: &Env) -> Result<String, CliError> {
+    let timeout = args.timeout.map(Duration::from_secs);
+    follow_review(&args.link, &args.api, false, timeout, env).await
+}
+
+/// Follows the review of `link` until its round is decided (or `timeout`,
+/// when given, runs out); the event lines only without `timeout`.
+async fn follow_review(
+    link: &str,
+    api: &ApiArgs,
+    json: bool,
+    timeout: Option<Duration>,
+    env: &Env,
+) -> Result<String, CliError> {
+    let linked = Linked::from_link(link, api, env)?;
     // The link is checked before anything is waited for: its token (a
     // refusal: exit 6) and its key (a plan it does not open: exit 5).
     let Checked { view, .. } = linked.check(true).await?;
@@ -85,8 +120,9 @@ pub async fn run(args: WatchArgs, env: &Env) -> Result<String, CliError> {
         me: view.you.link.clone(),
         names: HashMap::new(),
         last: view.seq,
-        json: args.json,
+        json,
         linked,
+        quiet: timeout.is_some(),
     };
     watcher.learn(&view);
     let end = match view.decision.clone() {
@@ -130,7 +166,20 @@ pub async fn run(args: WatchArgs, env: &Env) -> Result<String, CliError> {
                     safe_text(&super::decider_label(&view, last))
                 ));
             }
-            watcher.follow().await?
+            match timeout {
+                None => watcher.follow().await?,
+                Some(limit) => match tokio::time::timeout(limit, watcher.follow()).await {
+                    Ok(end) => end?,
+                    Err(_) => {
+                        return Err(CliError::TimedOut(format!(
+                            "no decision on review {} within {}s; the review stays as it is: wait again with `planshare review wait {}`",
+                            safe_text(&view.id),
+                            limit.as_secs(),
+                            safe_text(&view.id)
+                        )));
+                    }
+                },
+            }
         }
     };
     match end {
@@ -354,7 +403,7 @@ impl Watcher {
     }
 
     fn say(&self, line: &str) {
-        if !self.json {
+        if !self.json && !self.quiet {
             let _ = writeln!(std::io::stderr(), "{line}");
         }
     }

@@ -144,7 +144,7 @@ async fn an_upstream_paste_service_keeps_upstreams_portal_and_has_no_reviews() {
     let dir = tempfile::tempdir().unwrap();
     let plan = write(&dir, "plan.md", PLAN);
     let run = planshare(&["review", "start", &plan], &env, "").await;
-    assert_eq!(run.code, 17, "{}", run.stderr);
+    assert_eq!(run.code, 18, "{}", run.stderr);
     assert_eq!(
         run.stderr,
         format!(
@@ -164,7 +164,7 @@ async fn an_upstream_paste_service_keeps_upstreams_portal_and_has_no_reviews() {
         ("PLANNOTATOR_SHARE_URL", "https://portal.example"),
     ];
     let run = planshare(&["review", "start", &plan], &named, "").await;
-    assert_eq!(run.code, 17, "{}", run.stderr);
+    assert_eq!(run.code, 18, "{}", run.stderr);
     assert!(run.stderr.contains(NO_REVIEW_API), "{}", run.stderr);
 
     // A review link whose API is such a service: every command says it.
@@ -184,7 +184,7 @@ async fn an_upstream_paste_service_keeps_upstreams_portal_and_has_no_reviews() {
         vec!["review", "push", plan.as_str(), "--review", link.as_str()],
     ] {
         let run = planshare(&args, &[], "").await;
-        assert_eq!(run.code, 17, "{args:?}: {}", run.stderr);
+        assert_eq!(run.code, 18, "{args:?}: {}", run.stderr);
         assert!(
             run.stderr.contains(NO_REVIEW_API),
             "{args:?}: {}",
@@ -201,7 +201,7 @@ async fn review_start_without_a_paste_service_configured_says_what_to_set() {
     // Nothing set: upstream's hosted service, which keeps no reviews. No
     // request is made (this test runs offline).
     let run = planshare(&["review", "start", &plan], &[], "").await;
-    assert_eq!(run.code, 17, "{}", run.stderr);
+    assert_eq!(run.code, 18, "{}", run.stderr);
     assert_eq!(
         run.stderr,
         format!(

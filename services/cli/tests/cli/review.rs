@@ -1390,3 +1390,49 @@ async fn the_keyring_keeps_reviews_for_later_commands() {
     );
     assert_no_secret(&text.stdout, &owner_token, "review list");
 }
+
+/// `review wait`: exit 17 when `--timeout` runs out (nothing printed on
+/// stdout, the review untouched), then the decision's export and its exit
+/// status once the round is decided.
+#[tokio::test]
+async fn wait_times_out_then_returns_the_decision() {
+    let app = TestApp::spawn(&[]).await;
+    let data = tempfile::tempdir().unwrap();
+    let data_home = data.path().display().to_string();
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("PLANNOTATOR_SHARE_URL", app.base_url.as_str()),
+        ("XDG_DATA_HOME", data_home.as_str()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(&dir, "plan.md", PLAN);
+    let started = planshare(&["review", "start", &plan, "--json"], &env, "").await;
+    let out: Value = serde_json::from_str(&started.stdout).unwrap();
+    let id = out["id"].as_str().unwrap();
+    let waited = planshare(&["review", "wait", id, "--timeout", "1s"], &env, "").await;
+    assert_eq!(waited.code, 17, "{}", waited.stderr);
+    assert_eq!(waited.stdout, "");
+    assert!(
+        waited
+            .stderr
+            .contains(&format!("planshare review wait {id}")),
+        "{}",
+        waited.stderr
+    );
+    let decided = planshare(&["review", "decide", id, "--request-changes"], &env, "").await;
+    assert_eq!(decided.code, 0, "{}", decided.stderr);
+    let waited = planshare(&["review", "wait", id, "--timeout", "30s"], &env, "").await;
+    assert_eq!(waited.code, 15, "{}", waited.stderr);
+    assert!(
+        waited
+            .stdout
+            .contains("Decision by the owner: changes requested"),
+        "{}",
+        waited.stdout
+    );
+    assert!(
+        !waited.stderr.contains("watching review"),
+        "no event lines: {}",
+        waited.stderr
+    );
+}

@@ -108,9 +108,9 @@ const state = {
 };
 
 const threads = threadsUi(state, {
-  sendReply: (thread, text, addressed) => sendThreadChange("Reply sent.", (stored) => ({
+  sendReply: (thread, text, addressed, sent) => sendThreadChange("Reply sent.", (stored) => ({
     replies: [...stored.replies, { id: newThreadId(), to: thread.id, text, at: Date.now(), ...(addressed ? { addressed } : {}) }],
-  })),
+  }), sent),
   changeState: (thread, to) => sendThreadChange(to === "resolved" ? "Thread resolved." : "Thread reopened.", (stored) => ({
     states: [...stored.states, { to: thread.id, state: to, at: Math.max(Date.now(), (state.changedAt.get(thread.id) ?? 0) + 1) }],
   })),
@@ -649,7 +649,7 @@ function senderName() {
  * read again when another tab or device changed it meanwhile — and shows
  * the review with it. Unsent comments stay unsent. Says in the review bar
  * how it went (`done` when stored); answers whether it was stored. */
-async function sendThreadChange(done, change) {
+async function sendThreadChange(done, change, sent = () => {}) {
   const note = $("review-note");
   const name = senderName();
   if (!name) return false;
@@ -675,16 +675,20 @@ async function sendThreadChange(done, change) {
       state.knownSeq = Math.max(state.knownSeq, put.seq ?? 0);
       break;
     }
-    note.textContent = done;
   } catch (error) {
     note.textContent = error.message;
     return false;
   }
+  // What was typed goes before the page is drawn again, and "sent" is
+  // said once the page shows the change: a reader (or a test) who sees
+  // the note sees the reply in its thread, not in the box.
+  sent();
   try {
     applyReview(await readReview());
   } catch {
     // The event loop reads again on the next change.
   }
+  note.textContent = done;
   return true;
 }
 

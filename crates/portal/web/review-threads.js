@@ -11,7 +11,8 @@
 //
 // `threadsUi(state, page)` reads the review page's `state` (`view`,
 // `threads`: the threads by id, `ended`) and asks `page` to
-// `sendReply(thread, text, addressed)`, `changeState(thread, to)` (both
+// `sendReply(thread, text, addressed, sent)` (`sent` runs once it is stored,
+// before the page is drawn again), `changeState(thread, to)` (both
 // promises; they say in the review bar how it went) and `saveWork()`.
 
 import { mayChangeState } from "{{plandoc-threads.js}}";
@@ -98,12 +99,12 @@ export function threadsUi(state, page) {
     }
     made.send.disabled = true;
     try {
-      if (await page.sendReply(thread, text, addressed)) {
+      await page.sendReply(thread, text, addressed, () => {
         made.text.value = "";
         made.addressed.checked = false;
         made.open = false;
         page.saveWork();
-      }
+      });
     } finally {
       made.send.disabled = false;
     }

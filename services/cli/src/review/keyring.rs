@@ -31,6 +31,9 @@ pub struct Entry {
     pub links: Vec<KeptLink>,
     /// When the review expires (Unix ms).
     pub expires_at: u64,
+    /// The Claude Code session whose plans it reviews (the hook's reviews).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// A link minted for a person.
@@ -108,6 +111,30 @@ pub fn save(env: &Env, entry: &Entry) -> Result<PathBuf, CliError> {
         .map_err(failed)?;
     std::fs::rename(&temp, &path).map_err(failed)?;
     Ok(path)
+}
+
+/// Changes the kept entry of review `id` with `change` (nothing when the
+/// keyring has none), holding the keyring's lock from the read to the
+/// write, so two commands changing the same review (an MCP server and a
+/// `review links --add`) do not lose each other's change.
+pub fn update(env: &Env, id: &str, change: impl FnOnce(&mut Entry)) -> Result<(), CliError> {
+    let dir = dir(env)?;
+    ready(&dir)?;
+    let path = dir.join(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| CliError::Output(format!("cannot open {}: {e}", path.display())))?;
+    // Released when `lock` is dropped (closed), also by a killed process.
+    lock.lock()
+        .map_err(|e| CliError::Output(format!("cannot lock {}: {e}", path.display())))?;
+    if let Some(mut entry) = load(env, id)? {
+        change(&mut entry);
+        save(env, &entry)?;
+    }
+    Ok(())
 }
 
 /// The kept entry of review `id`, if any.

@@ -760,16 +760,38 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     (year, month, day)
 }
 
-async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
+/// What a new review is made of.
+pub struct NewReview {
+    /// Version 1.
+    pub payload: SharePayload,
+    /// Reviewer links to mint.
+    pub reviewers: u32,
+    /// Approver links to mint besides.
+    pub approvers: u32,
+    /// Lifetime in seconds (the server's default without).
+    pub ttl: Option<u64>,
+    /// The portal base for the links (`--share-url`).
+    pub share_url: Option<String>,
+    /// The Claude Code session the review belongs to (the hook's).
+    pub session: Option<String>,
+}
+
+/// Creates a review and mints its links; answers the keyring entry for it
+/// (not yet kept: see [`keep_new`]). A link the server refuses to mint
+/// (too many) is said on stderr and the review goes on with fewer.
+pub async fn create_review(
+    new: NewReview,
+    api: &ApiArgs,
+    env: &Env,
+) -> Result<keyring::Entry, CliError> {
     if let Some(why) = env.share_disabled() {
         return Err(CliError::ShareDisabled(why));
     }
-    let payload = version_payload(&args.plan, args.html, args.annotations.as_deref())?;
     let key = ShareKey::generate().map_err(|e| CliError::Output(e.to_string()))?;
-    let configured = args.api.configured(env);
-    let client = args.api.client(env)?;
+    let configured = api.configured(env);
+    let client = api.client(env)?;
     let portal = portal_base(
-        args.share_url.as_deref(),
+        new.share_url.as_deref(),
         env,
         &configured,
         Some(&client),
@@ -779,8 +801,8 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
     let api = ReviewApi::new(client)?;
     let created = api
         .create(&wire::CreateReviewRequest {
-            version: version_input(&key, &payload)?,
-            ttl: args.ttl,
+            version: version_input(&key, &new.payload)?,
+            ttl: new.ttl,
         })
         .await?;
     if !is_id(&created.id) {
@@ -789,23 +811,20 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
         ));
     }
     let owner = make_link(&portal, &created.id, &key, &created.owner_token, api.base())?;
-    let mut reviewers = Vec::new();
-    let wanted = args.links.saturating_add(args.approvers);
-    let roles = (0..args.links)
+    let mut links = Vec::new();
+    let wanted = new.reviewers.saturating_add(new.approvers);
+    let roles = (0..new.reviewers)
         .map(|_| "reviewer")
-        .chain((0..args.approvers).map(|_| "approver"));
+        .chain((0..new.approvers).map(|_| "approver"));
     for role in roles {
         match api.add_link(&created.id, &created.owner_token, role).await {
-            Ok(link) => reviewers.push((
-                link.id,
-                link.role,
-                make_link(&portal, &created.id, &key, &link.token, api.base())?,
-            )),
+            Ok(link) => links.push(keyring::KeptLink {
+                url: make_link(&portal, &created.id, &key, &link.token, api.base())?,
+                id: link.id,
+                role: link.role,
+            }),
             Err(CliError::Rejected(why)) => {
-                warn(&format!(
-                    "minted {} of {wanted} links: {why}",
-                    reviewers.len(),
-                ));
+                warn(&format!("minted {} of {wanted} links: {why}", links.len()));
                 break;
             }
             Err(other) => {
@@ -818,57 +837,81 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
             }
         }
     }
-    let kept = keyring::Entry {
-        id: created.id.clone(),
-        owner: owner.clone(),
-        links: reviewers
-            .iter()
-            .map(|(id, role, url)| keyring::KeptLink {
-                id: id.clone(),
-                role: role.clone(),
-                url: url.clone(),
-            })
-            .collect(),
+    Ok(keyring::Entry {
+        id: created.id,
+        owner,
+        links,
         expires_at: created.expires_at,
-    };
-    match keyring::save(env, &kept) {
+        session: new.session,
+    })
+}
+
+/// Keeps a new review in the keyring, saying so on stderr (a keyring that
+/// cannot be written is a warning: the links are printed anyway).
+pub fn keep_new(env: &Env, entry: &keyring::Entry) {
+    match keyring::save(env, entry) {
         Ok(_) => warn(&format!(
             "review {} is in your keyring: later commands take its id instead of the owner link (`planshare review list`)",
-            created.id
+            entry.id
         )),
         Err(error) => warn(&format!("{error}; the review is not in your keyring")),
     }
+}
+
+async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
+    let payload = version_payload(&args.plan, args.html, args.annotations.as_deref())?;
+    let new = NewReview {
+        payload,
+        reviewers: args.links,
+        approvers: args.approvers,
+        ttl: args.ttl,
+        share_url: args.share_url,
+        session: None,
+    };
+    let entry = create_review(new, &args.api, env).await?;
+    keep_new(env, &entry);
+    let keyring::Entry {
+        id,
+        owner,
+        links,
+        expires_at,
+        ..
+    } = entry;
     if args.json {
         let output = StartOutput {
-            id: created.id,
+            id,
             owner,
-            reviewers: reviewers.iter().map(|(_, _, link)| link.clone()).collect(),
-            expires_at: created.expires_at,
-            links: reviewers
+            reviewers: links.iter().map(|l| l.url.clone()).collect(),
+            expires_at,
+            links: links
                 .into_iter()
-                .map(|(id, role, url)| LinkOutput { id, role, url })
+                .map(|l| LinkOutput {
+                    id: l.id,
+                    role: l.role,
+                    url: l.url,
+                })
                 .collect(),
         };
         return json_line(&output);
     }
     let mut out = format!(
-        "Review {} (version 1), expires {}\n\nOwner link (keep it private: it pushes, decides and manages links):\n  {owner}\n",
-        created.id,
-        expiry_text(created.expires_at, now_ms())
+        "Review {id} (version 1), expires {}\n\nOwner link (keep it private: it pushes, decides and manages links):\n  {owner}\n",
+        expiry_text(expires_at, now_ms())
     );
-    if !reviewers.is_empty() {
+    if !links.is_empty() {
         out.push_str(
             "\nLinks (one per person; an approver's also decides; `review links OWNER_LINK --revoke ID` revokes one):\n",
         );
     }
-    for (id, role, link) in &reviewers {
+    for link in &links {
         out.push_str(&format!(
-            "  {}  {:<8}  {link}\n",
-            safe_text(id),
-            safe_text(role)
+            "  {}  {:<8}  {}\n",
+            safe_text(&link.id),
+            safe_text(&link.role),
+            link.url
         ));
         if args.qr {
-            out.push_str(&qr(link)?);
+            out.push_str(&qr(&link.url)?);
         }
     }
     Ok(out)
@@ -909,20 +952,7 @@ async fn push(args: PushArgs, env: &Env) -> Result<String, CliError> {
             )));
         }
     }
-    let input = version_input(&linked.key, &payload)?;
-    let pushed = linked
-        .api
-        .push(
-            &linked.id,
-            &linked.token,
-            &wire::PushVersionRequest {
-                data: input.data,
-                digest: input.digest,
-                parent: view.latest,
-                progress: args.progress,
-            },
-        )
-        .await?;
+    let pushed = push_payload(&linked, &view, &payload, args.progress).await?;
     Ok(if pushed.unchanged == Some(true) {
         format!("unchanged (v{})\n", pushed.n)
     } else {
@@ -942,6 +972,30 @@ async fn push(args: PushArgs, env: &Env) -> Result<String, CliError> {
         };
         format!("v{}{what}\n", pushed.n)
     })
+}
+
+/// Pushes `payload` as the version after `view`'s latest (the owner's
+/// link), sealed with the link's key.
+pub async fn push_payload(
+    linked: &Linked,
+    view: &wire::ReviewView,
+    payload: &SharePayload,
+    progress: bool,
+) -> Result<wire::PushVersionResponse, CliError> {
+    let input = version_input(&linked.key, payload)?;
+    linked
+        .api
+        .push(
+            &linked.id,
+            &linked.token,
+            &wire::PushVersionRequest {
+                data: input.data,
+                digest: input.digest,
+                parent: view.latest,
+                progress,
+            },
+        )
+        .await
 }
 
 async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
@@ -1075,13 +1129,7 @@ async fn decide(args: DecideArgs, env: &Env) -> Result<String, CliError> {
 /// Changes the links the keyring keeps for review `id`, when it keeps the
 /// review (a failure is a warning: the link itself was made or revoked).
 fn keep_links(env: &Env, id: &str, change: impl FnOnce(&mut Vec<keyring::KeptLink>)) {
-    let kept = keyring::load(env, id).and_then(|entry| match entry {
-        Some(mut entry) => {
-            change(&mut entry.links);
-            keyring::save(env, &entry).map(|_| ())
-        }
-        None => Ok(()),
-    });
+    let kept = keyring::update(env, id, |entry| change(&mut entry.links));
     if let Err(error) = kept {
         warn(&format!(
             "{error}; the keyring's copy of the links is not updated"

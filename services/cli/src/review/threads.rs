@@ -416,16 +416,36 @@ pub async fn comment(args: CommentArgs, env: &Env) -> Result<String, CliError> {
 /// `planshare review reply LINK THREAD --text T [--addressed]`.
 pub async fn reply(args: ReplyArgs, env: &Env) -> Result<String, CliError> {
     let linked = Linked::from_link(&args.link, &args.api, env)?;
-    let text = args.text.trim().to_owned();
+    reply_in(
+        &linked,
+        args.name.as_deref(),
+        &args.thread,
+        &args.text,
+        args.addressed,
+    )
+    .await?;
+    Ok(format!("replied to {}\n", safe_text(&args.thread)))
+}
+
+/// Replies `text` in `thread` with `linked`'s set (written under `name`
+/// when the link has none bound); `addressed`: the latest version
+/// addresses the thread (the owner's).
+pub(crate) async fn reply_in(
+    linked: &Linked,
+    name: Option<&str>,
+    thread: &str,
+    text: &str,
+    addressed: bool,
+) -> Result<(), CliError> {
+    let text = text.trim().to_owned();
     if text.is_empty() {
-        return Err(CliError::Usage("--text is empty".into()));
+        return Err(CliError::Usage("the reply's text is empty".into()));
     }
     let id = fresh_id()?;
-    let thread = args.thread.clone();
-    change_own(&linked, args.name.as_deref(), |read, set| {
-        find(read, &thread)?;
+    change_own(linked, name, |read, set| {
+        find(read, thread)?;
         let mut reply = json!({ "id": id, "to": thread, "text": text, "at": now_ms() });
-        if args.addressed {
+        if addressed {
             if read.view.you.role != "owner" {
                 return Err(CliError::Usage(
                     "--addressed is the owner's: it says the latest version addresses the thread"
@@ -437,17 +457,40 @@ pub async fn reply(args: ReplyArgs, env: &Env) -> Result<String, CliError> {
         push_to(set, "replies", reply);
         Ok(())
     })
-    .await?;
-    Ok(format!("replied to {}\n", safe_text(&args.thread)))
+    .await
+}
+
+/// The threads of `linked`'s review as they are now.
+pub(crate) async fn current(linked: &Linked) -> Result<Vec<Thread>, CliError> {
+    Ok(read(linked).await?.threads)
 }
 
 /// `planshare review resolve|reopen LINK THREAD`: refused (exit 12) where
 /// the rules would ignore it.
 pub async fn set_state(args: StateArgs, state: &str, env: &Env) -> Result<String, CliError> {
     let linked = Linked::from_link(&args.link, &args.api, env)?;
-    let thread = args.thread.clone();
-    change_own(&linked, args.name.as_deref(), |read, set| {
-        let found = find(read, &thread)?;
+    change_state(&linked, args.name.as_deref(), &args.thread, state).await?;
+    Ok(format!(
+        "{} {}\n",
+        if state == "resolved" {
+            "resolved"
+        } else {
+            "reopened"
+        },
+        safe_text(&args.thread)
+    ))
+}
+
+/// Sets `thread`'s state (`resolved` or `open`) with `linked`'s set;
+/// refused (exit 12) where the rules would ignore it.
+pub(crate) async fn change_state(
+    linked: &Linked,
+    name: Option<&str>,
+    thread: &str,
+    state: &str,
+) -> Result<(), CliError> {
+    change_own(linked, name, |read, set| {
+        let found = find(read, thread)?;
         let you = &read.view.you;
         if !may_change_state(found, &you.link, &you.role) {
             return Err(CliError::Unauthorized(format!(
@@ -467,14 +510,5 @@ pub async fn set_state(args: StateArgs, state: &str, env: &Env) -> Result<String
         );
         Ok(())
     })
-    .await?;
-    Ok(format!(
-        "{} {}\n",
-        if state == "resolved" {
-            "resolved"
-        } else {
-            "reopened"
-        },
-        safe_text(&args.thread)
-    ))
+    .await
 }

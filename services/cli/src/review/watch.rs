@@ -188,6 +188,49 @@ async fn follow_review(
     }
 }
 
+/// How [`await_decision`] ended.
+pub enum Awaited {
+    /// This round was decided: the decision and the feedback export.
+    Decided {
+        decision: wire::DecisionInfo,
+        feedback: String,
+    },
+    /// The review is gone, or the link was revoked (why).
+    Closed(String),
+    /// No decision within the time given; the review is untouched.
+    Open,
+}
+
+/// Waits up to `limit` for the decision of the review's current round
+/// (at once when it is decided already), without a word on stderr: the
+/// hook's and MCP's wait.
+pub async fn await_decision(linked: Linked, limit: Duration) -> Result<Awaited, CliError> {
+    let view = linked.view().await.map_err(gone)?;
+    let mut watcher = Watcher {
+        me: view.you.link.clone(),
+        names: HashMap::new(),
+        last: view.seq,
+        json: false,
+        linked,
+        quiet: true,
+    };
+    let (decision, view) = match view.decision.clone() {
+        Some(decision) => (decision, view),
+        None => match tokio::time::timeout(limit, watcher.follow()).await {
+            Err(_) => return Ok(Awaited::Open),
+            Ok(Err(CliError::ReviewClosed(why))) => return Ok(Awaited::Closed(why)),
+            Ok(Err(other)) => return Err(other),
+            Ok(Ok(End::Closed(why))) => return Ok(Awaited::Closed(why)),
+            Ok(Ok(End::Decided { decision, view, .. })) => match view {
+                Some(view) => (decision, *view),
+                None => (decision, watcher.linked.view().await.map_err(gone)?),
+            },
+        },
+    };
+    let feedback = watcher.feedback(&view).await?;
+    Ok(Awaited::Decided { decision, feedback })
+}
+
 /// A review that no longer answers this link, in `watch`'s terms (exit 16).
 fn gone(error: CliError) -> CliError {
     match error {

@@ -14,6 +14,7 @@ mod client;
 mod discovery;
 mod env;
 mod error;
+mod hook;
 mod open;
 mod paste;
 mod review;
@@ -50,6 +51,10 @@ enum Command {
     /// Live reviews: start, push versions, manage links, watch, decide.
     #[command(subcommand)]
     Review(review::ReviewCommand),
+    /// Hooks for coding agents: `hook claude-code` sends Claude Code's plans
+    /// to a review and answers with the decision.
+    #[command(subcommand)]
+    Hook(hook::HookCommand),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +77,7 @@ fn main() -> ExitCode {
             Command::Paste(command) => paste::run(command, &env).await,
             Command::Admin(cli) => admin::run(cli, &env).await,
             Command::Review(command) => review::run(command, &env).await,
+            Command::Hook(command) => hook::run(command, &env).await,
         }
     });
     match result.and_then(|output| write_stdout(&output)) {

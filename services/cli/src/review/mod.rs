@@ -10,10 +10,10 @@
 
 mod api;
 mod export;
-mod keyring;
+pub(crate) mod keyring;
 pub mod sse;
 mod threads;
-mod watch;
+pub(crate) mod watch;
 
 use api_types::reviews as wire;
 use clap::{Args, Subcommand};

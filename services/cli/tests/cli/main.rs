@@ -7,6 +7,7 @@
 
 mod admin;
 mod discovery;
+mod mcp;
 mod paste;
 mod portal;
 mod review;

@@ -2,7 +2,8 @@
 //! (`tests/mcp/client.mjs` under Node) against the real server, with a
 //! person acting through the CLI between the agent's calls: the whole
 //! review loop, a restarted MCP server going on from the keyring, threads,
-//! tool errors, and the owner token in no result and not on stderr.
+//! a deleted review, tool errors, and the owner token in no result and not
+//! on stderr.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -163,7 +164,8 @@ fn assert_ran(run: &Run, what: &str) {
 /// and commenting through the CLI: start (the links for people only), an
 /// open wait, changes requested with feedback, a new round, an approval
 /// that a restarted MCP server still finds (the keyring), a person's
-/// thread replied to and resolved by the agent.
+/// thread replied to and resolved by the agent, and a deleted review
+/// answered as closed.
 #[tokio::test]
 async fn an_agent_runs_the_review_loop_over_mcp() {
     use std::os::unix::fs::PermissionsExt as _;
@@ -471,6 +473,24 @@ async fn an_agent_runs_the_review_loop_over_mcp() {
         (&json!("Agent"), &json!("Each locks a different table.")),
         "{seen}"
     );
+
+    // The owner deletes the review: the agent's wait says it is closed.
+    let deleted = reqwest::Client::new()
+        .delete(format!("{}/api/v1/reviews/{id}", app.base_url))
+        .bearer_auth(&owner_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    let gone = mcp
+        .ok("wait_for_decision", json!({ "review": id, "timeout_s": 5 }))
+        .await;
+    assert_eq!(
+        (&gone["review"], &gone["state"]),
+        (&json!(id), &json!("closed")),
+        "{gone}"
+    );
+    assert!(gone["reason"].as_str().unwrap().contains("gone"), "{gone}");
 
     // No result carried the owner link or its token, nor did stderr.
     let closed = mcp.step(json!({ "op": "close" })).await;

@@ -1,7 +1,7 @@
 //! `planshare`: make share links from a plan and its annotations (`share`),
-//! read them back (`open`), run live reviews (`review`), reach the paste
-//! API directly (`paste`), and administer a planshare server's tenants and
-//! keys (`admin`).
+//! read them back (`open`), run live reviews (`review`), serve them to
+//! agents over MCP (`mcp`), reach the paste API directly (`paste`), and
+//! administer a planshare server's tenants and keys (`admin`).
 //!
 //! This binary never links the server stack: it uses `share-codec` and
 //! `plan-doc` for the formats, `api-types` for the wire bodies, and reqwest.
@@ -15,6 +15,7 @@ mod discovery;
 mod env;
 mod error;
 mod hook;
+mod mcp;
 mod open;
 mod paste;
 mod review;
@@ -55,6 +56,9 @@ enum Command {
     /// to a review and answers with the decision.
     #[command(subcommand)]
     Hook(hook::HookCommand),
+    /// Serve the review loop to an agent over MCP (stdio): start_review,
+    /// push_version, wait_for_decision, list_threads, reply, resolve.
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
             Command::Admin(cli) => admin::run(cli, &env).await,
             Command::Review(command) => review::run(command, &env).await,
             Command::Hook(command) => hook::run(command, &env).await,
+            Command::Mcp(args) => mcp::run(args, &env).await,
         }
     });
     match result.and_then(|output| write_stdout(&output)) {

@@ -12,7 +12,7 @@ mod api;
 mod export;
 pub(crate) mod keyring;
 pub mod sse;
-mod threads;
+pub(crate) mod threads;
 pub(crate) mod watch;
 
 use api_types::reviews as wire;
@@ -373,7 +373,7 @@ fn link_error(error: CodecError) -> CliError {
 }
 
 /// A review or link id: 6–16 ASCII letters or digits.
-fn is_id(id: &str) -> bool {
+pub(crate) fn is_id(id: &str) -> bool {
     (6..=16).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 

@@ -155,8 +155,10 @@ pub(crate) fn of_view(linked: &Linked, view: &wire::ReviewView) -> Vec<Thread> {
     threads(&writer_sets(linked, view).0)
 }
 
+/// A thread as `review threads --json` prints it (and MCP's
+/// `list_threads` answers it): one shape for scripts and agents.
 #[derive(Serialize)]
-struct ThreadOut<'a> {
+pub(crate) struct ThreadOut<'a> {
     id: &'a str,
     quote: &'a str,
     text: &'a str,
@@ -170,7 +172,7 @@ struct ThreadOut<'a> {
 }
 
 #[derive(Serialize)]
-struct ReplyOut<'a> {
+pub(crate) struct ReplyOut<'a> {
     id: &'a str,
     author: &'a str,
     text: &'a str,
@@ -186,28 +188,7 @@ pub async fn list(args: ThreadsArgs, env: &Env) -> Result<String, CliError> {
         .filter(|t| !args.open || t.state == "open")
         .collect();
     if args.json {
-        let out: Vec<ThreadOut<'_>> = shown
-            .iter()
-            .map(|t| ThreadOut {
-                id: &t.id,
-                quote: &t.quote,
-                text: &t.text,
-                author: &t.author,
-                role: &t.role,
-                version: t.version,
-                state: &t.state,
-                addressed: t.addressed,
-                replies: t
-                    .replies
-                    .iter()
-                    .map(|r| ReplyOut {
-                        id: &r.id,
-                        author: &r.author,
-                        text: &r.text,
-                    })
-                    .collect(),
-            })
-            .collect();
+        let out: Vec<ThreadOut<'_>> = shown.iter().map(|t| out(t)).collect();
         return json_line(&out);
     }
     if shown.is_empty() {
@@ -219,6 +200,29 @@ pub async fn list(args: ThreadsArgs, env: &Env) -> Result<String, CliError> {
         return Ok(String::new());
     }
     Ok(shown.iter().map(|t| render(t)).collect())
+}
+
+/// `thread` in the JSON shape of `review threads --json`.
+pub(crate) fn out(thread: &Thread) -> ThreadOut<'_> {
+    ThreadOut {
+        id: &thread.id,
+        quote: &thread.quote,
+        text: &thread.text,
+        author: &thread.author,
+        role: &thread.role,
+        version: thread.version,
+        state: &thread.state,
+        addressed: thread.addressed,
+        replies: thread
+            .replies
+            .iter()
+            .map(|r| ReplyOut {
+                id: &r.id,
+                author: &r.author,
+                text: &r.text,
+            })
+            .collect(),
+    }
 }
 
 /// A thread in a few lines of terminal text: its head, the comment and

@@ -8,6 +8,7 @@
 mod admin;
 mod discovery;
 mod hook;
+mod mcp;
 mod paste;
 mod portal;
 mod review;

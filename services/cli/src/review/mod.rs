@@ -616,6 +616,19 @@ pub async fn merged(
             Ok((annotations, global, version)) => {
                 for mut annotation in annotations {
                     annotation.author = Some(name.clone());
+                    // The portal sends the decider's own comments again
+                    // with the decision: said once, as their comment.
+                    let repeated = part == Part::Decision
+                        && payload.annotations.iter().zip(&sources).any(|(a, s)| {
+                            s.part == Part::Comments
+                                && a.author == annotation.author
+                                && a.kind == annotation.kind
+                                && a.original_text == annotation.original_text
+                                && a.text == annotation.text
+                        });
+                    if repeated {
+                        continue;
+                    }
                     payload.annotations.push(annotation);
                     sources.push(Source {
                         label: label.clone(),

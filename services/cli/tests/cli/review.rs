@@ -875,7 +875,14 @@ async fn the_review_export_names_writers_and_the_decider_and_skips_removals_alre
         ]]),
     )
     .await;
-    let feedback = write(&dir, "feedback.txt", "Split step 2 into two.\n");
+    // The decision's feedback repeats bob's own comment, as the portal
+    // sends a decider's comments with the decision: the export says it once.
+    let feedback = write(
+        &dir,
+        "feedback.json",
+        r#"[{"type":"COMMENT","originalText":"Write the migration.","text":"keep it reversible"},
+            {"type":"GLOBAL_COMMENT","text":"Split step 2 into two."}]"#,
+    );
     let decided = planshare(
         &[
             "review",
@@ -913,6 +920,7 @@ async fn the_review_export_names_writers_and_the_decider_and_skips_removals_alre
         ),
         "{export}"
     );
+    assert!(!export.contains("with the decision"), "{export}");
     // The removal alice asked for is done: listed, not asked for again.
     assert!(!export.contains("Remove this"), "{export}");
     assert!(

@@ -666,6 +666,40 @@ pub(crate) fn decider_label(view: &wire::ReviewView, decision: &wire::DecisionIn
     }
 }
 
+/// The rounds of a review that has had a decision, after `open`'s export:
+/// each decision (who, on which version, voided by which push) and where
+/// the current round stands. Empty before the first decision.
+fn rounds_block(view: &wire::ReviewView) -> String {
+    if view.decisions.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n## Rounds\n");
+    for d in &view.decisions {
+        let what = if d.decision == "approved" {
+            "approved"
+        } else {
+            "changes requested"
+        };
+        let voided = d
+            .voided_by
+            .map(|n| format!(" (voided by the push of v{n})"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "- Round {}: {what} on v{} by {}{voided}\n",
+            d.round,
+            d.version,
+            decider_label(view, d)
+        ));
+    }
+    if view.decisions.last().is_none_or(|d| d.round < view.round) {
+        out.push_str(&format!(
+            "- Round {}: open, waiting for a decision on v{}\n",
+            view.round, view.latest
+        ));
+    }
+    out
+}
+
 /// The owner as the export names it: "the owner (name)" once it bound a
 /// name, else "the owner".
 pub(crate) fn owner_label(view: &wire::ReviewView) -> String {
@@ -1183,7 +1217,7 @@ pub async fn open(
     let Checked { view, latest } = linked.check(true).await?;
     let merged = merged(&linked, &view, latest).await?;
     match format {
-        Format::Feedback => Ok(export::feedback(&merged)),
+        Format::Feedback => Ok(export::feedback(&merged) + &rounds_block(&view)),
         Format::Markdown => {
             crate::open::render(&merged.payload, Some(&linked.id), "review", format, None)
         }

@@ -1108,6 +1108,20 @@ async fn rounds_approvers_and_progress_pushes_from_the_cli() {
         "{}",
         voiding.stderr
     );
+    // `open` ends with the rounds: who decided what on which version, the
+    // voided approval, and the round waiting now.
+    let opened = planshare(&["open", &approver], &env, "").await;
+    assert_eq!(opened.code, 0, "{}", opened.stderr);
+    assert!(
+        opened.stdout.ends_with(
+            "\n## Rounds\n\
+             - Round 1: changes requested on v1 by the owner\n\
+             - Round 2: approved on v2 by the approver (Ann) (voided by the push of v4)\n\
+             - Round 3: open, waiting for a decision on v4\n"
+        ),
+        "{}",
+        opened.stdout
+    );
     let listed = planshare(&["review", "links", &owner, "--json"], &env, "").await;
     let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
     let roles: Vec<&str> = listed["links"]

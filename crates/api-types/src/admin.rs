@@ -102,6 +102,11 @@ pub struct TenantSettings {
         schema(required = false, minimum = 1, maximum = 10_000)
     )]
     pub review_max_versions: i64,
+    /// Whether review notifications may go to private, loopback and
+    /// link-local addresses and to plain `http` (a LAN, a test suite).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = false))]
+    pub notify_private_targets: bool,
 }
 
 /// The settings of a `POST /admin/v1/tenants` request: a field left out
@@ -201,6 +206,13 @@ pub struct NewTenantSettings {
         skip_serializing_if = "Option::is_none"
     )]
     pub review_max_versions: Option<i64>,
+    /// See [`TenantSettings::notify_private_targets`].
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub notify_private_targets: Option<bool>,
 }
 
 impl NewTenantSettings {
@@ -331,6 +343,9 @@ pub struct TenantUpdate {
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review_max_versions: Option<i64>,
+    /// See `TenantSettings.notify_private_targets`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notify_private_targets: Option<bool>,
 }
 
 /// A tenant as stored.
@@ -540,6 +555,7 @@ mod tests {
             allow_anonymous: false,
             review_max_links: 8,
             review_max_versions: 100,
+            notify_private_targets: false,
         }
     }
 
@@ -557,7 +573,7 @@ mod tests {
         let text = serde_json::to_string(&tenant).unwrap();
         assert_eq!(
             text,
-            r#"{"id":"tnt_abc","name":"Team A","namespace":"team-a","settings":{"hosts":["team.example.com"],"cors_origins":["https://app.example.com"],"max_paste_size":524288,"default_ttl_secs":604800,"max_ttl_secs":2592000,"quota_bytes":10,"quota_pastes":20,"rate_per_sec":10,"rate_burst":60,"id_length":8,"allow_anonymous":false,"review_max_links":8,"review_max_versions":100},"status":"active","created_at":1,"updated_at":2}"#
+            r#"{"id":"tnt_abc","name":"Team A","namespace":"team-a","settings":{"hosts":["team.example.com"],"cors_origins":["https://app.example.com"],"max_paste_size":524288,"default_ttl_secs":604800,"max_ttl_secs":2592000,"quota_bytes":10,"quota_pastes":20,"rate_per_sec":10,"rate_burst":60,"id_length":8,"allow_anonymous":false,"review_max_links":8,"review_max_versions":100,"notify_private_targets":false},"status":"active","created_at":1,"updated_at":2}"#
         );
         assert_eq!(serde_json::from_str::<Tenant>(&text).unwrap(), tenant);
         let list = TenantList {
@@ -794,6 +810,7 @@ mod schema_tests {
             ("rate_burst", range(&rules::RATE)),
             ("id_length", range(&rules::ID_LENGTH)),
             ("allow_anonymous", json!({})),
+            ("notify_private_targets", json!({})),
             ("review_max_links", range(&rules::REVIEW_LINKS)),
             ("review_max_versions", range(&rules::REVIEW_VERSIONS)),
         ]

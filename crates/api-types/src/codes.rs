@@ -112,12 +112,17 @@ codes! {
     ReviewNotFound => "review-not-found",
     /// The server is shutting down (503, retry).
     ShuttingDown => "shutting-down",
+    /// No subscription of this review with this id that the caller may see.
+    SubscriptionNotFound => "subscription-not-found",
     /// A push on a version that is not the latest.
     StaleParent => "stale-parent",
     /// A decision on a version that is not the latest (409).
     StaleVersion => "stale-version",
     /// Storage is down or too slow (503, retry).
     StoreUnavailable => "store-unavailable",
+    /// A notification target that is not allowed: not https, private,
+    /// loopback or link-local after resolution, or not resolvable (422).
+    TargetNotAllowed => "target-not-allowed",
     /// The tenant is disabled.
     TenantDisabled => "tenant-disabled",
     /// The review has had the most changes one review may have.
@@ -126,6 +131,8 @@ codes! {
     TooManyLinks => "too-many-links",
     /// Too many event streams are open (429, retry).
     TooManyStreams => "too-many-streams",
+    /// The review has the most subscriptions it may have.
+    TooManySubscriptions => "too-many-subscriptions",
     /// The review has the most versions it may have.
     TooManyVersions => "too-many-versions",
     /// Missing or malformed credentials.

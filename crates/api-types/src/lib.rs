@@ -14,6 +14,7 @@
 
 mod admin;
 mod codes;
+pub mod notify;
 pub mod reviews;
 pub mod rules;
 

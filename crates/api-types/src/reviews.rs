@@ -343,6 +343,16 @@ pub struct PutCommentsRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub base: Option<u64>,
+    /// A preview for notifications (the newest comment's first line, at most 140
+    /// characters), sealed by the client under the review key exactly as
+    /// a comment set is, base64url. The server forwards it untouched to the
+    /// review's subscriptions; only holders of the key read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 1024, pattern = "^[A-Za-z0-9_-]+$")
+    )]
+    pub sealed: Option<String>,
 }
 
 /// `PUT /api/v1/reviews/{id}/comments` response.
@@ -391,6 +401,16 @@ pub struct DecisionRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub data: Option<String>,
+    /// A preview for notifications (the decision's note's first line, at most 140
+    /// characters), sealed by the client under the review key exactly as
+    /// a comment set is, base64url. The server forwards it untouched to the
+    /// review's subscriptions; only holders of the key read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 1024, pattern = "^[A-Za-z0-9_-]+$")
+    )]
+    pub sealed: Option<String>,
 }
 
 /// One review event, as the long poll lists it and an SSE frame carries it.

@@ -235,6 +235,16 @@ pub enum ApiError {
         /// What to tell the client (names the limit).
         message: String,
     },
+    /// A notification target that may not be used; the message says why
+    /// and what to do.
+    #[error("notification target not allowed: {0}")]
+    TargetNotAllowed(String),
+    /// No subscription of the review with this id that the caller may see.
+    #[error("subscription not found")]
+    SubscriptionNotFound,
+    /// The review has the most subscriptions it may have.
+    #[error("too many subscriptions")]
+    TooManySubscriptions(i64),
 }
 
 impl ApiError {
@@ -467,6 +477,21 @@ impl ApiError {
                 message.clone(),
                 Some(C::TooManyStreams),
             ),
+            TargetNotAllowed(why) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                why.clone(),
+                Some(C::TargetNotAllowed),
+            ),
+            SubscriptionNotFound => (
+                StatusCode::NOT_FOUND,
+                "this review has no such subscription, or it is another writer's".into(),
+                Some(C::SubscriptionNotFound),
+            ),
+            TooManySubscriptions(max) => (
+                StatusCode::CONFLICT,
+                format!("this review has {max} subscriptions, the most it may have: remove one first"),
+                Some(C::TooManySubscriptions),
+            ),
         }
     }
 
@@ -528,7 +553,10 @@ impl ApiError {
             | ApiError::ApproverOnly
             | ApiError::ReviewPartNotFound(_)
             | ApiError::ReviewConflict { .. }
-            | ApiError::ReviewDamaged { .. } => None,
+            | ApiError::ReviewDamaged { .. }
+            | ApiError::TargetNotAllowed(_)
+            | ApiError::SubscriptionNotFound
+            | ApiError::TooManySubscriptions(_) => None,
         }
     }
 
@@ -730,6 +758,9 @@ mod tests {
             ApiError::TooManyStreams {
                 message: "x".into(),
             },
+            ApiError::TargetNotAllowed("x".into()),
+            ApiError::SubscriptionNotFound,
+            ApiError::TooManySubscriptions(1),
         ];
         for error in &all {
             match error {
@@ -781,7 +812,10 @@ mod tests {
                 | ApiError::ReviewPartNotFound(_)
                 | ApiError::ReviewConflict { .. }
                 | ApiError::ReviewDamaged { .. }
-                | ApiError::TooManyStreams { .. } => {}
+                | ApiError::TooManyStreams { .. }
+                | ApiError::TargetNotAllowed(_)
+                | ApiError::SubscriptionNotFound
+                | ApiError::TooManySubscriptions(_) => {}
             }
         }
         all

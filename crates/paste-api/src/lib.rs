@@ -10,9 +10,12 @@
 //! "Where planshare deliberately differs from upstream" says otherwise. Everything else is a new route with
 //! `{"error", "code"}` bodies.
 //!
-//! This crate wires `paste-store` to HTTP. It must not open sockets or read
-//! configuration files or the environment (the `services/` binaries do), and
-//! no other crate may map errors to status codes. Start at [`router`].
+//! This crate wires `paste-store` to HTTP. It must not listen on sockets or
+//! read configuration files or the environment (the `services/` binaries
+//! do), and no other crate may map errors to status codes. The one
+//! connection it opens itself is a notification's delivery
+//! (`notify/deliver.rs`, through the target policy of `notify/target.rs`).
+//! Start at [`router`].
 
 // Shared by every family, bottom to top (ARCHITECTURE.md lists the levels;
 // `scripts/module_graph.py` enforces them).
@@ -26,6 +29,7 @@ mod edge;
 mod error;
 mod extract;
 pub mod metrics;
+mod notify;
 mod openapi;
 mod purge;
 mod ratelimit;
@@ -49,6 +53,7 @@ pub use config::PortalBase;
 pub use config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, ReviewConfig, split_origins};
 pub use connection::{ClientGone, GoneFuture};
 pub use error::ApiError;
+pub use notify::NotifyConfig;
 pub use ratelimit::LimitsConfig;
 pub use router::{admin_router, router};
 pub use router::{openapi, openapi_json};

@@ -13,6 +13,7 @@ use crate::admin::service::AdminService;
 use crate::answer::ResponseBudget;
 use crate::body::{BodyBudget, BodyClients};
 use crate::config::{AdminConfig, HeadLimits, HttpConfig, PasteConfig, PortalBase, ReviewConfig};
+use crate::notify::{NotifyConfig, NotifyService};
 use crate::pastes::service::PasteService;
 use crate::purge::Purger;
 use crate::ratelimit::{Limiters, LimitsConfig};
@@ -39,6 +40,8 @@ pub(crate) struct Inner {
     pub(crate) admin_ops: AdminService,
     /// The review operations and their event fan-out.
     pub(crate) reviews: Arc<ReviewService>,
+    /// Review subscriptions and this process's deliverer's wake-up.
+    pub(crate) notify: Arc<NotifyService>,
     pub(crate) limits: LimitsConfig,
     pub(crate) limiters: Limiters,
     pub(crate) http: HttpConfig,
@@ -75,11 +78,13 @@ impl AppState {
         limits: LimitsConfig,
         reviews: ReviewConfig,
         portal: PortalBase,
+        notify: NotifyConfig,
     ) -> Self {
         // Every store operation is timed and counted (`paste_store::instrument`).
         let store = paste_store::instrument::Instrumented::wrap(store);
         let timeout = Duration::from_secs(http.store_timeout_secs.max(1));
         let directory = Arc::new(Directory::new(catalog.clone(), &paste));
+        let notify = Arc::new(NotifyService::new(catalog.clone(), timeout, notify));
         AppState {
             inner: Arc::new(Inner {
                 pastes: PasteService::new(store.clone(), catalog.clone(), timeout),
@@ -88,7 +93,9 @@ impl AppState {
                     catalog.clone(),
                     timeout,
                     reviews,
+                    notify.wake.clone(),
                 )),
+                notify,
                 admin_ops: AdminService::new(
                     catalog.clone(),
                     store.clone(),
@@ -133,8 +140,14 @@ impl AppState {
     /// sweep of expired index entries and reviews, which gives their quota
     /// back, and the purge of deleted tenants' pastes (every minute); and the
     /// following of review changes committed by other replicas. Call once,
-    /// inside a runtime.
+    /// inside a runtime. And the notification deliverer
+    /// (`notify/deliver.rs`).
     pub fn spawn_maintenance(&self) {
+        tokio::spawn(crate::notify::deliver::run(
+            Arc::downgrade(&self.inner.notify),
+            self.inner.catalog.clone(),
+            self.inner.directory.clone(),
+        ));
         tokio::spawn(crate::reviews::service::hub::Hub::follow_notices(
             Arc::downgrade(&self.inner.reviews.hub),
         ));

@@ -47,6 +47,8 @@ pub(crate) struct TenantView {
     pub(crate) cors: CorsPolicy,
     /// Live reviewer links and versions per review.
     pub(crate) review_limits: tenancy::ReviewLimits,
+    /// Whether notification targets may be private addresses or plain http.
+    pub(crate) notify_private_targets: bool,
     /// Paste requests not yet added to the catalog's usage (shared by every
     /// snapshot's view of this tenant).
     requests: Arc<AtomicI64>,
@@ -88,6 +90,7 @@ impl TenantView {
                 max_versions: s.review_max_versions,
                 max_events: api_types::rules::REVIEW_MAX_EVENTS,
             },
+            notify_private_targets: s.notify_private_targets,
             requests,
             key_limiter: OnceLock::new(),
         })
@@ -116,6 +119,7 @@ impl TenantView {
                 max_versions: api_types::rules::REVIEW_MAX_VERSIONS,
                 max_events: api_types::rules::REVIEW_MAX_EVENTS,
             },
+            notify_private_targets: false,
             requests,
             key_limiter: OnceLock::new(),
         }

@@ -77,6 +77,10 @@ pub struct Catalog {
     /// concurrent writers that stretched waits past the busy timeout
     /// ("database is locked"). PostgreSQL locks the review's row instead.
     pub(crate) review_writes: Arc<tokio::sync::Mutex<()>>,
+    /// Changes of this process that queued notifications (outbox rows),
+    /// counted as they are written: the deliverer skips its outbox read
+    /// when nothing was queued since the last one found nothing.
+    pub(crate) notices_queued: Arc<AtomicU64>,
 }
 
 fn migrate_error(e: MigrateError) -> CatalogError {
@@ -268,6 +272,7 @@ async fn open_sqlite(url: &str, config: &CatalogConfig) -> Result<Catalog, Catal
         pool: Pool::Sqlite(pool),
         key_lookups: Arc::default(),
         review_writes: Arc::default(),
+        notices_queued: Arc::default(),
     })
 }
 
@@ -289,6 +294,7 @@ async fn open_postgres(url: &str, config: &CatalogConfig) -> Result<Catalog, Cat
         pool: Pool::Postgres(pool),
         key_lookups: Arc::default(),
         review_writes: Arc::default(),
+        notices_queued: Arc::default(),
     })
 }
 

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 mod audit;
+mod notify;
 mod reviews;
 mod support;
 
@@ -45,6 +46,7 @@ pub async fn run(catalog: &Catalog) {
     idempotency_records_belong_to_their_credential(catalog).await;
     a_deleted_tenants_namespace_waits_for_its_purge(catalog).await;
     reviews::run(catalog).await;
+    notify::run(catalog).await;
     audit::run(catalog).await;
 }
 

@@ -47,6 +47,7 @@ mod ids;
 mod keys;
 mod lazy;
 mod model;
+mod notify;
 mod pastes;
 mod quota;
 mod reviews;
@@ -66,6 +67,12 @@ pub use lazy::LazyCatalog;
 pub use model::{
     CreatedKey, KeyInfo, NewTenant, Tenant, TenantSettings, TenantStatus, TenantUpdate, Usage,
     validate_key_name, validate_name, validate_namespace,
+};
+pub use notify::queries::{RETRY_FOR_MS, SubscriptionRefusal, backoff_ms};
+pub use notify::{
+    Actor, Attempt, AttemptEnd, CLAIM_LEASE_MS, Delivery, DeliveryState, MAX_SEALED_BYTES,
+    MAX_SUBSCRIPTIONS_PER_REVIEW, MAX_TARGET_BYTES, NewSubscription, NoticeType, OutboxItem,
+    Subscription, TargetKind, is_subscription_id,
 };
 pub use pastes::index_writer::IndexWriter;
 pub use pastes::{DEFAULT_IDEMPOTENCY_LEASE_MS, Idempotency, PastePage, PasteRecord};

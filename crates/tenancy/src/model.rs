@@ -69,6 +69,9 @@ pub struct TenantSettings {
     pub review_max_links: i64,
     /// Versions per review.
     pub review_max_versions: i64,
+    /// Whether notification targets may be private, loopback or
+    /// link-local addresses and plain `http` (a LAN, a test suite).
+    pub notify_private_targets: bool,
 }
 
 impl Default for TenantSettings {
@@ -87,6 +90,7 @@ impl Default for TenantSettings {
             allow_anonymous: false,
             review_max_links: rules::REVIEW_MAX_LINKS,
             review_max_versions: rules::REVIEW_MAX_VERSIONS,
+            notify_private_targets: false,
         }
     }
 }
@@ -202,7 +206,8 @@ impl TenantSettings {
             id_length,
             allow_anonymous,
             review_max_links,
-            review_max_versions
+            review_max_versions,
+            notify_private_targets
         );
     }
 }
@@ -300,6 +305,8 @@ pub struct TenantUpdate {
     pub review_max_links: Option<i64>,
     /// See [`TenantSettings::review_max_versions`].
     pub review_max_versions: Option<i64>,
+    /// See [`TenantSettings::notify_private_targets`].
+    pub notify_private_targets: Option<bool>,
 }
 
 impl TenantUpdate {

@@ -186,6 +186,10 @@ struct SettingsArgs {
     /// Versions per review (1-10000).
     #[arg(long)]
     review_max_versions: Option<i64>,
+    /// Let review notifications reach private, loopback and link-local
+    /// addresses and plain http (`--notify-private-targets false` to turn off).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    notify_private_targets: Option<bool>,
 }
 
 impl SettingsArgs {
@@ -206,6 +210,7 @@ impl SettingsArgs {
             allow_anonymous: self.allow_anonymous,
             review_max_links: self.review_max_links,
             review_max_versions: self.review_max_versions,
+            notify_private_targets: self.notify_private_targets,
         }
     }
 
@@ -225,6 +230,7 @@ impl SettingsArgs {
             allow_anonymous,
             review_max_links,
             review_max_versions,
+            notify_private_targets,
         } = self.given();
         TenantUpdate {
             name,
@@ -241,6 +247,7 @@ impl SettingsArgs {
             allow_anonymous,
             review_max_links,
             review_max_versions,
+            notify_private_targets,
         }
     }
 }

@@ -94,6 +94,7 @@ impl Server {
             settings.limits.clone(),
             settings.reviews.clone(),
             discovery_portal(&settings.portal),
+            notify_config(settings),
         );
         state.spawn_maintenance();
         let admin = match settings.admin.addr.trim() {
@@ -543,6 +544,27 @@ fn discovery_portal(portal: &portal::PortalConfig) -> paste_api::PortalBase {
     }
 }
 
+/// How this process sends notifications: its replica name (the setting, or
+/// the host name), and where their links point.
+fn notify_config(settings: &Settings) -> paste_api::NotifyConfig {
+    let n = &settings.notify;
+    let replica = if n.replica.trim().is_empty() {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "planshare".to_owned())
+    } else {
+        n.replica.trim().to_owned()
+    };
+    let link_base = match (n.link_base.trim(), settings.portal.share_base_url.trim()) {
+        ("", base) => base.trim_end_matches('/').to_owned(),
+        (base, _) => base.trim_end_matches('/').to_owned(),
+    };
+    paste_api::NotifyConfig { replica, link_base }
+}
+
 fn default_tenant(settings: &Settings) -> TenantUpdate {
     let paste = &settings.paste;
     let ttl = i64::try_from(paste.ttl_secs).unwrap_or(i64::MAX);
@@ -555,6 +577,7 @@ fn default_tenant(settings: &Settings) -> TenantUpdate {
         allow_anonymous: Some(true),
         review_max_links: Some(i64::from(settings.reviews.max_links)),
         review_max_versions: Some(i64::from(settings.reviews.max_versions)),
+        notify_private_targets: Some(settings.notify.private_targets),
         ..TenantUpdate::default()
     }
 }

@@ -60,6 +60,25 @@ pub struct Settings {
     pub log: LogConfig,
     /// `[telemetry]`: Prometheus metrics and OpenTelemetry traces.
     pub telemetry: TelemetryConfig,
+    /// `[notify]`: review notifications.
+    pub notify: NotifySettings,
+}
+
+/// `[notify]`
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotifySettings {
+    /// Let the default tenant's notifications reach private, loopback and
+    /// link-local addresses and plain `http` (a LAN, a test suite). Other
+    /// tenants have their own `notify_private_targets` setting.
+    pub private_targets: bool,
+    /// The portal origin notifications link to (`<base>/r/<id>`). Empty:
+    /// `portal.share_base_url` when set, else the origin each subscriber
+    /// reached the server at.
+    pub link_base: String,
+    /// This replica's name in the outbox's claims, stable across its
+    /// restarts (two replicas must not share one). Empty: the host name.
+    pub replica: String,
 }
 
 /// `[telemetry]`
@@ -336,6 +355,9 @@ pub const ENV_VARS: &[EnvVar] = &[
     EnvVar::new("PLANSHARE_LOG", "log.filter").verbatim(),
     EnvVar::new("PLANSHARE_LOG_FORMAT", "log.format"),
     EnvVar::new("PLANSHARE_METRICS", "telemetry.metrics"),
+    EnvVar::new("PLANSHARE_NOTIFY_PRIVATE_TARGETS", "notify.private_targets"),
+    EnvVar::new("PLANSHARE_NOTIFY_LINK_BASE", "notify.link_base"),
+    EnvVar::new("PLANSHARE_NOTIFY_REPLICA", "notify.replica"),
     // The standard OpenTelemetry variable first, so that ours wins.
     EnvVar::new("OTEL_EXPORTER_OTLP_ENDPOINT", "telemetry.otlp_endpoint"),
     EnvVar::new("PLANSHARE_OTLP_ENDPOINT", "telemetry.otlp_endpoint"),

@@ -87,6 +87,10 @@ fn the_document_lists_every_route() {
         "DELETE /api/v1/reviews/{id}/comments",
         "POST /api/v1/reviews/{id}/decision",
         "GET /api/v1/reviews/{id}/events",
+        "POST /api/v1/reviews/{id}/subscriptions",
+        "GET /api/v1/reviews/{id}/subscriptions",
+        "DELETE /api/v1/reviews/{id}/subscriptions/{sid}",
+        "GET /api/v1/reviews/{id}/subscriptions/{sid}/deliveries",
         "GET /api/v1/discovery",
         "GET /.well-known/planshare",
     ];

@@ -30,6 +30,7 @@ pub(super) fn new_tenant(body: api_types::NewTenant) -> tenancy::NewTenant {
         allow_anonymous,
         review_max_links,
         review_max_versions,
+        notify_private_targets,
     } = settings;
     let d = tenancy::TenantSettings::default();
     tenancy::NewTenant {
@@ -49,6 +50,7 @@ pub(super) fn new_tenant(body: api_types::NewTenant) -> tenancy::NewTenant {
             allow_anonymous: allow_anonymous.unwrap_or(d.allow_anonymous),
             review_max_links: review_max_links.unwrap_or(d.review_max_links),
             review_max_versions: review_max_versions.unwrap_or(d.review_max_versions),
+            notify_private_targets: notify_private_targets.unwrap_or(d.notify_private_targets),
         },
     }
 }
@@ -70,6 +72,7 @@ pub(super) fn tenant_update(body: api_types::TenantUpdate) -> tenancy::TenantUpd
         allow_anonymous,
         review_max_links,
         review_max_versions,
+        notify_private_targets,
     } = body;
     tenancy::TenantUpdate {
         name,
@@ -86,6 +89,7 @@ pub(super) fn tenant_update(body: api_types::TenantUpdate) -> tenancy::TenantUpd
         allow_anonymous,
         review_max_links,
         review_max_versions,
+        notify_private_targets,
     }
 }
 
@@ -129,6 +133,7 @@ fn tenant_settings(settings: tenancy::TenantSettings) -> api_types::TenantSettin
         allow_anonymous,
         review_max_links,
         review_max_versions,
+        notify_private_targets,
     } = settings;
     api_types::TenantSettings {
         hosts,
@@ -144,6 +149,7 @@ fn tenant_settings(settings: tenancy::TenantSettings) -> api_types::TenantSettin
         allow_anonymous,
         review_max_links,
         review_max_versions,
+        notify_private_targets,
     }
 }
 
@@ -251,6 +257,7 @@ mod tests {
             allow_anonymous: true,
             review_max_links: 12,
             review_max_versions: 13,
+            notify_private_targets: true,
         };
         let answered = tenant(tenancy::Tenant {
             id: tenancy::TenantId::parse("tnt_abc").unwrap(),
@@ -270,7 +277,8 @@ mod tests {
                     "max_paste_size": 1, "default_ttl_secs": 2, "max_ttl_secs": 3,
                     "quota_bytes": 4, "quota_pastes": 5, "rate_per_sec": 6,
                     "rate_burst": 7, "id_length": 9, "allow_anonymous": true,
-                    "review_max_links": 12, "review_max_versions": 13
+                    "review_max_links": 12, "review_max_versions": 13,
+                    "notify_private_targets": true
                 },
                 "status": "disabled", "created_at": 10, "updated_at": 11
             })

@@ -316,10 +316,11 @@ pub(crate) async fn put_review_comments(
     check_data("data", &body.data, admitted.max_data)?;
     let version = signed(body.version, "version")?;
     let base = body.base.map(view::base_revision).transpose()?;
+    let sealed = view::checked_sealed(body.sealed)?;
     let stored = state
         .inner
         .reviews
-        .put_comments(&caller, name, version, base, body.data)
+        .put_comments(&caller, name, version, base, body.data, sealed)
         .await?;
     let answer = wire::PutCommentsResponse {
         writer: stored.writer,
@@ -396,6 +397,7 @@ pub(crate) async fn decide_review(
         version: signed(body.version, "version")?,
         name: body.name.as_deref().map(view::checked_name).transpose()?,
         feedback: body.data.clone(),
+        sealed: view::checked_sealed(body.sealed)?,
     };
     let decided = state.inner.reviews.decide(&caller, input).await?;
     let answer = view::decision_info(&decided, body.data);

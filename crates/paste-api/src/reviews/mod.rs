@@ -8,7 +8,9 @@
 //! - `handlers.rs` — one handler per operation, named after its
 //!   operationId; `events.rs` — the event stream and long poll; `view.rs`
 //!   — the wire views and field checks the handlers share; `errors.rs` —
-//!   the service's errors as API errors.
+//!   the service's errors as API errors; `subscriptions.rs` — a review's
+//!   notification subscriptions (kept and delivered by the shared
+//!   `notify` module below the families).
 //! - `routes.rs` — the route table.
 //!
 //! Like every family, it imports no other family.
@@ -19,4 +21,5 @@ pub(crate) mod events;
 pub(crate) mod handlers;
 pub(crate) mod routes;
 pub(crate) mod service;
+pub(crate) mod subscriptions;
 mod view;

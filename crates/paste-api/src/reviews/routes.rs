@@ -4,7 +4,7 @@
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{events, handlers};
+use super::{events, handlers, subscriptions};
 use crate::routing::{Auth, RouteRow, Shedding, row, with_method_fallback};
 use crate::state::AppState;
 
@@ -70,6 +70,30 @@ pub(crate) const ROWS: &[RouteRow] = &[
         Shedding::Exempt,
         Auth::ReviewToken,
     ),
+    row(
+        "POST",
+        "/api/v1/reviews/{id}/subscriptions",
+        Shedding::AfterBody,
+        Auth::ReviewToken,
+    ),
+    row(
+        "GET",
+        "/api/v1/reviews/{id}/subscriptions",
+        Shedding::Applies,
+        Auth::ReviewToken,
+    ),
+    row(
+        "DELETE",
+        "/api/v1/reviews/{id}/subscriptions/{sid}",
+        Shedding::Applies,
+        Auth::ReviewToken,
+    ),
+    row(
+        "GET",
+        "/api/v1/reviews/{id}/subscriptions/{sid}/deliveries",
+        Shedding::Applies,
+        Auth::ReviewToken,
+    ),
 ];
 
 /// The review routes and their documentation, without layers.
@@ -112,6 +136,21 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         ))
         .routes(with_method_fallback(
             routes!(events::review_events),
+            "GET, HEAD",
+        ))
+        .routes(with_method_fallback(
+            routes!(
+                subscriptions::create_review_subscription,
+                subscriptions::list_review_subscriptions
+            ),
+            "GET, HEAD, POST",
+        ))
+        .routes(with_method_fallback(
+            routes!(subscriptions::delete_review_subscription),
+            "DELETE",
+        ))
+        .routes(with_method_fallback(
+            routes!(subscriptions::list_subscription_deliveries),
             "GET, HEAD",
         ))
 }

@@ -117,6 +117,26 @@ pub(crate) fn checked_name(name: &str) -> Result<String, ApiError> {
     rules::normalize_review_name(name).ok_or_else(bad_name)
 }
 
+/// A sealed preview as a request gave it: base64url, 1 to
+/// [`tenancy::MAX_SEALED_BYTES`] characters (never read: only forwarded).
+pub(crate) fn checked_sealed(sealed: Option<String>) -> Result<Option<String>, ApiError> {
+    match sealed {
+        None => Ok(None),
+        Some(s)
+            if !s.is_empty()
+                && s.len() <= tenancy::MAX_SEALED_BYTES
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+        {
+            Ok(Some(s))
+        }
+        Some(_) => Err(ApiError::InvalidField(format!(
+            "\"sealed\" must be 1-{} base64url characters: the preview sealed under the review key",
+            tenancy::MAX_SEALED_BYTES
+        ))),
+    }
+}
+
 /// A new link's role: `reviewer` when absent.
 pub(crate) fn link_role(role: Option<&str>) -> Result<tenancy::Role, ApiError> {
     match role {

@@ -945,6 +945,7 @@ fn decision<'a>(
         writer,
         name,
         feedback,
+        sealed: None,
     }
 }
 

@@ -60,6 +60,7 @@ impl DecideLatest for crate::Catalog {
             writer: crate::OWNER_WRITER,
             name: None,
             feedback,
+            sealed: None,
         };
         Ok(self
             .decide_review(tenant, id, &decision, now)

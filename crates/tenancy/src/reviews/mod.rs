@@ -342,6 +342,9 @@ pub struct NewDecision<'a> {
     pub name: Option<&'a str>,
     /// The feedback blob.
     pub feedback: Option<&'a BlobRef>,
+    /// The preview the decider's client sealed (the decision's first line),
+    /// which its notifications carry.
+    pub sealed: Option<&'a str>,
 }
 
 /// A version to push.

@@ -21,6 +21,8 @@ use super::{
     event_data, fold_name, is_review_id,
 };
 use crate::catalog::with_pool;
+use crate::notify::queries::INSERT_OUTBOX;
+use crate::notify::{Actor, notice_of_event};
 use crate::quota::{RELEASE_USAGE, RESERVE_USAGE};
 use crate::{Backend, Catalog, CatalogError, TenantId};
 
@@ -525,10 +527,40 @@ macro_rules! notify {
     }};
 }
 
+/// Queues the notifications of `$event` in `$tx`: one outbox row per
+/// subscription of the review that wants its type, other than `$actor`'s
+/// own (migration 0012).
+macro_rules! queue_notices {
+    ($self_:ident, $tx:ident, $tenant:expr, $id:expr, $event:expr, $actor:expr) => {{
+        let actor: &Actor<'_> = $actor;
+        if let Some((notice, data)) =
+            notice_of_event($id, $event.seq, $event.kind.as_str(), &$event.data, actor)?
+        {
+            let queued = sqlx::query(INSERT_OUTBOX)
+                .bind($tenant.as_str())
+                .bind($id)
+                .bind($event.seq)
+                .bind(notice.as_str())
+                .bind(&data)
+                .bind($event.created_at)
+                .bind(notice.bit())
+                .bind(actor.writer)
+                .execute(&mut *$tx)
+                .await?
+                .rows_affected();
+            if queued > 0 {
+                $self_
+                    .notices_queued
+                    .fetch_add(queued, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }};
+}
+
 /// Bumps the review's `seq` in `$tx`, appends the event with it and
 /// announces it; evaluates to the [`ReviewEvent`].
 macro_rules! append_event {
-    ($tx:ident, $pg:expr, $tenant:expr, $id:expr, $kind:expr, $data:expr, $now:expr) => {{
+    ($self_:ident, $tx:ident, $pg:expr, $tenant:expr, $id:expr, $kind:expr, $data:expr, $now:expr, $actor:expr) => {{
         let seqs: Vec<i64> = sqlx::query_scalar(BUMP_SEQ)
             .bind($tenant.as_str())
             .bind($id)
@@ -553,6 +585,7 @@ macro_rules! append_event {
             .bind(event.created_at)
             .execute(&mut *$tx)
             .await?;
+        queue_notices!($self_, $tx, $tenant, $id, &event, $actor);
         notify!($tx, $pg, changed_payload($tenant, $id, seq));
         event
     }};
@@ -561,7 +594,7 @@ macro_rules! append_event {
 impl Catalog {
     /// This process's turn to change a review, on SQLite (see
     /// `Catalog::review_writes`); `None` on PostgreSQL.
-    async fn review_write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+    pub(crate) async fn review_write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
         match self.pool {
             crate::catalog::Pool::Sqlite(_) => Some(self.review_writes.lock().await),
             crate::catalog::Pool::Postgres(_) => None,
@@ -884,7 +917,7 @@ impl Catalog {
                 progress: version.progress,
                 voided,
             })?;
-            let event = append_event!(tx, pg, tenant, id, EventKind::Version, data, now);
+            let event = append_event!(self, tx, pg, tenant, id, EventKind::Version, data, now, &Actor::owner());
             tx.commit().await?;
             Pushed::Created {
                 n,
@@ -967,7 +1000,7 @@ impl Catalog {
                 }
                 Err(e) => return Err(e.into()),
             }
-            let event = append_event!(tx, pg, tenant, id, EventKind::Links, data, now);
+            let event = append_event!(self, tx, pg, tenant, id, EventKind::Links, data, now, &Actor::owner());
             tx.commit().await?;
             event
         });
@@ -1018,7 +1051,7 @@ impl Catalog {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-            let event = append_event!(tx, pg, tenant, id, EventKind::Revoked, data, now);
+            let event = append_event!(self, tx, pg, tenant, id, EventKind::Revoked, data, now, &Actor::owner());
             tx.commit().await?;
             event
         });
@@ -1048,6 +1081,28 @@ impl Catalog {
         blob: &BlobRef,
         now: i64,
         limits: ReviewLimits,
+    ) -> Result<Outcome<CommentsStored>, CatalogError> {
+        self.put_review_comments_sealed(
+            tenant, id, writer, name, version, base, blob, now, limits, None,
+        )
+        .await
+    }
+
+    /// [`put_review_comments`](Self::put_review_comments) with the sealed
+    /// preview the writer's client attached, which its notifications carry.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn put_review_comments_sealed(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+        writer: &str,
+        name: &str,
+        version: i64,
+        base: Option<i64>,
+        blob: &BlobRef,
+        now: i64,
+        limits: ReviewLimits,
+        sealed: Option<&str>,
     ) -> Result<Outcome<CommentsStored>, CatalogError> {
         check_review_id(id)?;
         check_writer(writer)?;
@@ -1115,7 +1170,7 @@ impl Catalog {
                 .bind(seq + 1)
                 .execute(&mut *tx)
                 .await?;
-            let event = append_event!(tx, pg, tenant, id, EventKind::Comments, data, now);
+            let event = append_event!(self, tx, pg, tenant, id, EventKind::Comments, data, now, &Actor { writer, role: role(&row.role)?.as_str(), name: Some(name), sealed });
             debug_assert_eq!(event.seq, seq + 1);
             tx.commit().await?;
             CommentsStored { event, replaced }
@@ -1176,7 +1231,7 @@ impl Catalog {
                 version,
                 withdrawn: true,
             })?;
-            let event = append_event!(tx, pg, tenant, id, EventKind::Comments, data, now);
+            let event = append_event!(self, tx, pg, tenant, id, EventKind::Comments, data, now, &Actor { writer, role: role(&row.role)?.as_str(), name: row.name.as_deref(), sealed: None });
             tx.commit().await?;
             (event, BlobRef { blob, bytes })
         });
@@ -1301,7 +1356,7 @@ impl Catalog {
                     name: name.as_deref(),
                 },
             })?;
-            let event = append_event!(tx, pg, tenant, id, EventKind::Decision, data, now);
+            let event = append_event!(self, tx, pg, tenant, id, EventKind::Decision, data, now, &Actor { writer, role: by_role.as_str(), name: name.as_deref(), sealed: decision.sealed });
             tx.commit().await?;
             Decided {
                 event,

@@ -55,6 +55,7 @@ struct TenantRow {
     updated_at: i64,
     review_max_links: i64,
     review_max_versions: i64,
+    notify_private_targets: bool,
 }
 
 impl TenantRow {
@@ -82,6 +83,7 @@ impl TenantRow {
                 allow_anonymous: self.allow_anonymous,
                 review_max_links: self.review_max_links,
                 review_max_versions: self.review_max_versions,
+                notify_private_targets: self.notify_private_targets,
             },
             status: TenantStatus::from_db(&self.status)?,
             created_at: self.created_at,
@@ -141,26 +143,27 @@ struct UsageRow {
 #[cfg(test)]
 const TENANT_COLUMNS: &str = "id, name, namespace, cors_origins, max_paste_size, default_ttl_secs, \
      max_ttl_secs, quota_bytes, quota_pastes, rate_per_sec, rate_burst, id_length, \
-     allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions";
+     allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions, \
+     notify_private_targets";
 
 const SELECT_TENANT: &str = "SELECT id, name, namespace, cors_origins, max_paste_size, \
      default_ttl_secs, max_ttl_secs, quota_bytes, quota_pastes, rate_per_sec, rate_burst, \
-     id_length, allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions \
-     FROM tenants WHERE id = $1";
+     id_length, allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions, \
+     notify_private_targets FROM tenants WHERE id = $1";
 const SELECT_TENANTS: &str = "SELECT id, name, namespace, cors_origins, max_paste_size, \
      default_ttl_secs, max_ttl_secs, quota_bytes, quota_pastes, rate_per_sec, rate_burst, \
-     id_length, allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions \
-     FROM tenants ORDER BY created_at, id";
+     id_length, allow_anonymous, status, created_at, updated_at, review_max_links, review_max_versions, \
+     notify_private_targets FROM tenants ORDER BY created_at, id";
 const INSERT_TENANT: &str = "INSERT INTO tenants (id, name, namespace, cors_origins, \
      max_paste_size, default_ttl_secs, max_ttl_secs, quota_bytes, quota_pastes, rate_per_sec, \
      rate_burst, id_length, allow_anonymous, status, created_at, updated_at, review_max_links, \
-     review_max_versions) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'active', $14, $14, $15, $16)";
+     review_max_versions, notify_private_targets) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'active', $14, $14, $15, $16, $17)";
 const UPDATE_TENANT: &str = "UPDATE tenants SET name = $2, cors_origins = $3, \
      max_paste_size = $4, default_ttl_secs = $5, max_ttl_secs = $6, quota_bytes = $7, \
      quota_pastes = $8, rate_per_sec = $9, rate_burst = $10, id_length = $11, \
-     allow_anonymous = $12, updated_at = $13, review_max_links = $14, review_max_versions = $15 \
-     WHERE id = $1";
+     allow_anonymous = $12, updated_at = $13, review_max_links = $14, review_max_versions = $15, \
+     notify_private_targets = $16 WHERE id = $1";
 const SELECT_HOSTS: &str = "SELECT host FROM tenant_hosts WHERE tenant_id = $1 ORDER BY host";
 const INSERT_HOST: &str = "INSERT INTO tenant_hosts (host, tenant_id) VALUES ($1, $2)";
 #[cfg(test)]
@@ -206,6 +209,7 @@ impl Catalog {
                 .bind(now)
                 .bind(s.review_max_links)
                 .bind(s.review_max_versions)
+                .bind(s.notify_private_targets)
                 .execute(&mut *tx)
                 .await?;
             // After the insert, which waits for a deletion of the namespace's
@@ -350,6 +354,7 @@ impl Catalog {
                 .bind(now)
                 .bind(s.review_max_links)
                 .bind(s.review_max_versions)
+                .bind(s.notify_private_targets)
                 .execute(&mut *tx)
                 .await?;
             if update.hosts.is_some() {

@@ -184,6 +184,84 @@ impl ReviewApi {
         }
     }
 
+    /// `POST /api/v1/reviews/{id}/subscriptions`: a webhook's answer
+    /// carries its secret (shown once).
+    pub async fn subscribe(
+        &self,
+        id: &str,
+        token: &str,
+        request: &api_types::notify::CreateSubscriptionRequest,
+    ) -> Result<api_types::notify::CreatedSubscription, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::POST,
+                &path(id, "/subscriptions"),
+                Some(token),
+                Some(to_json(request)?),
+                false,
+            )
+            .await?;
+        expect(&answer, self.base(), &[StatusCode::CREATED])
+    }
+
+    /// `GET /api/v1/reviews/{id}/subscriptions`.
+    pub async fn subscriptions(
+        &self,
+        id: &str,
+        token: &str,
+    ) -> Result<api_types::notify::SubscriptionList, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::GET,
+                &path(id, "/subscriptions"),
+                Some(token),
+                None,
+                true,
+            )
+            .await?;
+        expect(&answer, self.base(), &[StatusCode::OK])
+    }
+
+    /// `DELETE /api/v1/reviews/{id}/subscriptions/{sid}`.
+    pub async fn unsubscribe(&self, id: &str, token: &str, sid: &str) -> Result<(), CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::DELETE,
+                &path(id, &format!("/subscriptions/{sid}")),
+                Some(token),
+                None,
+                true,
+            )
+            .await?;
+        match answer.status {
+            StatusCode::NO_CONTENT => Ok(()),
+            _ => Err(failure(&answer, self.base())),
+        }
+    }
+
+    /// `GET /api/v1/reviews/{id}/subscriptions/{sid}/deliveries`.
+    pub async fn deliveries(
+        &self,
+        id: &str,
+        token: &str,
+        sid: &str,
+    ) -> Result<api_types::notify::DeliveryList, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::GET,
+                &path(id, &format!("/subscriptions/{sid}/deliveries")),
+                Some(token),
+                None,
+                true,
+            )
+            .await?;
+        expect(&answer, self.base(), &[StatusCode::OK])
+    }
+
     /// `POST /api/v1/reviews/{id}/decision`.
     pub async fn decide(
         &self,
@@ -277,6 +355,9 @@ pub fn failure(answer: &Answer, base: &str) -> CliError {
             CliError::Rejected(format!("someone else pushed a version first ({message})"))
         }
         (StatusCode::CONFLICT, _) => CliError::Rejected(message),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some(Some(ErrorCode::TargetNotAllowed))) => {
+            CliError::Usage(format!("the server refused the target: {message}"))
+        }
         (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, _) => {
             CliError::Unauthorized(if message.is_empty() {
                 format!("HTTP {}", answer.status.as_u16())

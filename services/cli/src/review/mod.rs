@@ -11,6 +11,7 @@
 mod api;
 mod export;
 pub(crate) mod keyring;
+mod notify;
 pub mod sse;
 pub(crate) mod threads;
 pub(crate) mod watch;
@@ -69,6 +70,10 @@ pub enum ReviewCommand {
     /// stdout; exit 0 approved, 15 changes requested, 16 closed or
     /// revoked, 17 timed out (`--timeout`).
     Wait(watch::WaitArgs),
+    /// Hear of the review's changes: a webhook or an ntfy topic per link
+    /// (`--webhook URL`, `--ntfy URL`), `--list`, `--remove ID`,
+    /// `--deliveries ID`.
+    Notify(notify::NotifyArgs),
 }
 
 /// Arguments of `review start`.
@@ -196,6 +201,7 @@ pub async fn run(command: ReviewCommand, env: &Env) -> Result<String, CliError> 
         ReviewCommand::Reopen(args) => threads::set_state(args, "open", env).await,
         ReviewCommand::List(args) => keyring::list(args, env).await,
         ReviewCommand::Wait(args) => watch::wait(args, env).await,
+        ReviewCommand::Notify(args) => notify::run(args, env).await,
     }
 }
 
@@ -415,6 +421,21 @@ fn seal(key: &ShareKey, json: &str) -> Result<String, CliError> {
     let mut iv = [0u8; share_codec::crypto::IV_LEN];
     getrandom::fill(&mut iv).map_err(|_| CliError::Output("no random source".into()))?;
     Ok(encrypt_with(key, &iv, &compress(json)))
+}
+
+/// Most characters of a notification preview.
+const PREVIEW_CHARS: usize = 140;
+
+/// The preview a write's notifications carry, sealed under the review key
+/// as a comment set is: `{"text"}` with the first line of `text`, at most
+/// [`PREVIEW_CHARS`] characters. Only key holders read it.
+pub(crate) fn seal_preview(key: &ShareKey, text: &str) -> Result<String, CliError> {
+    let line = text.trim().lines().next().unwrap_or_default().trim();
+    let mut short: String = line.chars().take(PREVIEW_CHARS).collect();
+    if line.chars().count() > PREVIEW_CHARS {
+        short.push('…');
+    }
+    seal(key, &serde_json::json!({ "text": short }).to_string())
 }
 
 /// Decrypts and inflates a review `data` field to its JSON text.
@@ -1143,6 +1164,12 @@ async fn decide(args: DecideArgs, env: &Env) -> Result<String, CliError> {
         ));
     }
     let version = args.version.unwrap_or(view.latest);
+    // The first written line of the feedback, for notifications.
+    let preview = feedback
+        .as_ref()
+        .and_then(|(annotations, _)| annotations.iter().find_map(|a| a.text.clone()))
+        .map(|text| seal_preview(&linked.key, &text))
+        .transpose()?;
     let data = match feedback {
         None => None,
         Some((annotations, global)) => Some(seal(
@@ -1160,6 +1187,7 @@ async fn decide(args: DecideArgs, env: &Env) -> Result<String, CliError> {
                 version,
                 name: args.name.clone(),
                 data,
+                sealed: preview,
             },
         )
         .await?;

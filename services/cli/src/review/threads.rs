@@ -308,8 +308,12 @@ fn now_ms() -> u64 {
 async fn change_own<T>(
     linked: &Linked,
     name: Option<&str>,
+    preview: Option<&str>,
     mut change: impl FnMut(&Read, &mut Value) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
+    let sealed = preview
+        .map(|text| super::seal_preview(&linked.key, text))
+        .transpose()?;
     for _ in 0..ATTEMPTS {
         let read = read(linked).await?;
         let bound = read.view.you.name.clone();
@@ -341,6 +345,7 @@ async fn change_own<T>(
             version: latest,
             data: seal(&linked.key, &set.to_string())?,
             base: Some(base),
+            sealed: sealed.clone(),
         };
         if linked
             .api
@@ -383,6 +388,7 @@ pub async fn comment(args: CommentArgs, env: &Env) -> Result<String, CliError> {
     if text.is_empty() {
         return Err(CliError::Usage("--text is empty".into()));
     }
+    let text_for_preview = text.clone();
     let annotation = Annotation {
         kind: Some(match args.on {
             Some(_) => AnnotationType::Comment,
@@ -397,22 +403,27 @@ pub async fn comment(args: CommentArgs, env: &Env) -> Result<String, CliError> {
     )
     .map_err(|e| CliError::Output(format!("cannot encode the comment: {e}")))?;
     let id = fresh_id()?;
-    change_own(&linked, args.name.as_deref(), |_, set| {
-        let roots = set.get("a").and_then(Value::as_array).map_or(0, Vec::len);
-        // Roots written before threads (no id) keep theirs: `null`.
-        let mut ids: Vec<Value> = set
-            .get("ids")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        ids.resize(roots, Value::Null);
-        ids.push(json!(id));
-        set["ids"] = Value::Array(ids);
-        for t in tuple.as_array().into_iter().flatten() {
-            push_to(set, "a", t.clone());
-        }
-        Ok(())
-    })
+    change_own(
+        &linked,
+        args.name.as_deref(),
+        Some(&text_for_preview),
+        |_, set| {
+            let roots = set.get("a").and_then(Value::as_array).map_or(0, Vec::len);
+            // Roots written before threads (no id) keep theirs: `null`.
+            let mut ids: Vec<Value> = set
+                .get("ids")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            ids.resize(roots, Value::Null);
+            ids.push(json!(id));
+            set["ids"] = Value::Array(ids);
+            for t in tuple.as_array().into_iter().flatten() {
+                push_to(set, "a", t.clone());
+            }
+            Ok(())
+        },
+    )
     .await?;
     Ok(format!("{id}\n"))
 }
@@ -446,7 +457,7 @@ pub(crate) async fn reply_in(
         return Err(CliError::Usage("the reply's text is empty".into()));
     }
     let id = fresh_id()?;
-    change_own(linked, name, |read, set| {
+    change_own(linked, name, Some(&text), |read, set| {
         find(read, thread)?;
         let mut reply = json!({ "id": id, "to": thread, "text": text, "at": now_ms() });
         if addressed {
@@ -493,7 +504,7 @@ pub(crate) async fn change_state(
     thread: &str,
     state: &str,
 ) -> Result<(), CliError> {
-    change_own(linked, name, |read, set| {
+    change_own(linked, name, None, |read, set| {
         let found = find(read, thread)?;
         let you = &read.view.you;
         if !may_change_state(found, &you.link, &you.role) {

@@ -9,6 +9,7 @@ mod admin;
 mod discovery;
 mod hook;
 mod mcp;
+mod notify;
 mod paste;
 mod portal;
 mod review;

@@ -31,6 +31,9 @@ pub(crate) struct ReviewService {
     pub(crate) hub: Arc<hub::Hub>,
     /// Blobs whose removal failed, tried again in the background.
     pub(super) removals: Removals,
+    /// Rung after each committed change: the notification deliverer's
+    /// wake-up (the change may have queued notifications).
+    pub(super) notices: Arc<tokio::sync::Notify>,
 }
 
 impl ReviewService {
@@ -39,9 +42,11 @@ impl ReviewService {
         catalog: Arc<LazyCatalog>,
         timeout: Duration,
         config: ReviewConfig,
+        notices: Arc<tokio::sync::Notify>,
     ) -> Self {
         ReviewService {
             hub: hub::Hub::new(catalog.clone(), &config),
+            notices,
             store,
             catalog,
             timeout,

@@ -84,6 +84,8 @@ pub(crate) struct DecisionInput {
     pub(crate) version: i64,
     pub(crate) name: Option<String>,
     pub(crate) feedback: Option<String>,
+    /// The preview the decider's client sealed, for notifications.
+    pub(crate) sealed: Option<String>,
 }
 
 /// A comment set as stored: its writer, when, and its revision.
@@ -429,6 +431,7 @@ impl ReviewService {
         version: i64,
         base: Option<i64>,
         data: String,
+        sealed: Option<String>,
     ) -> Result<Stored, ReviewError> {
         let head = &caller.principal.review;
         let now = crate::within::now_ms_i64();
@@ -444,8 +447,17 @@ impl ReviewService {
         let stored = blob.clone();
         let put = self
             .catalog_call(|c| async move {
-                c.put_review_comments(
-                    &tenant, &id, &writer, &name, version, base, &stored, now, limits,
+                c.put_review_comments_sealed(
+                    &tenant,
+                    &id,
+                    &writer,
+                    &name,
+                    version,
+                    base,
+                    &stored,
+                    now,
+                    limits,
+                    sealed.as_deref(),
                 )
                 .await
             })
@@ -528,6 +540,7 @@ impl ReviewService {
             caller.principal.link.clone(),
         );
         let (state, version, name) = (input.decision.state(), input.version, input.name);
+        let sealed = input.sealed;
         let stored = blob.clone();
         let decided = self
             .catalog_call(|c| async move {
@@ -537,6 +550,7 @@ impl ReviewService {
                     writer: &writer,
                     name: name.as_deref(),
                     feedback: stored.as_ref(),
+                    sealed: sealed.as_deref(),
                 };
                 c.decide_review(&tenant, &id, &decision, now).await
             })
@@ -616,6 +630,8 @@ impl ReviewService {
     fn publish(&self, caller: &Caller, event: ReviewEvent) {
         let head = &caller.principal.review;
         self.hub.publish(&head.tenant, &head.id, event);
+        // The change may have queued notifications: the deliverer looks.
+        self.notices.notify_one();
     }
 
     /// Writes `text` as a new blob of `namespace` that expires with its

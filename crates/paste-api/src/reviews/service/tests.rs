@@ -59,6 +59,7 @@ async fn world(config: ReviewConfig) -> World {
         lazy,
         Duration::from_secs(5),
         config,
+        Arc::default(),
     ));
     World {
         service,
@@ -182,13 +183,13 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
     let reviewer = caller(&world, &owner.principal.review.id, &token).await;
     world
         .service
-        .put_comments(&reviewer, "ann".into(), 1, None, "one".into())
+        .put_comments(&reviewer, "ann".into(), 1, None, "one".into(), None)
         .await
         .unwrap();
     assert_eq!(world.store.len(), 2);
     world
         .service
-        .put_comments(&reviewer, "ann".into(), 1, None, "two".into())
+        .put_comments(&reviewer, "ann".into(), 1, None, "two".into(), None)
         .await
         .unwrap();
     assert_eq!(
@@ -200,7 +201,7 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
     assert_eq!(world.store.len(), 2, "then it is removed");
     let renamed = world
         .service
-        .put_comments(&reviewer, "bea".into(), 1, None, "three".into())
+        .put_comments(&reviewer, "bea".into(), 1, None, "three".into(), None)
         .await;
     assert!(matches!(renamed, Err(ReviewError::Refused(_))));
     assert_eq!(world.store.len(), 2, "a refused set is removed");
@@ -213,7 +214,7 @@ async fn replaced_withdrawn_and_deleted_comment_sets_leave_no_blob_behind() {
     assert_eq!(world.store.len(), 1);
     world
         .service
-        .put_comments(&reviewer, "ann".into(), 1, None, "four".into())
+        .put_comments(&reviewer, "ann".into(), 1, None, "four".into(), None)
         .await
         .unwrap();
     world
@@ -393,7 +394,7 @@ async fn a_replay_longer_than_a_page_goes_on_to_the_newest_event() {
     for i in 0..page * 2 + 10 {
         world
             .service
-            .put_comments(&reviewer, "ida".into(), 1, None, format!("set {i}"))
+            .put_comments(&reviewer, "ida".into(), 1, None, format!("set {i}"), None)
             .await
             .unwrap();
     }
@@ -454,7 +455,7 @@ async fn the_expiry_sweep_removes_a_reviews_rows_blobs_and_quota() {
     let reviewer = caller(&world, &created.id, &token).await;
     world
         .service
-        .put_comments(&reviewer, "ida".into(), 1, None, "set".into())
+        .put_comments(&reviewer, "ida".into(), 1, None, "set".into(), None)
         .await
         .unwrap();
     let mut feed = Feed::open(&world.service, owner.clone(), 3, None)
@@ -489,6 +490,7 @@ fn push(data: &str, digest: String, parent: i64) -> super::VersionPush {
 /// A decision on `version`, with no name.
 fn decide(decision: Decision, version: i64, feedback: Option<String>) -> super::DecisionInput {
     super::DecisionInput {
+        sealed: None,
         decision,
         version,
         name: None,

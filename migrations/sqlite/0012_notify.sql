@@ -7,6 +7,18 @@
 -- Expand-only: new tables and a column with a default, so replicas still on
 -- 0011 keep working (they write no outbox rows; the subscriptions wait).
 
+-- A review's deadline and reminders (Unix ms; `remind_every` in ms):
+-- while the current round is undecided, `review.reminder` goes to the
+-- deciders' subscriptions at `remind_at` (then every `remind_every`) until
+-- the deadline, and `review.deadline` to every subscription once the
+-- deadline passes (`deadline_sent`). Set and changed by the owner.
+ALTER TABLE reviews ADD COLUMN deadline_at BIGINT NULL;
+ALTER TABLE reviews ADD COLUMN remind_every BIGINT NULL;
+ALTER TABLE reviews ADD COLUMN remind_at BIGINT NULL;
+ALTER TABLE reviews ADD COLUMN deadline_sent BOOLEAN NOT NULL DEFAULT FALSE;
+CREATE INDEX reviews_remind_at ON reviews (remind_at) WHERE remind_at IS NOT NULL;
+CREATE INDEX reviews_deadline_at ON reviews (deadline_at) WHERE deadline_at IS NOT NULL;
+
 -- A tenant may let subscriptions reach private, loopback and link-local
 -- addresses and plain http (a LAN, a test suite). Off by default.
 ALTER TABLE tenants ADD COLUMN notify_private_targets BOOLEAN NOT NULL DEFAULT FALSE;

@@ -233,6 +233,31 @@ pub struct ReviewView {
     pub seq: u64,
     /// When the review expires.
     pub expires_at: u64,
+    /// The owner's deadline for a decision (Unix ms): `review.deadline`
+    /// goes out when it passes undecided, and `wait`, `watch`, the hook
+    /// and MCP stop waiting there. The review stays open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<u64>,
+    /// Seconds between reminders to the deciders while the round is
+    /// undecided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remind_every: Option<u64>,
+}
+
+/// `PUT /api/v1/reviews/{id}/deadline` request and response: both absent
+/// (or `null`) clears them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReviewDeadline {
+    /// Unix ms, in the future and before the review expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
+    pub deadline: Option<u64>,
+    /// Seconds between reminders, 60 to 2 592 000 (30 days).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 60, maximum = 2_592_000))]
+    pub remind_every: Option<u64>,
 }
 
 /// `GET /api/v1/reviews/{id}/versions/{n}` response.

@@ -74,6 +74,18 @@ pub struct ClaudeCodeArgs {
     /// portal the paste server's discovery names].
     #[arg(long)]
     share_url: Option<String>,
+    /// A deadline for each new review's decision (`4h`): the hook stops
+    /// waiting there (and denies, saying so) as at its timeout.
+    #[arg(long, value_parser = parse_duration)]
+    deadline: Option<u64>,
+    /// Remind the approvers this often while a round is undecided.
+    #[arg(long, value_parser = parse_duration)]
+    remind: Option<u64>,
+    /// An ntfy-style topic URL the approver link subscribes for each new
+    /// review: the approver hears of new versions, reminders and the
+    /// deadline wherever they are (no plan text is sent).
+    #[arg(long, value_name = "URL")]
+    notify: Option<String>,
     #[command(flatten)]
     api: ApiArgs,
 }
@@ -183,6 +195,10 @@ async fn claude_code(args: ClaudeCodeArgs, env: &Env) -> Result<String, CliError
             "Review {} can no longer be decided: {why}. Present the plan again to start a new review with new links.",
             entry.id
         ),
+        Awaited::Deadline(_) => format!(
+            "The deadline of review {} passed without a decision on {version}. The review stays open at the same links; its owner can set a new deadline with `planshare review deadline {} 4h`. To go on, present the plan again once someone can decide.",
+            entry.id, entry.id
+        ),
     };
     Ok(answer(Some(&message)))
 }
@@ -223,6 +239,9 @@ async fn session_review(
         ttl: args.ttl,
         share_url: args.share_url.clone(),
         session: Some(session.to_owned()),
+        deadline: args.deadline,
+        remind: args.remind,
+        notify: args.notify.clone(),
     };
     let entry = create_review(new, &args.api, env).await?;
     keep_new(env, &entry);

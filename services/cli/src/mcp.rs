@@ -120,6 +120,15 @@ struct StartReview {
     /// How long the review lives: "7d", "12h", "30m" or seconds. Default:
     /// the server's.
     ttl: Option<Ttl>,
+    /// A deadline for the decision, in seconds from now: wait_for_decision
+    /// stops there, answering state "open" with the deadline.
+    deadline_s: Option<u64>,
+    /// Remind the approvers this often (seconds, at least 60) while the
+    /// round is undecided.
+    remind_s: Option<u64>,
+    /// An ntfy-style topic URL the first approver link subscribes, so the
+    /// approver hears of new versions, reminders and the deadline.
+    notify_url: Option<String>,
 }
 
 /// Arguments of `push_version`.
@@ -287,6 +296,9 @@ impl Server {
             ttl,
             share_url: None,
             session: None,
+            deadline: args.deadline_s,
+            remind: args.remind_s,
+            notify: args.notify_url,
         };
         let entry = review::create_review(new, api, env).await?;
         review::keep_new(env, &entry);
@@ -384,6 +396,17 @@ impl Server {
                     "round": now.round,
                     "waited": secs,
                     "note": "no decision yet: call wait_for_decision again",
+                }))
+            }
+            Ok(Awaited::Deadline(deadline)) => {
+                let now = self.linked(&args.review)?.view().await.unwrap_or(view);
+                Ok(json!({
+                    "review": id,
+                    "state": "open",
+                    "version": now.latest,
+                    "round": now.round,
+                    "deadline": deadline,
+                    "note": "the review's deadline passed without a decision; the review stays open (its owner can set a new deadline)",
                 }))
             }
             Ok(Awaited::Closed(why)) | Err(CliError::ReviewClosed(why)) => Ok(closed(&id, &why)),

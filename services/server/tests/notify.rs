@@ -759,3 +759,82 @@ async fn three_replicas_deliver_each_notification_once() {
         r.process.terminate(Duration::from_secs(20)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_is_the_owners_and_must_be_to_come() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let server = start_server(&data, "deadlines", &[]).await;
+    let base = &server.base;
+    let review = create_review(base, None).await;
+    let reviewer = add_link(base, &review, "reviewer").await;
+    let url = format!("{base}/api/v1/reviews/{}/deadline", review.id);
+    let now = u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    let soon = now + 3_600_000;
+    for (body, status, code) in [
+        (json!({"deadline": now - 1_000}), 422, "invalid-field"),
+        (
+            json!({"deadline": now + 400 * 86_400_000_u64}),
+            422,
+            "invalid-field",
+        ),
+        (
+            json!({"deadline": soon, "remindEvery": 10}),
+            422,
+            "invalid-field",
+        ),
+        (json!({"deadline": soon, "when": 1}), 422, "unknown-field"),
+    ] {
+        let (got, answer) = call(
+            reqwest::Method::PUT,
+            url.clone(),
+            &review.owner,
+            Some(body.clone()),
+        )
+        .await;
+        assert_eq!(
+            (got, answer["code"].as_str()),
+            (status, Some(code)),
+            "{body}: {answer}"
+        );
+    }
+    let (got, answer) = call(
+        reqwest::Method::PUT,
+        url.clone(),
+        &reviewer,
+        Some(json!({"deadline": soon})),
+    )
+    .await;
+    assert_eq!(
+        (got, answer["code"].as_str()),
+        (403, Some("owner-only")),
+        "{answer}"
+    );
+    let (got, answer) = call(
+        reqwest::Method::PUT,
+        url.clone(),
+        &review.owner,
+        Some(json!({"deadline": soon, "remindEvery": 3600})),
+    )
+    .await;
+    assert_eq!(got, 200, "{answer}");
+    let view_url = format!("{base}/api/v1/reviews/{}", review.id);
+    let (_, view) = call(reqwest::Method::GET, view_url.clone(), &reviewer, None).await;
+    assert_eq!(
+        (view["deadline"].as_u64(), view["remindEvery"].as_u64()),
+        (Some(soon), Some(3600))
+    );
+    let (got, _) = call(reqwest::Method::PUT, url, &review.owner, Some(json!({}))).await;
+    assert_eq!(got, 200);
+    let (_, view) = call(reqwest::Method::GET, view_url, &reviewer, None).await;
+    assert!(
+        view.get("deadline").is_none() && view.get("remindEvery").is_none(),
+        "{view}"
+    );
+}

@@ -87,6 +87,7 @@ fn the_document_lists_every_route() {
         "DELETE /api/v1/reviews/{id}/comments",
         "POST /api/v1/reviews/{id}/decision",
         "GET /api/v1/reviews/{id}/events",
+        "PUT /api/v1/reviews/{id}/deadline",
         "POST /api/v1/reviews/{id}/subscriptions",
         "GET /api/v1/reviews/{id}/subscriptions",
         "DELETE /api/v1/reviews/{id}/subscriptions/{sid}",

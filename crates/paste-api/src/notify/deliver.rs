@@ -35,6 +35,8 @@ pub(crate) const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 const ANSWER_BYTES: usize = 4096;
 /// How often the outbox is looked at when nothing rang.
 const POLL: Duration = Duration::from_secs(1);
+/// How often reminders and deadlines are looked for.
+const REMINDER_CHECK: Duration = Duration::from_secs(5);
 /// Delivered and failed notifications are kept this long for listing.
 const KEEP_DONE_MS: i64 = 7 * 86_400_000;
 
@@ -105,6 +107,7 @@ pub(crate) async fn run(
     let busy: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut tasks = JoinSet::new();
     let mut last_sweep = Instant::now();
+    let mut last_reminders = Instant::now() - REMINDER_CHECK;
     // Whether to read the outbox this turn: not when a wake-up came from a
     // change that queued nothing (most changes, where nobody subscribed).
     let mut look = true;
@@ -170,6 +173,14 @@ pub(crate) async fn run(
                     b.remove(&subscription);
                 }
             });
+        }
+        if last_reminders.elapsed() >= REMINDER_CHECK {
+            last_reminders = Instant::now();
+            match catalog.queue_due_reminders(now_ms_i64()).await {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(queued = n, "reminders and deadline notices queued"),
+                Err(error) => tracing::warn!(%error, "reminders not queued"),
+            }
         }
         if last_sweep.elapsed() > Duration::from_secs(600) {
             last_sweep = Instant::now();

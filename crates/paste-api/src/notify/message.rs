@@ -9,12 +9,17 @@ use tenancy::{NoticeType, OutboxItem};
 /// The message id of a notification (`webhook-id`): the same for every
 /// attempt, unique per review event and subscription.
 pub(crate) fn message_id(item: &OutboxItem) -> String {
-    message_id_of(&item.review, item.seq, &item.subscription)
+    message_id_of(&item.review, item.seq, &item.subscription, item.id)
 }
 
-/// [`message_id`] from its parts.
-pub(crate) fn message_id_of(review: &str, seq: i64, subscription: &str) -> String {
-    format!("msg_{review}_{seq}_{subscription}")
+/// [`message_id`] from its parts: a review event's by its `seq`; a
+/// reminder's or a deadline's (`seq` 0) by its outbox row.
+pub(crate) fn message_id_of(review: &str, seq: i64, subscription: &str, row: i64) -> String {
+    if seq > 0 {
+        format!("msg_{review}_{seq}_{subscription}")
+    } else {
+        format!("msg_{review}_t{row}_{subscription}")
+    }
 }
 
 /// The review's address without key or token: `<base>/r/<id>`, where a

@@ -403,3 +403,36 @@ pub(crate) async fn decide_review(
     let answer = view::decision_info(&decided, body.data);
     Ok(json_response(StatusCode::OK, &answer))
 }
+
+/// `PUT /api/v1/reviews/{id}/deadline` — 200: the deadline and reminder
+/// interval now in force (the owner); an empty body clears both.
+#[utoipa::path(
+    put,
+    path = "/api/v1/reviews/{id}/deadline",
+    tag = "reviews",
+    operation_id = "setReviewDeadline",
+    params(("id" = String, Path, pattern = "^[A-Za-z0-9]{6,16}$", description = "The review id")),
+    request_body(content = api_types::reviews::ReviewDeadline, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Set", body = api_types::reviews::ReviewDeadline),
+        (status = 400, response = crate::openapi::responses::BadRequest),
+        (status = 403, response = crate::openapi::responses::Forbidden),
+        (status = 413, response = crate::openapi::responses::PayloadTooLarge),
+        (status = 415, response = crate::openapi::responses::UnsupportedMediaType),
+        (status = 422, response = crate::openapi::responses::Unprocessable),
+    ),
+    security(("reviewToken" = [])),
+)]
+pub(crate) async fn set_review_deadline(
+    State(state): State<AppState>,
+    ReviewCaller(caller): ReviewCaller,
+    JsonBody(body, _): JsonBody<wire::ReviewDeadline>,
+) -> Result<Response, ApiError> {
+    let (deadline, remind_every) = view::checked_deadline(&caller, &body)?;
+    state
+        .inner
+        .reviews
+        .set_deadline(&caller, deadline, remind_every)
+        .await?;
+    Ok(json_response(StatusCode::OK, &body))
+}

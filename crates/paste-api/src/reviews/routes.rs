@@ -71,6 +71,12 @@ pub(crate) const ROWS: &[RouteRow] = &[
         Auth::ReviewToken,
     ),
     row(
+        "PUT",
+        "/api/v1/reviews/{id}/deadline",
+        Shedding::AfterBody,
+        Auth::ReviewToken,
+    ),
+    row(
         "POST",
         "/api/v1/reviews/{id}/subscriptions",
         Shedding::AfterBody,
@@ -137,6 +143,10 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .routes(with_method_fallback(
             routes!(events::review_events),
             "GET, HEAD",
+        ))
+        .routes(with_method_fallback(
+            routes!(handlers::set_review_deadline),
+            "PUT",
         ))
         .routes(with_method_fallback(
             routes!(

@@ -249,7 +249,7 @@ fn info(s: Subscription) -> wire::SubscriptionInfo {
 
 fn delivery(review: &str, sid: &str, d: Delivery) -> wire::DeliveryInfo {
     wire::DeliveryInfo {
-        id: crate::notify::message::message_id_of(review, d.seq, sid),
+        id: crate::notify::message::message_id_of(review, d.seq, sid, d.id),
         kind: d.kind.as_str().to_owned(),
         seq: unsigned(d.seq),
         created_at: unsigned(d.created_at),

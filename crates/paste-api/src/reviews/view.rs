@@ -137,6 +137,41 @@ pub(crate) fn checked_sealed(sealed: Option<String>) -> Result<Option<String>, A
     }
 }
 
+/// A deadline request as the catalog takes it (Unix ms, ms): a deadline
+/// in the future and before the review expires; reminders 1 minute to 30
+/// days apart.
+pub(crate) fn checked_deadline(
+    caller: &Caller,
+    body: &wire::ReviewDeadline,
+) -> Result<(Option<i64>, Option<i64>), ApiError> {
+    let head = &caller.principal.review;
+    let now = crate::within::now_ms_i64();
+    let deadline = body.deadline.map(|d| i64::try_from(d).unwrap_or(i64::MAX));
+    if let Some(d) = deadline {
+        if d <= now {
+            return Err(ApiError::InvalidField(
+                "\"deadline\" is in the past: give a time to come (Unix ms)".into(),
+            ));
+        }
+        if d > head.expires_at {
+            return Err(ApiError::InvalidField(format!(
+                "\"deadline\" is after the review expires ({}): choose an earlier one",
+                head.expires_at
+            )));
+        }
+    }
+    let remind = match body.remind_every {
+        None => None,
+        Some(secs @ 60..=2_592_000) => Some(i64::try_from(secs).unwrap_or(0) * 1000),
+        Some(_) => {
+            return Err(ApiError::InvalidField(
+                "\"remindEvery\" must be 60 to 2592000 seconds (a minute to 30 days)".into(),
+            ));
+        }
+    };
+    Ok((deadline, remind))
+}
+
 /// A new link's role: `reviewer` when absent.
 pub(crate) fn link_role(role: Option<&str>) -> Result<tenancy::Role, ApiError> {
     match role {
@@ -261,6 +296,8 @@ pub(crate) fn review(caller: &Caller, read: ReviewRead) -> wire::ReviewView {
         decisions,
         seq: unsigned(snapshot.head.seq),
         expires_at: unsigned(snapshot.head.expires_at),
+        deadline: snapshot.deadline.map(unsigned),
+        remind_every: snapshot.remind_every.map(|ms| unsigned(ms / 1000)),
     }
 }
 

@@ -22,6 +22,7 @@ pub(super) async fn run(c: &Catalog) {
     concurrent_claimers_never_share_a_row(c.clone()).await;
     notify_keys_are_made_once(c).await;
     removing_the_review_removes_its_subscriptions_and_outbox(c).await;
+    reminders_go_to_deciders_until_the_deadline_which_goes_to_all(c).await;
 }
 
 const LIMITS: ReviewLimits = ReviewLimits {
@@ -561,4 +562,134 @@ async fn removing_the_review_removes_its_subscriptions_and_outbox(c: &Catalog) {
         "{what}"
     );
     assert!(claim_all(c, "replica-gone").await.is_empty(), "{what}");
+}
+
+async fn reminders_go_to_deciders_until_the_deadline_which_goes_to_all(c: &Catalog) {
+    let what = "reminders_go_to_deciders_until_the_deadline_which_goes_to_all";
+    let (t, id, reviewer) = review(c, "notify-remind").await;
+    let approver = suffix();
+    ok(
+        c.add_review_link(
+            &t,
+            &id,
+            &approver,
+            Role::Approver,
+            &digest(),
+            now_ms(),
+            LIMITS,
+        )
+        .await,
+        what,
+    )
+    .unwrap_or_else(|e| panic!("{what}: refused {e:?}"));
+    let owners = subscribe(c, &t, &id, "owner", NoticeType::ALL_MASK).await;
+    let approvers = subscribe(c, &t, &id, &approver, NoticeType::ALL_MASK).await;
+    let reviewers = subscribe(c, &t, &id, &reviewer, NoticeType::ALL_MASK).await;
+    // Linking the approver queued nothing for these (they came later).
+    assert!(claim_all(c, "replica-r").await.is_empty(), "{what}");
+    let now = now_ms();
+    let deadline = now + 600_000;
+    ok(
+        c.set_review_deadline(&t, &id, Some(deadline), Some(60_000), now)
+            .await,
+        what,
+    );
+    assert!(matches!(
+        c.set_review_deadline(&t, &id, None, Some(1_000), now).await,
+        Err(CatalogError::Invalid(_))
+    ));
+    let snapshot = ok(c.review_snapshot(&t, &id).await, what).unwrap_or_else(|| panic!("{what}"));
+    assert_eq!(
+        (snapshot.deadline, snapshot.remind_every),
+        (Some(deadline), Some(60_000))
+    );
+    // Not due yet; then due: the approver's subscription only.
+    assert_eq!(
+        ok(c.queue_due_reminders(now + 1_000).await, what),
+        0,
+        "{what}"
+    );
+    assert_eq!(
+        ok(c.queue_due_reminders(now + 61_000).await, what),
+        1,
+        "{what}"
+    );
+    assert_eq!(
+        ok(c.queue_due_reminders(now + 61_000).await, what),
+        0,
+        "{what}: once"
+    );
+    let claimed = ok(
+        c.claim_outbox("replica-r", now + 61_000, 100, &HashSet::new())
+            .await,
+        what,
+    );
+    assert_eq!(claimed.len(), 1, "{what}: {claimed:?}");
+    assert_eq!(
+        (
+            claimed[0].subscription.as_str(),
+            claimed[0].notice,
+            claimed[0].seq
+        ),
+        (approvers.as_str(), NoticeType::Reminder, 0)
+    );
+    assert!(
+        claimed[0]
+            .data
+            .contains(r#""kind":"reminder","round":1,"version":1"#),
+        "{}",
+        claimed[0].data
+    );
+    deliver(c, &claimed).await;
+    // The deadline: every subscription, once; reminders stop.
+    assert_eq!(ok(c.queue_due_reminders(deadline).await, what), 3, "{what}");
+    assert_eq!(
+        ok(c.queue_due_reminders(deadline + 120_000).await, what),
+        0,
+        "{what}"
+    );
+    let mut claimed = ok(
+        c.claim_outbox("replica-r", deadline, 100, &HashSet::new())
+            .await,
+        what,
+    );
+    claimed.sort_by(|a, b| a.subscription.cmp(&b.subscription));
+    let mut want = vec![owners, approvers, reviewers];
+    want.sort();
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|i| i.subscription.clone())
+            .collect::<Vec<_>>(),
+        want,
+        "{what}"
+    );
+    assert!(
+        claimed.iter().all(|i| i.notice == NoticeType::Deadline),
+        "{what}"
+    );
+    deliver(c, &claimed).await;
+    // A decided round is not reminded.
+    ok(
+        c.set_review_deadline(&t, &id, None, Some(60_000), now)
+            .await,
+        what,
+    );
+    ok(
+        c.decide_latest(&t, &id, ReviewState::Approved, None, now)
+            .await,
+        what,
+    )
+    .unwrap_or_else(|e| panic!("{what}: refused {e:?}"));
+    assert_eq!(
+        ok(c.queue_due_reminders(now + 61_000).await, what),
+        0,
+        "{what}"
+    );
+    assert!(matches!(
+        c.set_review_deadline(&t, "nosuchreview", None, None, now)
+            .await,
+        Err(CatalogError::NotFound)
+    ));
+    ok(c.delete_review(&t, &id).await, what);
 }

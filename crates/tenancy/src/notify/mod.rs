@@ -365,6 +365,38 @@ pub(crate) fn notice_of_event(
     Ok(Some((notice, encode(&data)?)))
 }
 
+/// The `data` object of a reminder (`deadline` `None`) or a deadline
+/// notice.
+pub(crate) fn notice_of_time(
+    review: &str,
+    round: i64,
+    version: i64,
+    deadline: Option<i64>,
+) -> Result<String, CatalogError> {
+    #[derive(Serialize)]
+    struct TimeData<'a> {
+        review: &'a str,
+        seq: i64,
+        kind: &'static str,
+        round: i64,
+        version: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        deadline: Option<i64>,
+    }
+    encode(&TimeData {
+        review,
+        seq: 0,
+        kind: if deadline.is_some() {
+            "deadline"
+        } else {
+            "reminder"
+        },
+        round,
+        version,
+        deadline,
+    })
+}
+
 #[derive(Serialize)]
 struct NoticeData<'a> {
     review: &'a str,

@@ -91,6 +91,43 @@ const SWEEP_DONE: &str = "DELETE FROM notify_outbox WHERE id IN \
 const SELECT_KEY: &str = "SELECT value FROM notify_keys WHERE name = $1";
 const INSERT_KEY: &str = "INSERT INTO notify_keys (name, value, created_at) VALUES ($1, $2, $3) \
      ON CONFLICT (name) DO NOTHING";
+const SET_DEADLINE: &str = "UPDATE reviews SET deadline_at = $3, remind_every = $4, \
+     remind_at = $5, deadline_sent = FALSE WHERE tenant_id = $1 AND id = $2";
+/// Reviews whose reminder is due (`$1` now): each moves its next reminder
+/// on by its interval in the same statement, so one replica sends it.
+const DUE_REMINDERS: &str = "UPDATE reviews SET remind_at = $1 + remind_every \
+     WHERE remind_at IS NOT NULL AND remind_at <= $1 \
+     RETURNING tenant_id, id, state, round, deadline_at, \
+     COALESCE((SELECT MAX(v.n) FROM review_versions v \
+               WHERE v.tenant_id = reviews.tenant_id AND v.review_id = reviews.id), 0) AS latest";
+/// Reviews whose deadline passed (`$1` now), marked sent by the same
+/// statement.
+const DUE_DEADLINES: &str = "UPDATE reviews SET deadline_sent = TRUE, remind_at = NULL \
+     WHERE deadline_at IS NOT NULL AND deadline_at <= $1 AND NOT deadline_sent \
+     RETURNING tenant_id, id, state, round, deadline_at, \
+     COALESCE((SELECT MAX(v.n) FROM review_versions v \
+               WHERE v.tenant_id = reviews.tenant_id AND v.review_id = reviews.id), 0) AS latest";
+/// A reminder's rows: the subscriptions of the review's approver links,
+/// or the owner's when it has none (the owner is then the one to decide).
+const INSERT_REMINDER: &str = "INSERT INTO notify_outbox \
+     (tenant_id, review_id, subscription_id, seq, type, data, created_at, next_at) \
+     SELECT s.tenant_id, s.review_id, s.id, 0, $3, $4, $5, \
+     CASE WHEN s.retry_at IS NOT NULL AND s.retry_at > $5 THEN s.retry_at ELSE $5 END \
+     FROM notify_subscriptions s \
+     WHERE s.tenant_id = $1 AND s.review_id = $2 AND s.disabled_at IS NULL \
+     AND (s.events & $6) <> 0 \
+     AND (s.writer IN (SELECT w.id FROM review_writers w WHERE w.tenant_id = $1 \
+          AND w.review_id = $2 AND w.approver AND w.revoked_at IS NULL) \
+       OR (s.writer = 'owner' AND NOT EXISTS (SELECT 1 FROM review_writers w \
+          WHERE w.tenant_id = $1 AND w.review_id = $2 AND w.approver AND w.revoked_at IS NULL)))";
+/// A deadline's rows: every subscription of the review.
+const INSERT_DEADLINE: &str = "INSERT INTO notify_outbox \
+     (tenant_id, review_id, subscription_id, seq, type, data, created_at, next_at) \
+     SELECT s.tenant_id, s.review_id, s.id, 0, $3, $4, $5, \
+     CASE WHEN s.retry_at IS NOT NULL AND s.retry_at > $5 THEN s.retry_at ELSE $5 END \
+     FROM notify_subscriptions s \
+     WHERE s.tenant_id = $1 AND s.review_id = $2 AND s.disabled_at IS NULL \
+     AND (s.events & $6) <> 0";
 const PENDING_COUNT: &str = "SELECT COUNT(*) FROM notify_outbox WHERE state = 'pending'";
 
 /// The back-off of a target after `failures` failed attempts in a row: the
@@ -191,7 +228,106 @@ pub enum SubscriptionRefusal {
     TooMany(i64),
 }
 
+#[derive(sqlx::FromRow)]
+struct DueRow {
+    tenant_id: String,
+    id: String,
+    state: String,
+    round: i64,
+    deadline_at: Option<i64>,
+    latest: i64,
+}
+
 impl Catalog {
+    /// Sets (or with `None`, clears) review `review`'s deadline and the
+    /// interval of its reminders (ms; the first is due one interval from
+    /// `now`). Unknown review: [`CatalogError::NotFound`].
+    pub async fn set_review_deadline(
+        &self,
+        tenant: &TenantId,
+        review: &str,
+        deadline: Option<i64>,
+        remind_every: Option<i64>,
+        now: i64,
+    ) -> Result<(), CatalogError> {
+        if remind_every.is_some_and(|ms| ms < 60_000) {
+            return Err(CatalogError::Invalid(
+                "reminders are at least a minute apart".into(),
+            ));
+        }
+        let _turn = self.review_write_turn().await;
+        let changed = with_pool!(self, p => {
+            sqlx::query(SET_DEADLINE)
+                .bind(tenant.as_str())
+                .bind(review)
+                .bind(deadline)
+                .bind(remind_every)
+                .bind(remind_every.map(|every| now + every))
+                .execute(p)
+                .await?
+                .rows_affected()
+        });
+        if changed == 0 {
+            return Err(CatalogError::NotFound);
+        }
+        Ok(())
+    }
+
+    /// Queues the reminders and deadline notices due at `now` (each review's
+    /// by one replica: the statement that finds it moves it on); answers
+    /// how many notifications were queued.
+    pub async fn queue_due_reminders(&self, now: i64) -> Result<u64, CatalogError> {
+        let _turn = self.review_write_turn().await;
+        let queued = with_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            let mut queued = 0;
+            let deadlines: Vec<DueRow> = sqlx::query_as(DUE_DEADLINES)
+                .bind(now)
+                .fetch_all(&mut *tx)
+                .await?;
+            for due in deadlines.iter().filter(|d| d.state == "open") {
+                let data = super::notice_of_time(&due.id, due.round, due.latest, due.deadline_at)?;
+                queued += sqlx::query(INSERT_DEADLINE)
+                    .bind(&due.tenant_id)
+                    .bind(&due.id)
+                    .bind(NoticeType::Deadline.as_str())
+                    .bind(&data)
+                    .bind(now)
+                    .bind(NoticeType::Deadline.bit())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+            }
+            let reminders: Vec<DueRow> = sqlx::query_as(DUE_REMINDERS)
+                .bind(now)
+                .fetch_all(&mut *tx)
+                .await?;
+            for due in reminders.iter().filter(|d| d.state == "open") {
+                if due.deadline_at.is_some_and(|d| d <= now) {
+                    continue;
+                }
+                let data = super::notice_of_time(&due.id, due.round, due.latest, None)?;
+                queued += sqlx::query(INSERT_REMINDER)
+                    .bind(&due.tenant_id)
+                    .bind(&due.id)
+                    .bind(NoticeType::Reminder.as_str())
+                    .bind(&data)
+                    .bind(now)
+                    .bind(NoticeType::Reminder.bit())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+            }
+            tx.commit().await?;
+            queued
+        });
+        if queued > 0 {
+            self.notices_queued
+                .fetch_add(queued, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(queued)
+    }
+
     /// Adds a subscription to review `review` of `tenant`. Unknown review:
     /// [`CatalogError::NotFound`]; an id the review already has:
     /// [`CatalogError::Conflict`]`("subscription")`.

@@ -373,6 +373,10 @@ pub struct ReviewSnapshot {
     pub links: Vec<LinkRow>,
     /// Every decision, oldest (round 1) first.
     pub decisions: Vec<DecisionRow>,
+    /// The owner's deadline for a decision, Unix ms.
+    pub deadline: Option<i64>,
+    /// How often deciders are reminded while the round is undecided, ms.
+    pub remind_every: Option<i64>,
 }
 
 /// The per-review limits a change is checked against.

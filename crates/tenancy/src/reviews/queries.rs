@@ -70,7 +70,7 @@ const NAMESPACE: &str = "SELECT namespace FROM tenants WHERE id = $1";
 const SELECT_HEAD: &str = "SELECT r.tenant_id, t.namespace, r.id, r.state, r.round, r.seq, \
      COALESCE((SELECT MAX(v.n) FROM review_versions v \
                WHERE v.tenant_id = r.tenant_id AND v.review_id = r.id), 0) AS latest, \
-     r.created_at, r.expires_at \
+     r.created_at, r.expires_at, r.deadline_at, r.remind_every \
      FROM reviews r JOIN tenants t ON t.id = r.tenant_id \
      WHERE r.tenant_id = $1 AND r.id = $2";
 /// A live writer of review `$2` by token digest `$1`, not expired at `$3`;
@@ -180,6 +180,8 @@ struct HeadRow {
     latest: i64,
     created_at: i64,
     expires_at: i64,
+    deadline_at: Option<i64>,
+    remind_every: Option<i64>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -779,6 +781,8 @@ impl Catalog {
         });
         let (head, versions, comments, links, decisions) = read;
         Ok(Some(ReviewSnapshot {
+            deadline: head.deadline_at,
+            remind_every: head.remind_every,
             head: head.head()?,
             versions: versions.into_iter().map(VersionRow::from).collect(),
             comments: comments

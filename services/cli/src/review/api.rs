@@ -184,6 +184,26 @@ impl ReviewApi {
         }
     }
 
+    /// `PUT /api/v1/reviews/{id}/deadline` (the owner).
+    pub async fn set_deadline(
+        &self,
+        id: &str,
+        token: &str,
+        request: &wire::ReviewDeadline,
+    ) -> Result<wire::ReviewDeadline, CliError> {
+        let answer = self
+            .client
+            .send_json(
+                Method::PUT,
+                &path(id, "/deadline"),
+                Some(token),
+                Some(to_json(request)?),
+                true,
+            )
+            .await?;
+        expect(&answer, self.base(), &[StatusCode::OK])
+    }
+
     /// `POST /api/v1/reviews/{id}/subscriptions`: a webhook's answer
     /// carries its secret (shown once).
     pub async fn subscribe(

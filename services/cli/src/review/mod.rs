@@ -70,6 +70,8 @@ pub enum ReviewCommand {
     /// stdout; exit 0 approved, 15 changes requested, 16 closed or
     /// revoked, 17 timed out (`--timeout`).
     Wait(watch::WaitArgs),
+    /// Set, change or clear the review's deadline and reminders (owner).
+    Deadline(DeadlineArgs),
     /// Hear of the review's changes: a webhook or an ntfy topic per link
     /// (`--webhook URL`, `--ntfy URL`), `--list`, `--remove ID`,
     /// `--deliveries ID`.
@@ -95,6 +97,15 @@ pub struct StartArgs {
     /// [default: the server's default paste lifetime].
     #[arg(long, value_parser = parse_duration)]
     ttl: Option<u64>,
+    /// A deadline for the decision, from now (`4h`, `2d`): `review.deadline`
+    /// goes to the review's subscriptions when it passes undecided, and
+    /// `wait`, `watch`, the hook and MCP stop waiting there.
+    #[arg(long, value_parser = parse_duration)]
+    deadline: Option<u64>,
+    /// Remind the deciders this often while the round is undecided
+    /// (`1h`; at least a minute).
+    #[arg(long, value_parser = parse_duration)]
+    remind: Option<u64>,
     /// Print `{"id","owner","reviewers":[…],"expiresAt","links":[{"id","role","url"}]}`
     /// as JSON (`reviewers`: every link's URL, approvers' included).
     #[arg(long)]
@@ -158,6 +169,24 @@ pub struct LinksArgs {
     api: ApiArgs,
 }
 
+/// Arguments of `review deadline`.
+#[derive(Args)]
+pub struct DeadlineArgs {
+    /// The review: its id in your keyring, the owner link, or `-`.
+    link: String,
+    /// The deadline, from now (`4h`, `2d`, seconds).
+    #[arg(value_parser = parse_duration, required_unless_present_any = ["clear", "remind"])]
+    within: Option<u64>,
+    /// Remind the deciders this often while the round is undecided.
+    #[arg(long, value_parser = parse_duration)]
+    remind: Option<u64>,
+    /// Remove the deadline and the reminders.
+    #[arg(long, conflicts_with_all = ["within", "remind"])]
+    clear: bool,
+    #[command(flatten)]
+    api: ApiArgs,
+}
+
 /// Arguments of `review decide`.
 #[derive(Args)]
 pub struct DecideArgs {
@@ -202,6 +231,7 @@ pub async fn run(command: ReviewCommand, env: &Env) -> Result<String, CliError> 
         ReviewCommand::List(args) => keyring::list(args, env).await,
         ReviewCommand::Wait(args) => watch::wait(args, env).await,
         ReviewCommand::Notify(args) => notify::run(args, env).await,
+        ReviewCommand::Deadline(args) => deadline(args, env).await,
     }
 }
 
@@ -842,6 +872,14 @@ pub struct NewReview {
     pub share_url: Option<String>,
     /// The Claude Code session the review belongs to (the hook's).
     pub session: Option<String>,
+    /// A deadline, in seconds from now.
+    pub deadline: Option<u64>,
+    /// Seconds between reminders to the deciders.
+    pub remind: Option<u64>,
+    /// An ntfy-style topic the first approver link (else the owner's)
+    /// subscribes, so the person who decides hears of new versions,
+    /// reminders and the deadline.
+    pub notify: Option<String>,
 }
 
 /// Creates a review and mints its links; answers the keyring entry for it
@@ -855,6 +893,7 @@ pub async fn create_review(
     if let Some(why) = env.share_disabled() {
         return Err(CliError::ShareDisabled(why));
     }
+    check_remind(new.remind)?;
     let key = ShareKey::generate().map_err(|e| CliError::Output(e.to_string()))?;
     let configured = api.configured(env);
     let client = api.client(env)?;
@@ -905,6 +944,46 @@ pub async fn create_review(
             }
         }
     }
+    if new.deadline.is_some() || new.remind.is_some() {
+        let request = wire::ReviewDeadline {
+            deadline: new.deadline.map(|secs| now_ms() + secs * 1000),
+            remind_every: new.remind,
+        };
+        if let Err(error) = api
+            .set_deadline(&created.id, &created.owner_token, &request)
+            .await
+        {
+            warn(&format!(
+                "review {} was created, but its deadline was not set: {error}",
+                created.id
+            ));
+        }
+    }
+    if let Some(url) = &new.notify {
+        let decider = links
+            .iter()
+            .find(|l| l.role == "approver")
+            .and_then(|l| share_codec::parse_review_link(&l.url).ok())
+            .and_then(|l| l.token)
+            .unwrap_or_else(|| created.owner_token.clone());
+        let request = api_types::notify::CreateSubscriptionRequest {
+            kind: "ntfy".into(),
+            url: url.clone(),
+            events: None,
+        };
+        match api.subscribe(&created.id, &decider, &request).await {
+            Ok(made) => warn(&format!(
+                "{} hears of this review's changes ({})",
+                safe_text(url),
+                made.subscription.id
+            )),
+            Err(error) => warn(&format!(
+                "review {} was created, but {} was not subscribed: {error}",
+                created.id,
+                safe_text(url)
+            )),
+        }
+    }
     Ok(keyring::Entry {
         id: created.id,
         owner,
@@ -935,6 +1014,9 @@ async fn start(args: StartArgs, env: &Env) -> Result<String, CliError> {
         ttl: args.ttl,
         share_url: args.share_url,
         session: None,
+        deadline: args.deadline,
+        remind: args.remind,
+        notify: None,
     };
     let entry = create_review(new, &args.api, env).await?;
     keep_new(env, &entry);
@@ -1141,6 +1223,55 @@ async fn links(args: LinksArgs, env: &Env) -> Result<String, CliError> {
         ));
     }
     Ok(out)
+}
+
+/// Reminders a minute to 30 days apart, as the server takes them.
+fn check_remind(remind: Option<u64>) -> Result<(), CliError> {
+    match remind {
+        Some(secs) if !(60..=2_592_000).contains(&secs) => Err(CliError::Usage(
+            "--remind must be a minute to 30 days (`30m`, `1h`, `1d`)".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+async fn deadline(args: DeadlineArgs, env: &Env) -> Result<String, CliError> {
+    check_remind(args.remind)?;
+    let linked = Linked::from_link(&args.link, &args.api, env)?;
+    let request = wire::ReviewDeadline {
+        deadline: args.within.map(|secs| now_ms() + secs * 1000),
+        remind_every: args.remind,
+    };
+    let set = linked
+        .api
+        .set_deadline(&linked.id, &linked.token, &request)
+        .await?;
+    let mut out = match set.deadline {
+        Some(at) => format!(
+            "review {}: a decision is due {}",
+            safe_text(&linked.id),
+            expiry_text(at, now_ms())
+        ),
+        None => format!("review {}: no deadline", safe_text(&linked.id)),
+    };
+    match set.remind_every {
+        Some(secs) => out.push_str(&format!(
+            "; the deciders are reminded every {}\n",
+            hook_duration(secs)
+        )),
+        None => out.push_str("; no reminders\n"),
+    }
+    Ok(out)
+}
+
+/// `3600` as `1h`, `90` as `90s`.
+fn hook_duration(secs: u64) -> String {
+    match secs {
+        s if s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
 }
 
 async fn decide(args: DecideArgs, env: &Env) -> Result<String, CliError> {

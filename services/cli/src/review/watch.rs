@@ -166,10 +166,18 @@ async fn follow_review(
                     safe_text(&super::decider_label(&view, last))
                 ));
             }
-            match timeout {
+            let (limit, by_deadline) = wait_limit(timeout, &view);
+            match limit {
                 None => watcher.follow().await?,
                 Some(limit) => match tokio::time::timeout(limit, watcher.follow()).await {
                     Ok(end) => end?,
+                    Err(_) if by_deadline => {
+                        return Err(CliError::TimedOut(format!(
+                            "the deadline of review {} passed without a decision; the review stays open: the owner can set a new one with `planshare review deadline {} 4h`",
+                            safe_text(&view.id),
+                            safe_text(&view.id)
+                        )));
+                    }
                     Err(_) => {
                         return Err(CliError::TimedOut(format!(
                             "no decision on review {} within {}s; the review stays as it is: wait again with `planshare review wait {}`",
@@ -199,6 +207,26 @@ pub enum Awaited {
     Closed(String),
     /// No decision within the time given; the review is untouched.
     Open,
+    /// The review's deadline passed without a decision (Unix ms); the
+    /// review stays open.
+    Deadline(u64),
+}
+
+/// How long until the review's deadline (zero once it passed); `None`
+/// without one.
+pub(crate) fn until_deadline(view: &wire::ReviewView) -> Option<Duration> {
+    view.deadline
+        .map(|d| Duration::from_millis(d.saturating_sub(super::now_ms())))
+}
+
+/// The shorter of a caller's limit and the time to the deadline, and
+/// whether the deadline is what ends it.
+fn wait_limit(limit: Option<Duration>, view: &wire::ReviewView) -> (Option<Duration>, bool) {
+    match (limit, until_deadline(view)) {
+        (Some(l), Some(d)) if d <= l => (Some(d), true),
+        (None, Some(d)) => (Some(d), true),
+        (l, _) => (l, false),
+    }
 }
 
 /// Waits up to `limit` for the decision of the review's current round
@@ -214,9 +242,13 @@ pub async fn await_decision(linked: Linked, limit: Duration) -> Result<Awaited, 
         linked,
         quiet: true,
     };
+    let (limit, by_deadline) = wait_limit(Some(limit), &view);
+    let limit = limit.unwrap_or_default();
+    let deadline = view.deadline.unwrap_or_default();
     let (decision, view) = match view.decision.clone() {
         Some(decision) => (decision, view),
         None => match tokio::time::timeout(limit, watcher.follow()).await {
+            Err(_) if by_deadline => return Ok(Awaited::Deadline(deadline)),
             Err(_) => return Ok(Awaited::Open),
             Ok(Err(CliError::ReviewClosed(why))) => return Ok(Awaited::Closed(why)),
             Ok(Err(other)) => return Err(other),

@@ -345,6 +345,31 @@ async fn no_decision_in_time_denies_with_how_to_go_on() {
     assert_eq!(listed[0]["state"], "open");
 }
 
+/// A review's deadline ends the hook's wait as its timeout does, with its
+/// own message; the review stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deadline_ends_the_wait_with_its_own_message() {
+    let setup = Setup::new().await;
+    let hook = setup.hook(
+        &["--timeout", "1h", "--deadline", "2s"],
+        &input("exit-plan-mode-first.json"),
+    );
+    let (code, stdout, stderr) = hook.end().await;
+    assert_eq!(code, 0, "{stderr}");
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    let decision = &answer["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], "deny");
+    let message = decision["message"].as_str().unwrap();
+    assert!(message.contains("deadline"), "{message}");
+    assert!(
+        message.contains("passed without a decision on v1"),
+        "{message}"
+    );
+    let listed = setup.cli(&["review", "list", "--json"]).await;
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["state"], "open");
+}
+
 /// Other tools get silence; input that does not read gets a message on
 /// stderr, no stdout and a non-zero exit (never an allow); an empty plan
 /// is denied with what to do; a 2 MB plan is reviewed like any other.

@@ -254,3 +254,85 @@ async fn a_private_target_is_refused_with_what_to_do() {
         refused.stderr
     );
 }
+
+/// A deadline set from the CLI ends `review wait` (exit 17, saying so) and
+/// sends `review.deadline` to the review's subscriptions.
+#[tokio::test]
+async fn a_deadline_ends_waits_and_is_announced() {
+    let app = TestApp::spawn(&[("PLANSHARE_NOTIFY_PRIVATE_TARGETS", "true")]).await;
+    let receiver = Stub::start(Vec::new(), (204, Vec::new(), String::new())).await;
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let env = [
+        ("PLANNOTATOR_PASTE_URL", app.base_url.as_str()),
+        ("XDG_DATA_HOME", data.to_str().unwrap()),
+    ];
+    let plan = home.path().join("plan.md");
+    std::fs::write(&plan, PLAN).unwrap();
+    let started = planshare(
+        &[
+            "review",
+            "start",
+            plan.to_str().unwrap(),
+            "--deadline",
+            "1h",
+            "--remind",
+            "2h",
+            "--json",
+        ],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    let id = serde_json::from_str::<Value>(&started.stdout).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let hook = format!("{}/hook", receiver.url);
+    let made = planshare(&["review", "notify", &id, "--ntfy", &hook], &env, "").await;
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let too_often = planshare(
+        &["review", "deadline", &id, "1h", "--remind", "10s"],
+        &env,
+        "",
+    )
+    .await;
+    assert_eq!(too_often.code, 2, "{}", too_often.stderr);
+    let set = planshare(&["review", "deadline", &id, "2s"], &env, "").await;
+    assert_eq!(set.code, 0, "{}", set.stderr);
+    assert!(
+        set.stdout.contains("a decision is due") && set.stdout.ends_with("no reminders\n"),
+        "{}",
+        set.stdout
+    );
+    let waited = planshare(&["review", "wait", &id, "--timeout", "1h"], &env, "").await;
+    assert_eq!(waited.code, 17, "{}", waited.stderr);
+    assert!(
+        waited.stderr.contains("deadline of review"),
+        "{}",
+        waited.stderr
+    );
+    // Announced within a reminder check (5 s) of the deadline.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let got: Vec<String> = receiver
+            .recorded()
+            .iter()
+            .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+            .collect();
+        if got
+            .iter()
+            .any(|b| b.starts_with("The deadline passed without a decision on v1"))
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no deadline notice: {got:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let cleared = planshare(&["review", "deadline", &id, "--clear"], &env, "").await;
+    assert_eq!(
+        cleared.stdout,
+        format!("review {id}: no deadline; no reminders\n")
+    );
+}

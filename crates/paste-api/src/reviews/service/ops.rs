@@ -422,6 +422,25 @@ impl ReviewService {
         Ok(())
     }
 
+    /// Sets or clears the review's deadline and reminder interval (ms)
+    /// (the owner).
+    pub(crate) async fn set_deadline(
+        &self,
+        caller: &Caller,
+        deadline: Option<i64>,
+        remind_every: Option<i64>,
+    ) -> Result<(), ReviewError> {
+        caller.require_owner()?;
+        let head = &caller.principal.review;
+        let (tenant, id) = (head.tenant.clone(), head.id.clone());
+        let now = crate::within::now_ms_i64();
+        self.catalog_call(|c| async move {
+            c.set_review_deadline(&tenant, &id, deadline, remind_every, now)
+                .await
+        })
+        .await
+    }
+
     /// Stores the caller's comment set, replacing its previous one: the
     /// writer id and when it was stored.
     pub(crate) async fn put_comments(

@@ -717,14 +717,14 @@ pub(crate) fn decider_label(view: &wire::ReviewView, decision: &wire::DecisionIn
     }
 }
 
-/// The rounds of a review that has had a decision, after `open`'s export:
-/// each decision (who, on which version, voided by which push) and where
-/// the current round stands. Empty before the first decision.
+/// The rounds of a review that has had a decision, as `open` says them on
+/// stderr: each decision (who, on which version, voided by which push) and
+/// where the current round stands. Empty before the first decision.
 fn rounds_block(view: &wire::ReviewView) -> String {
     if view.decisions.is_empty() {
         return String::new();
     }
-    let mut out = String::from("\n## Rounds\n");
+    let mut out = String::from("Rounds:\n");
     for d in &view.decisions {
         let what = if d.decision == "approved" {
             "approved"
@@ -1376,7 +1376,16 @@ pub async fn open(
     let Checked { view, latest } = linked.check(true).await?;
     let merged = merged(&linked, &view, latest).await?;
     match format {
-        Format::Feedback => Ok(export::feedback(&merged) + &rounds_block(&view)),
+        Format::Feedback => {
+            // The rounds go to stderr, as `watch` says them: stdout stays
+            // the export an agent reads, the same as `watch` prints.
+            let rounds = rounds_block(&view);
+            if !rounds.is_empty() {
+                use std::io::Write as _;
+                let _ = std::io::stderr().write_all(rounds.as_bytes());
+            }
+            Ok(export::feedback(&merged))
+        }
         Format::Markdown => {
             crate::open::render(&merged.payload, Some(&linked.id), "review", format, None)
         }

@@ -929,7 +929,11 @@ async fn the_review_export_names_writers_and_the_decider_and_skips_removals_alre
         ),
         "{export}"
     );
-    assert_eq!(open.stderr, "", "nothing is reported missing");
+    // Nothing is reported missing: stderr says only the rounds.
+    assert_eq!(
+        open.stderr, "Rounds:\n- Round 1: changes requested on v2 by the owner (bob)\n",
+        "nothing is reported missing"
+    );
 
     // `watch` prints the same export, and says who decided.
     let watch = planshare(&["review", "watch", &owner], &env, "").await;
@@ -1108,20 +1112,22 @@ async fn rounds_approvers_and_progress_pushes_from_the_cli() {
         "{}",
         voiding.stderr
     );
-    // `open` ends with the rounds: who decided what on which version, the
-    // voided approval, and the round waiting now.
+    // `open` says the rounds on stderr (stdout stays the export): who
+    // decided what on which version, the voided approval, and the round
+    // waiting now.
     let opened = planshare(&["open", &approver], &env, "").await;
     assert_eq!(opened.code, 0, "{}", opened.stderr);
     assert!(
-        opened.stdout.ends_with(
-            "\n## Rounds\n\
+        opened.stderr.contains(
+            "Rounds:\n\
              - Round 1: changes requested on v1 by the owner\n\
              - Round 2: approved on v2 by the approver (Ann) (voided by the push of v4)\n\
              - Round 3: open, waiting for a decision on v4\n"
         ),
         "{}",
-        opened.stdout
+        opened.stderr
     );
+    assert!(!opened.stdout.contains("Rounds:"), "{}", opened.stdout);
     let listed = planshare(&["review", "links", &owner, "--json"], &env, "").await;
     let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
     let roles: Vec<&str> = listed["links"]

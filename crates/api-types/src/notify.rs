@@ -14,6 +14,33 @@ pub const NOTICE_TYPES: [&str; 6] = [
     "review.deadline",
 ];
 
+/// A notification type's name, as the document lists them (the request
+/// carries them as strings: an unknown one is answered `422
+/// invalid-field`, naming the types).
+#[cfg(feature = "openapi")]
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub enum NoticeName {
+    /// A comment set was stored or withdrawn.
+    #[schema(rename = "review.comment")]
+    Comment,
+    /// A version was pushed.
+    #[schema(rename = "review.version")]
+    Version,
+    /// A decision was made.
+    #[schema(rename = "review.decision")]
+    Decision,
+    /// A link was minted or revoked.
+    #[schema(rename = "review.link")]
+    Link,
+    /// The round is still undecided (to the deciders).
+    #[schema(rename = "review.reminder")]
+    Reminder,
+    /// The deadline passed without a decision.
+    #[schema(rename = "review.deadline")]
+    Deadline,
+}
+
 /// `POST /api/v1/reviews/{id}/subscriptions` request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -31,7 +58,10 @@ pub struct CreateSubscriptionRequest {
     pub url: String,
     /// The types wanted (default: all of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(min_items = 1))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_items = 1, value_type = Option<Vec<NoticeName>>)
+    )]
     pub events: Option<Vec<String>>,
 }
 

@@ -22,6 +22,7 @@ import {
   reviewLink,
   sealCommentSet,
   sealComments,
+  sealPreview,
   threadFieldsOf,
 } from "{{review.js}}";
 import { isThreadId, threadsOf } from "{{plandoc-threads.js}}";
@@ -552,8 +553,9 @@ async function feedbackData(text) {
 async function decide(decision, text) {
   const data = await feedbackData(text);
   const name = state.view.you.name ? undefined : $("author").value.trim() || undefined;
+  const preview = await sealPreview(state.key, text);
   try {
-    await state.client.decide(decision, state.view.latest, data, name);
+    await state.client.decide(decision, state.view.latest, data, name, preview);
   } catch (error) {
     if (error.code !== ERROR_CODES.staleVersion) throw error;
     const read = await readReview();
@@ -608,7 +610,10 @@ async function storeOwn(name, own) {
     return 0;
   }
   const data = await sealOwn(state.view.latest, own, fields);
-  const stored = await state.client.putComments(name, state.view.latest, data, state.ownSeq);
+  // The newest comment's first line, sealed, for notifications.
+  const newest = own.at(-1);
+  const preview = await sealPreview(state.key, newest?.text || newest?.originalText);
+  const stored = await state.client.putComments(name, state.view.latest, data, state.ownSeq, preview);
   state.view.you.name = name;
   state.knownSeq = Math.max(state.knownSeq, stored.seq ?? 0);
   state.ownStored = { ...fields, seq: stored.seq ?? 0, version: state.view.latest, annotations: own.map((a) => ({ ...a })) };
@@ -659,9 +664,12 @@ async function sendThreadChange(done, change, sent = () => {}) {
       const stored = state.ownStored ?? { seq: 0, version: state.view.latest, annotations: [], replies: [], states: [], kept: {} };
       const next = { ...stored, ...change(stored) };
       const data = await sealOwn(stored.version, stored.annotations, next);
+      // A new reply's first line, sealed, for notifications.
+      const reply = (next.replies?.length ?? 0) > (stored.replies?.length ?? 0) ? next.replies.at(-1) : null;
+      const preview = await sealPreview(state.key, reply?.text);
       let put;
       try {
-        put = await state.client.putComments(name, stored.version, data, stored.seq);
+        put = await state.client.putComments(name, stored.version, data, stored.seq, preview);
       } catch (error) {
         if (error.code !== ERROR_CODES.commentsChanged || attempt >= 2) throw error;
         state.ownStored = mergedFields((await readReview()).own, null);

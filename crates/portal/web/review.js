@@ -163,8 +163,10 @@ export class ReviewClient {
    * `base` (0: none) — else a `ReviewError` with code `comments-changed`
    * (another tab or device of this link sent meanwhile). `{writer,
    * updatedAt, seq}`. */
-  putComments(name, version, data, base) {
-    return this.call("PUT", "/comments", { name, version, data, base });
+  putComments(name, version, data, base, sealed) {
+    const body = { name, version, data, base };
+    if (sealed) body.sealed = sealed;
+    return this.call("PUT", "/comments", body);
   }
 
   /** Withdraws this writer's comment set, only if it is still revision
@@ -189,10 +191,11 @@ export class ReviewClient {
    * one makes it 409 stale-version), with an optional sealed comment set
    * as feedback and the decider's name (an approver that has not
    * commented must give one). */
-  decide(decision, version, data, name) {
+  decide(decision, version, data, name, sealed) {
     const body = { decision, version };
     if (data !== undefined) body.data = data;
     if (name) body.name = name;
+    if (sealed) body.sealed = sealed;
     return this.call("POST", "/decision", body);
   }
 
@@ -234,6 +237,21 @@ export function commentAnnotations(set, payload, own) {
 /** The images of a comment set's `g`. */
 export function commentAttachments(payload) {
   return imagesOf(payload.g) ?? [];
+}
+
+/** Most characters of a notification preview. */
+const PREVIEW_CHARS = 140;
+
+/** The preview a write's notifications carry (the CLI's `seal_preview`):
+ * `{"text"}` with the first line of `text`, at most 140 characters,
+ * sealed under the review key as a comment set is; only key holders read
+ * it. Undefined for no text. */
+export async function sealPreview(key, text) {
+  const line = String(text ?? "").trim().split("\n")[0].trim();
+  if (!line) return undefined;
+  const chars = [...line];
+  const short = chars.slice(0, PREVIEW_CHARS).join("") + (chars.length > PREVIEW_CHARS ? "…" : "");
+  return encryptWith(await encodePayload({ text: short }), key);
 }
 
 /** `annotations` sealed as a comment set made on version `v` (a

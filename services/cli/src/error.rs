@@ -87,10 +87,10 @@ pub enum CliError {
     /// Writing the output failed (e.g. a closed pipe).
     #[error("cannot write output: {0}")]
     Output(String),
-    /// `review watch`: the owner requested changes (the feedback is on
+    /// `review watch`: changes were requested (the feedback is on
     /// stdout). Not a failure of the command, but scripts need to tell it
     /// from an approval.
-    #[error("the owner requested changes")]
+    #[error("changes were requested (by the owner or an approver; the feedback is on stdout)")]
     ChangesRequested,
     /// `review watch`: the review is gone (deleted or expired), or the
     /// watcher's own link was revoked.

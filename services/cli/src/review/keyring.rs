@@ -242,6 +242,9 @@ struct Listed {
     round: Option<u64>,
     open_threads: Option<usize>,
     expires_at: u64,
+    /// When a decision is due (Unix ms), if the owner set a deadline.
+    #[serde(rename = "deadline", skip_serializing_if = "Option::is_none")]
+    deadline: Option<u64>,
     links: Vec<ListedLink>,
 }
 
@@ -258,7 +261,7 @@ pub async fn list(args: ListArgs, env: &Env) -> Result<String, CliError> {
     let mut listed = Vec::new();
     for entry in all(env)? {
         let linked = super::Linked::from_link(&entry.owner, &args.api, env)?;
-        let (title, state, round, open, names) = match linked.check(true).await {
+        let (title, state, round, open, names, deadline) = match linked.check(true).await {
             Ok(super::Checked { view, latest }) => {
                 let open = super::threads::of_view(&linked, &view)
                     .iter()
@@ -276,10 +279,11 @@ pub async fn list(args: ListArgs, env: &Env) -> Result<String, CliError> {
                     Some(view.round),
                     Some(open),
                     names,
+                    view.deadline,
                 )
             }
             Err(CliError::ReviewNotFound | CliError::ReviewLinkRefused(_)) => {
-                (None, "gone".to_owned(), None, None, Vec::new())
+                (None, "gone".to_owned(), None, None, Vec::new(), None)
             }
             Err(other) => return Err(other),
         };
@@ -304,6 +308,7 @@ pub async fn list(args: ListArgs, env: &Env) -> Result<String, CliError> {
             round,
             open_threads: open,
             expires_at: entry.expires_at,
+            deadline,
             links,
         });
     }
@@ -325,6 +330,14 @@ pub async fn list(args: ListArgs, env: &Env) -> Result<String, CliError> {
                 " · {open} open thread{}",
                 if open == 1 { "" } else { "s" }
             ));
+        }
+        if let Some(at) = review.deadline {
+            let now = super::now_ms();
+            if at > now {
+                line.push_str(&format!(" · due {}", super::expiry_text(at, now)));
+            } else {
+                line.push_str(" · deadline passed");
+            }
         }
         if let Some(title) = &review.title {
             line.push_str(&format!(" · {title}"));

@@ -102,7 +102,7 @@ pub async fn run(args: NotifyArgs, env: &Env) -> Result<String, CliError> {
     if args.json {
         return json_line(&made);
     }
-    let mut out = format!("subscribed {}\n", subscription_line(&made.subscription));
+    let mut out = format!("subscribed {}", subscription_line(&made.subscription));
     if let Some(secret) = &made.secret {
         out.push_str(&format!(
             "secret {secret}\n(shown once: verify each delivery's webhook-signature with it, as any Standard Webhooks library does)\n"

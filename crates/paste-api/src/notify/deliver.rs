@@ -74,13 +74,11 @@ pub(crate) async fn run(
     catalog: Arc<tenancy::LazyCatalog>,
     directory: Arc<Directory>,
 ) {
-    let clients = match Clients::new() {
-        Ok(c) => Arc::new(c),
-        Err(error) => {
-            tracing::error!(%error, "notifications are off: no HTTP client");
-            return;
-        }
-    };
+    // The HTTP clients are made with the first notification to send: they
+    // read the system's root certificates, which a server nobody
+    // subscribed to never needs (and the syscall checks hold a serving
+    // process to its store and catalog).
+    let mut clients: Option<Arc<Clients>> = None;
     let Some(service) = notify.upgrade() else {
         return;
     };
@@ -147,6 +145,17 @@ pub(crate) async fn run(
             None
         };
         drop(service);
+        if !claimed.is_empty() && clients.is_none() {
+            match Clients::new() {
+                Ok(made) => clients = Some(Arc::new(made)),
+                Err(error) => {
+                    tracing::error!(%error, "notifications cannot be sent: no HTTP client");
+                    for item in claimed.drain(..) {
+                        let _ = catalog.release_claim(&replica, item.id).await;
+                    }
+                }
+            }
+        }
         let got = claimed.len();
         let mut by_target: HashMap<String, Vec<OutboxItem>> = HashMap::new();
         for item in claimed {
@@ -159,9 +168,13 @@ pub(crate) async fn run(
             if let Ok(mut b) = busy.lock() {
                 b.insert(subscription.clone());
             }
+            // Made above whenever anything was claimed.
+            let Some(clients) = clients.clone() else {
+                break;
+            };
             let sender = Sender {
                 catalog: catalog.clone(),
-                clients: clients.clone(),
+                clients,
                 directory: directory.clone(),
                 replica: replica.clone(),
                 root,

@@ -838,3 +838,51 @@ async fn a_deadline_is_the_owners_and_must_be_to_come() {
         "{view}"
     );
 }
+
+/// A sealed preview that is not base64url, or too long, is refused with a
+/// clear 4xx, and the write it came with stores nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_preview_is_refused_and_stores_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let server = start_server(&data, "previews", &[]).await;
+    let base = &server.base;
+    let review = create_review(base, None).await;
+    let reviewer = add_link(base, &review, "reviewer").await;
+    for sealed in [
+        json!("not base64!"),
+        json!("A".repeat(1025)),
+        json!(""),
+        json!(7),
+    ] {
+        let (status, answer) = call(
+            reqwest::Method::PUT,
+            format!("{base}/api/v1/reviews/{}/comments", review.id),
+            &reviewer,
+            Some(json!({"name": "Dana", "version": 1, "data": CONTENT, "sealed": sealed})),
+        )
+        .await;
+        assert!((400..500).contains(&status), "{sealed}: {status} {answer}");
+        assert!(
+            answer["code"].is_string() && answer["error"].is_string(),
+            "{answer}"
+        );
+        let (status, answer) = call(
+            reqwest::Method::POST,
+            format!("{base}/api/v1/reviews/{}/decision", review.id),
+            &review.owner,
+            Some(json!({"decision": "approved", "version": 1, "sealed": sealed})),
+        )
+        .await;
+        assert!((400..500).contains(&status), "{sealed}: {status} {answer}");
+    }
+    let (_, view) = call(
+        reqwest::Method::GET,
+        format!("{base}/api/v1/reviews/{}", review.id),
+        &reviewer,
+        None,
+    )
+    .await;
+    assert_eq!(view["comments"], json!([]), "{view}");
+    assert_eq!(view["state"], "open", "{view}");
+}
